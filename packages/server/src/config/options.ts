@@ -1,0 +1,80 @@
+// The resolved configuration of one Flotilla process: defaults, then the config file, then flags.
+// Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
+
+export interface UserEntry {
+  user: string;
+  password: string;
+}
+
+export interface AuthorizationOptions {
+  user?: string;
+  password?: string;
+  token?: string;
+  users?: UserEntry[];
+  /** seconds; nats-server's auth_timeout (default 2 when auth is configured) */
+  timeoutSec?: number;
+}
+
+export interface JetStreamOptions {
+  enabled: boolean;
+  storeDir: string;
+  maxMemoryStoreBytes: number; // -1 = unlimited
+  maxFileStoreBytes: number; // -1 = unlimited
+  domain?: string;
+}
+
+export interface ClusterOptions {
+  name?: string;
+  /** host:port the cluster listener binds; port -1 means any free port */
+  listen?: { host: string; port: number };
+  /** peers as normalised host:port strings */
+  routes: string[];
+}
+
+export type LogLevel = 'info' | 'debug' | 'trace';
+
+export interface ServerOptions {
+  host: string; // default 0.0.0.0
+  port: number; // default 4222; -1 = random free port (0 is also "random")
+  serverName?: string;
+  httpHost: string; // default 0.0.0.0 (or the http: "host:port" host)
+  httpPort: number; // 0 = monitoring disabled unless httpPortRandom; -1 = random
+  maxPayloadBytes: number; // default 1048576
+  maxControlLineBytes: number; // default 4096
+  maxConnections: number; // default 65536
+  maxPendingBytes: number; // default 64 MiB; per-connection outbound bound (slow consumer)
+  pingIntervalMs: number; // default 120000
+  pingMax: number; // default 2
+  writeDeadlineMs: number; // default 10000
+  logLevel: LogLevel;
+  logFile?: string;
+  authorization?: AuthorizationOptions;
+  jetstream: JetStreamOptions;
+  cluster?: ClusterOptions;
+  portsFileDir?: string;
+  /** blocks accepted but not served yet, each warned about once */
+  ignoredBlocks: string[];
+  /** path of the config file this came from, if any */
+  configFile?: string;
+}
+
+export const DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+export function defaultServerOptions(): ServerOptions {
+  return {
+    host: '0.0.0.0',
+    port: 4222,
+    httpHost: '0.0.0.0',
+    httpPort: 0,
+    maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
+    maxControlLineBytes: 4096,
+    maxConnections: 64 * 1024,
+    maxPendingBytes: 64 * 1024 * 1024,
+    pingIntervalMs: 120_000,
+    pingMax: 2,
+    writeDeadlineMs: 10_000,
+    logLevel: 'info',
+    jetstream: { enabled: false, storeDir: '', maxMemoryStoreBytes: -1, maxFileStoreBytes: -1 },
+    ignoredBlocks: [],
+  };
+}

@@ -1,0 +1,1 @@
+export * from './raft-log/index.js';
