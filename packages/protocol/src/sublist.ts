@@ -1,0 +1,372 @@
+// Subscription trie with a bounded match cache: the broker's per-message hot path.
+// Layout follows nats-server's sublist: one node per token, with literal children, a '*' child and a
+// '>' child; subscriptions hang off the node where their subject ends.
+import { isValidQueueName, isValidSubject, subjectMatchesFilter, subjectHasWildcard } from './subject.js';
+
+export interface SublistEntry {
+  readonly subject: string; // may contain wildcard tokens
+  readonly queue: string | null; // queue group name or null
+}
+
+export interface SublistResult<S extends SublistEntry> {
+  /** every non-queue subscription matching */
+  readonly plain: readonly S[];
+  /** one array per matching queue group name (members across all matching subjects) */
+  readonly queues: readonly (readonly S[])[];
+}
+
+export const EMPTY_RESULT: SublistResult<never> = Object.freeze({
+  plain: Object.freeze([]) as readonly never[],
+  queues: Object.freeze([]) as readonly (readonly never[])[],
+});
+
+const DEFAULT_CACHE_MAX_ENTRIES = 4096;
+const DOT = 0x2e;
+const SPACE = 0x20;
+const TAB = 0x09;
+const CR = 0x0d;
+const LF = 0x0a;
+
+class SublistNode<S extends SublistEntry> {
+  literal: Map<string, SublistNode<S>> | null = null;
+  pwc: SublistNode<S> | null = null; // '*' child
+  fwc: SublistNode<S> | null = null; // '>' child
+  plain: Set<S> | null = null;
+  queues: Map<string, Set<S>> | null = null;
+
+  isEmpty(): boolean {
+    return (
+      this.literal === null &&
+      this.pwc === null &&
+      this.fwc === null &&
+      (this.plain === null || this.plain.size === 0) &&
+      (this.queues === null || this.queues.size === 0)
+    );
+  }
+}
+
+/** Collects matches while walking the trie; queue members are merged by group name. */
+class MatchAccumulator<S extends SublistEntry> {
+  readonly plain: S[] = [];
+  readonly queues = new Map<string, S[]>();
+
+  addNode(node: SublistNode<S>): void {
+    if (node.plain !== null) {
+      for (const sub of node.plain) this.plain.push(sub);
+    }
+    if (node.queues !== null) {
+      for (const [name, members] of node.queues) {
+        let group = this.queues.get(name);
+        if (group === undefined) {
+          group = [];
+          this.queues.set(name, group);
+        }
+        for (const sub of members) group.push(sub);
+      }
+    }
+  }
+
+  toResult(): SublistResult<S> {
+    if (this.plain.length === 0 && this.queues.size === 0) return EMPTY_RESULT;
+    return { plain: this.plain, queues: Array.from(this.queues.values()) };
+  }
+}
+
+/**
+ * Splits a published subject into tokens; null when it has an empty token or whitespace, since such a
+ * subject can match nothing.
+ */
+function tokenizePublishSubject(subject: string): string[] | null {
+  const len = subject.length;
+  if (len === 0) return null;
+  const tokens: string[] = [];
+  let tokenStart = 0;
+  for (let i = 0; i <= len; i++) {
+    const code = i === len ? DOT : subject.charCodeAt(i);
+    if (code === DOT) {
+      if (i === tokenStart) return null;
+      tokens.push(subject.substring(tokenStart, i));
+      tokenStart = i + 1;
+    } else if (code === SPACE || code === TAB || code === CR || code === LF) {
+      return null;
+    }
+  }
+  return tokens;
+}
+
+/** Subscription tokens; the caller has validated the subject, so split() is safe here (not the match path). */
+function tokenizeSubscriptionSubject(subject: string): string[] {
+  return subject.split('.');
+}
+
+function resultWithAdded<S extends SublistEntry>(result: SublistResult<S>, sub: S): SublistResult<S> {
+  if (sub.queue === null) return { plain: [...result.plain, sub], queues: result.queues };
+  const queues = result.queues.slice();
+  const index = queues.findIndex((group) => group[0]!.queue === sub.queue);
+  if (index < 0) queues.push([sub]);
+  else queues[index] = [...queues[index]!, sub];
+  return { plain: result.plain, queues };
+}
+
+function resultWithRemoved<S extends SublistEntry>(result: SublistResult<S>, sub: S): SublistResult<S> {
+  let plain = result.plain;
+  let queues = result.queues;
+  if (sub.queue === null) {
+    plain = plain.filter((s) => s !== sub);
+  } else {
+    const index = queues.findIndex((group) => group[0]!.queue === sub.queue);
+    if (index >= 0) {
+      const remaining = queues[index]!.filter((s) => s !== sub);
+      const next = queues.slice();
+      if (remaining.length === 0) next.splice(index, 1);
+      else next[index] = remaining;
+      queues = next;
+    }
+  }
+  if (plain.length === 0 && queues.length === 0) return EMPTY_RESULT;
+  return { plain, queues };
+}
+
+export class Sublist<S extends SublistEntry> {
+  private readonly root = new SublistNode<S>();
+  private readonly cache = new Map<string, SublistResult<S>>();
+  private readonly cacheMaxEntries: number;
+  private subCount = 0;
+  private nodes = 0;
+
+  constructor(opts?: { cacheMaxEntries?: number }) {
+    const max = opts?.cacheMaxEntries ?? DEFAULT_CACHE_MAX_ENTRIES;
+    if (!Number.isInteger(max) || max < 0) throw new RangeError(`cacheMaxEntries must be an integer >= 0, got ${max}`);
+    this.cacheMaxEntries = max;
+  }
+
+  /** number of subscriptions */
+  get count(): number {
+    return this.subCount;
+  }
+
+  /** number of trie nodes (excluding the root); for tests and monitoring */
+  get nodeCount(): number {
+    return this.nodes;
+  }
+
+  /** number of cached match results; for tests and monitoring */
+  get cacheSize(): number {
+    return this.cache.size;
+  }
+
+  /** Adds a subscription; inserting the same object again is a no-op. Throws on an invalid subject/queue. */
+  insert(sub: S): void {
+    if (!isValidSubject(sub.subject)) throw new TypeError(`invalid subscription subject: ${JSON.stringify(sub.subject)}`);
+    if (sub.queue !== null && !isValidQueueName(sub.queue)) {
+      throw new TypeError(`invalid queue group name: ${JSON.stringify(sub.queue)}`);
+    }
+    const tokens = tokenizeSubscriptionSubject(sub.subject);
+    let node = this.root;
+    for (const token of tokens) node = this.childFor(node, token);
+
+    if (sub.queue === null) {
+      if (node.plain === null) node.plain = new Set();
+      if (node.plain.has(sub)) return;
+      node.plain.add(sub);
+    } else {
+      if (node.queues === null) node.queues = new Map();
+      let members = node.queues.get(sub.queue);
+      if (members === undefined) {
+        members = new Set();
+        node.queues.set(sub.queue, members);
+      }
+      if (members.has(sub)) return;
+      members.add(sub);
+    }
+    this.subCount++;
+    this.updateCache(sub, resultWithAdded);
+  }
+
+  /** Removes a subscription by identity; false if it was not present. Prunes nodes left empty. */
+  remove(sub: S): boolean {
+    if (!isValidSubject(sub.subject)) return false;
+    const tokens = tokenizeSubscriptionSubject(sub.subject);
+    // path[i] is the node reached after tokens[0..i]; kept to prune bottom-up afterwards
+    const path: SublistNode<S>[] = [];
+    let node = this.root;
+    for (const token of tokens) {
+      const next = this.existingChild(node, token);
+      if (next === null) return false;
+      path.push(next);
+      node = next;
+    }
+
+    if (sub.queue === null) {
+      if (node.plain === null || !node.plain.delete(sub)) return false;
+      if (node.plain.size === 0) node.plain = null;
+    } else {
+      const members = node.queues?.get(sub.queue);
+      if (members === undefined || !members.delete(sub)) return false;
+      if (members.size === 0) {
+        node.queues!.delete(sub.queue);
+        if (node.queues!.size === 0) node.queues = null;
+      }
+    }
+    this.subCount--;
+    this.prune(path, tokens);
+    this.updateCache(sub, resultWithRemoved);
+    return true;
+  }
+
+  /**
+   * All subscriptions matching a published subject. Wildcard tokens in `subject` are literal: a published
+   * `foo.*` reaches subscribers of `foo.*`, `foo.>` and `>` (nats-server non-pedantic behaviour).
+   * The returned arrays are shared with the cache and must not be mutated.
+   */
+  match(subject: string): SublistResult<S> {
+    const cached = this.cache.get(subject);
+    if (cached !== undefined) return cached;
+    const tokens = tokenizePublishSubject(subject);
+    if (tokens === null) return EMPTY_RESULT;
+    const acc = new MatchAccumulator<S>();
+    matchLevel(this.root, tokens, 0, acc);
+    const result = acc.toResult();
+    this.cacheResult(subject, result);
+    return result;
+  }
+
+  /** true if any subscription matches `subject`; does not populate the cache */
+  hasInterest(subject: string): boolean {
+    const cached = this.cache.get(subject);
+    if (cached !== undefined) return cached !== EMPTY_RESULT;
+    const tokens = tokenizePublishSubject(subject);
+    if (tokens === null) return false;
+    return hasInterestLevel(this.root, tokens, 0);
+  }
+
+  /** all subscriptions (for monitoring/route interest); order unspecified */
+  all(): S[] {
+    const out: S[] = [];
+    collectAll(this.root, out);
+    return out;
+  }
+
+  private childFor(node: SublistNode<S>, token: string): SublistNode<S> {
+    if (token === '*') {
+      if (node.pwc === null) {
+        node.pwc = new SublistNode();
+        this.nodes++;
+      }
+      return node.pwc;
+    }
+    if (token === '>') {
+      if (node.fwc === null) {
+        node.fwc = new SublistNode();
+        this.nodes++;
+      }
+      return node.fwc;
+    }
+    if (node.literal === null) node.literal = new Map();
+    let child = node.literal.get(token);
+    if (child === undefined) {
+      child = new SublistNode();
+      node.literal.set(token, child);
+      this.nodes++;
+    }
+    return child;
+  }
+
+  private existingChild(node: SublistNode<S>, token: string): SublistNode<S> | null {
+    if (token === '*') return node.pwc;
+    if (token === '>') return node.fwc;
+    return node.literal?.get(token) ?? null;
+  }
+
+  /** Detaches empty nodes from the deepest upwards; stops at the first node still in use. */
+  private prune(path: SublistNode<S>[], tokens: string[]): void {
+    for (let i = path.length - 1; i >= 0; i--) {
+      const node = path[i]!;
+      if (!node.isEmpty()) return;
+      const parent = i === 0 ? this.root : path[i - 1]!;
+      const token = tokens[i]!;
+      if (token === '*') parent.pwc = null;
+      else if (token === '>') parent.fwc = null;
+      else {
+        parent.literal!.delete(token);
+        if (parent.literal!.size === 0) parent.literal = null;
+      }
+      this.nodes--;
+    }
+  }
+
+  private cacheResult(subject: string, result: SublistResult<S>): void {
+    if (this.cacheMaxEntries === 0) return;
+    if (this.cache.size >= this.cacheMaxEntries) this.evictOldest();
+    this.cache.set(subject, result);
+  }
+
+  /** Drops the oldest eighth of the cache at once (Map iterates in insertion order) to amortise eviction. */
+  private evictOldest(): void {
+    let toEvict = Math.max(1, this.cacheMaxEntries >>> 3);
+    for (const key of this.cache.keys()) {
+      if (toEvict-- <= 0) break;
+      this.cache.delete(key);
+    }
+  }
+
+  /**
+   * Patches cached results the changed subscription affects instead of clearing the cache, so churn of
+   * e.g. `_INBOX.x.*` subscriptions leaves unrelated cached subjects hot (as nats-server does).
+   */
+  private updateCache(sub: S, patch: (result: SublistResult<S>, sub: S) => SublistResult<S>): void {
+    if (this.cache.size === 0) return;
+    if (!subjectHasWildcard(sub.subject)) {
+      // A literal filter matches exactly one published subject.
+      const cached = this.cache.get(sub.subject);
+      if (cached !== undefined) this.cache.set(sub.subject, patch(cached, sub));
+      return;
+    }
+    for (const [subject, cached] of this.cache) {
+      // Overwriting an existing key keeps its position, so this iteration visits each entry once.
+      if (subjectMatchesFilter(subject, sub.subject)) this.cache.set(subject, patch(cached, sub));
+    }
+  }
+}
+
+/** nats-server's matchLevel: at each level '>' children match the rest, '*' children branch, literals descend. */
+function matchLevel<S extends SublistEntry>(
+  start: SublistNode<S>,
+  tokens: readonly string[],
+  from: number,
+  acc: MatchAccumulator<S>,
+): void {
+  let node = start;
+  for (let i = from; i < tokens.length; i++) {
+    if (node.fwc !== null) acc.addNode(node.fwc);
+    if (node.pwc !== null) matchLevel(node.pwc, tokens, i + 1, acc);
+    const next = node.literal?.get(tokens[i]!);
+    if (next === undefined) return;
+    node = next;
+  }
+  acc.addNode(node);
+}
+
+function nodeHasSubs<S extends SublistEntry>(node: SublistNode<S>): boolean {
+  return (node.plain !== null && node.plain.size > 0) || (node.queues !== null && node.queues.size > 0);
+}
+
+function hasInterestLevel<S extends SublistEntry>(start: SublistNode<S>, tokens: readonly string[], from: number): boolean {
+  let node = start;
+  for (let i = from; i < tokens.length; i++) {
+    if (node.fwc !== null && nodeHasSubs(node.fwc)) return true;
+    if (node.pwc !== null && hasInterestLevel(node.pwc, tokens, i + 1)) return true;
+    const next = node.literal?.get(tokens[i]!);
+    if (next === undefined) return false;
+    node = next;
+  }
+  return nodeHasSubs(node);
+}
+
+function collectAll<S extends SublistEntry>(node: SublistNode<S>, out: S[]): void {
+  if (node.plain !== null) for (const sub of node.plain) out.push(sub);
+  if (node.queues !== null) for (const members of node.queues.values()) for (const sub of members) out.push(sub);
+  if (node.literal !== null) for (const child of node.literal.values()) collectAll(child, out);
+  if (node.pwc !== null) collectAll(node.pwc, out);
+  if (node.fwc !== null) collectAll(node.fwc, out);
+}
