@@ -322,11 +322,31 @@ export class Sublist<S extends SublistEntry> {
       if (cached !== undefined) this.cache.set(sub.subject, patch(cached, sub));
       return;
     }
-    for (const [subject, cached] of this.cache) {
+    // Every matching published subject starts with the filter's literal tokens; startsWith() is a cheap
+    // native pre-check that skips most of the cache before the token-by-token comparison.
+    const prefix = literalPrefix(sub.subject);
+    for (const subject of this.cache.keys()) {
+      if (!subject.startsWith(prefix) || !subjectMatchesFilter(subject, sub.subject)) continue;
       // Overwriting an existing key keeps its position, so this iteration visits each entry once.
-      if (subjectMatchesFilter(subject, sub.subject)) this.cache.set(subject, patch(cached, sub));
+      this.cache.set(subject, patch(this.cache.get(subject)!, sub));
     }
   }
+}
+
+/** The filter up to and including the '.' before its first wildcard token ('' if it starts with one). */
+function literalPrefix(filter: string): string {
+  const len = filter.length;
+  let tokenStart = 0;
+  for (let i = 0; i <= len; i++) {
+    if (i === len || filter.charCodeAt(i) === DOT) {
+      if (i - tokenStart === 1) {
+        const c = filter.charCodeAt(tokenStart);
+        if (c === 0x2a || c === 0x3e) return filter.substring(0, tokenStart); // '*' or '>'
+      }
+      tokenStart = i + 1;
+    }
+  }
+  return filter;
 }
 
 /** nats-server's matchLevel: at each level '>' children match the rest, '*' children branch, literals descend. */
