@@ -1,1 +1,6 @@
-export {};
+export * from './client-parser.js';
+export * from './encoder.js';
+export * from './errors.js';
+export * from './headers.js';
+export * from './sublist.js';
+export * from './subject.js';

@@ -1,0 +1,292 @@
+// Incremental parser for the client → server ops of the NATS protocol (CONNECT, PUB, HPUB, SUB, UNSUB,
+// PING, PONG). Hand-rolled because it is the broker's hottest path: control lines are located with the
+// native `indexOf`, payloads that arrive whole are handed out as zero-copy views of the read chunk, and a
+// payload split across reads is copied exactly once into a buffer of its final size.
+
+/** Why the parser stopped; the connection maps each kind to nats-server's reply (see errors.ts). */
+export type ParseErrorKind =
+  | 'unknown-op' // -ERR 'Unknown Protocol Operation', close
+  | 'control-line' // -ERR 'maximum control line exceeded', close
+  | 'max-payload' // -ERR 'Maximum Payload Violation', close
+  | 'bad-args'; // malformed arguments: nats-server closes without an -ERR
+
+export interface ClientOpHandler {
+  onConnect(json: string): void;
+  /** `payload` may be a view into the read chunk: consume it before returning or copy it. */
+  onPub(subject: string, reply: string | null, payload: Buffer): void;
+  /** `message` holds the header block (`headerBytes` long) followed by the body. */
+  onHpub(subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
+  onSub(subject: string, queue: string | null, sid: string): void;
+  onUnsub(sid: string, maxMsgs: number | null): void;
+  onPing(): void;
+  onPong(): void;
+  onParseError(kind: ParseErrorKind, detail: string): void;
+}
+
+export interface ClientParserOptions {
+  maxControlLineBytes: number;
+  maxPayloadBytes: number;
+}
+
+const ST_OP = 0; // reading a control line
+const ST_PAYLOAD = 1; // reading a PUB/HPUB payload
+const ST_PAYLOAD_CR = 2; // expecting the \r after the payload
+const ST_PAYLOAD_LF = 3; // expecting the \n after the payload
+const ST_FAILED = 4; // an error was reported; everything after is ignored
+
+const CR = 13;
+const LF = 10;
+const SPACE = 32;
+const TAB = 9;
+
+// Op names, upper case, in the order they are tried for a prefix match on a partial line.
+const OPS = ['PUB', 'HPUB', 'SUB', 'UNSUB', 'PING', 'PONG', 'CONNECT'] as const;
+
+// Bound on an unterminated CONNECT line (a JWT can exceed the 4 KiB control-line limit).
+const MAX_CONNECT_LINE_BYTES = 1024 * 1024;
+const MAX_ARGS = 5;
+
+export class ClientParser {
+  private state = ST_OP;
+  // A control line split across reads is gathered here.
+  private lineBuf: Buffer = Buffer.allocUnsafe(0);
+  private lineLen = 0;
+  // The PUB/HPUB whose payload is being read.
+  private subject = '';
+  private reply: string | null = null;
+  private headerBytes = -1; // -1 for PUB
+  private payload: Buffer | null = null;
+  private payloadFilled = 0;
+  private payloadSize = 0;
+  private readonly args: string[] = new Array<string>(MAX_ARGS).fill('');
+
+  constructor(
+    private readonly handler: ClientOpHandler,
+    private readonly opts: ClientParserOptions,
+  ) {}
+
+  get failed(): boolean {
+    return this.state === ST_FAILED;
+  }
+
+  parse(chunk: Buffer): void {
+    const len = chunk.length;
+    let pos = 0;
+    while (pos < len) {
+      switch (this.state) {
+        case ST_OP: {
+          const nl = chunk.indexOf(LF, pos);
+          if (nl === -1) {
+            this.appendPartialLine(chunk, pos, len);
+            return;
+          }
+          if (this.lineLen > 0) {
+            this.appendLine(chunk, pos, nl);
+            const lineLen = this.lineLen;
+            this.lineLen = 0;
+            pos = nl + 1;
+            this.processLine(this.lineBuf, 0, lineLen);
+          } else {
+            const start = pos;
+            pos = nl + 1;
+            this.processLine(chunk, start, nl);
+          }
+          break;
+        }
+        case ST_PAYLOAD: {
+          const need = this.payloadSize - this.payloadFilled;
+          if (this.payload === null) {
+            // Fast path: the whole payload and its CRLF are in this chunk.
+            if (len - pos >= need + 2 && chunk[pos + need] === CR && chunk[pos + need + 1] === LF) {
+              const view = chunk.subarray(pos, pos + need);
+              pos += need + 2;
+              this.state = ST_OP;
+              this.deliver(view);
+              break;
+            }
+            this.payload = Buffer.allocUnsafe(this.payloadSize);
+          }
+          const take = Math.min(need, len - pos);
+          chunk.copy(this.payload, this.payloadFilled, pos, pos + take);
+          this.payloadFilled += take;
+          pos += take;
+          if (this.payloadFilled === this.payloadSize) this.state = ST_PAYLOAD_CR;
+          break;
+        }
+        case ST_PAYLOAD_CR:
+          if (chunk[pos] !== CR) return this.fail('unknown-op', 'payload not followed by CRLF');
+          pos++;
+          this.state = ST_PAYLOAD_LF;
+          break;
+        case ST_PAYLOAD_LF: {
+          if (chunk[pos] !== LF) return this.fail('unknown-op', 'payload not followed by CRLF');
+          pos++;
+          this.state = ST_OP;
+          const payload = this.payload ?? Buffer.alloc(0);
+          this.payload = null;
+          this.deliver(payload);
+          break;
+        }
+        default:
+          return; // ST_FAILED
+      }
+    }
+  }
+
+  private deliver(payload: Buffer): void {
+    this.payloadFilled = 0;
+    if (this.headerBytes < 0) this.handler.onPub(this.subject, this.reply, payload);
+    else this.handler.onHpub(this.subject, this.reply, this.headerBytes, payload);
+  }
+
+  private fail(kind: ParseErrorKind, detail: string): void {
+    this.state = ST_FAILED;
+    this.lineLen = 0;
+    this.payload = null;
+    this.handler.onParseError(kind, detail);
+  }
+
+  private appendLine(src: Buffer, start: number, end: number): void {
+    const n = end - start;
+    if (this.lineLen + n > this.lineBuf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(256, (this.lineLen + n) * 2));
+      this.lineBuf.copy(grown, 0, 0, this.lineLen);
+      this.lineBuf = grown;
+    }
+    src.copy(this.lineBuf, this.lineLen, start, end);
+    this.lineLen += n;
+  }
+
+  /** An unterminated control line: keep it, but fail early on a bad op or an oversized line. */
+  private appendPartialLine(src: Buffer, start: number, end: number): void {
+    this.appendLine(src, start, end);
+    const op = matchOpPrefix(this.lineBuf, this.lineLen);
+    if (op === null) return this.fail('unknown-op', 'unknown operation');
+    const limit = op === 'CONNECT' ? MAX_CONNECT_LINE_BYTES : this.opts.maxControlLineBytes + op.length + 1;
+    if (this.lineLen > limit) this.fail('control-line', `control line of ${this.lineLen} bytes`);
+  }
+
+  private processLine(buf: Buffer, start: number, end: number): void {
+    if (end > start && buf[end - 1] === CR) end--;
+    // Op name: bytes up to the first space or tab.
+    let opEnd = start;
+    while (opEnd < end && buf[opEnd] !== SPACE && buf[opEnd] !== TAB) opEnd++;
+    const op = identifyOp(buf, start, opEnd);
+    if (op === null) return this.fail('unknown-op', 'unknown operation');
+    let argStart = opEnd;
+    while (argStart < end && (buf[argStart] === SPACE || buf[argStart] === TAB)) argStart++;
+    if (op !== 'CONNECT' && end - argStart > this.opts.maxControlLineBytes) {
+      return this.fail('control-line', `control line of ${end - argStart} bytes`);
+    }
+    switch (op) {
+      case 'PUB':
+        return this.processPub(buf, argStart, end, false);
+      case 'HPUB':
+        return this.processPub(buf, argStart, end, true);
+      case 'SUB': {
+        const n = this.splitArgs(buf, argStart, end);
+        if (n === 2) return this.handler.onSub(this.args[0]!, null, this.args[1]!);
+        if (n === 3) return this.handler.onSub(this.args[0]!, this.args[1]!, this.args[2]!);
+        return this.fail('bad-args', 'SUB needs a subject, an optional queue and a sid');
+      }
+      case 'UNSUB': {
+        const n = this.splitArgs(buf, argStart, end);
+        if (n === 1) return this.handler.onUnsub(this.args[0]!, null);
+        if (n === 2) {
+          const max = parseSize(this.args[1]!);
+          if (max < 0) return this.fail('bad-args', 'UNSUB max is not a number');
+          return this.handler.onUnsub(this.args[0]!, max);
+        }
+        return this.fail('bad-args', 'UNSUB needs a sid and an optional max');
+      }
+      case 'PING':
+        if (argStart !== end) return this.fail('unknown-op', 'PING takes no arguments');
+        return this.handler.onPing();
+      case 'PONG':
+        if (argStart !== end) return this.fail('unknown-op', 'PONG takes no arguments');
+        return this.handler.onPong();
+      case 'CONNECT':
+        return this.handler.onConnect(buf.toString('utf8', argStart, end));
+    }
+  }
+
+  private processPub(buf: Buffer, start: number, end: number, withHeaders: boolean): void {
+    const n = this.splitArgs(buf, start, end);
+    const sizes = withHeaders ? 2 : 1;
+    if (n < 1 + sizes || n > 2 + sizes) {
+      return this.fail('bad-args', `${withHeaders ? 'HPUB' : 'PUB'} has ${n} arguments`);
+    }
+    const total = parseSize(this.args[n - 1]!);
+    const hdr = withHeaders ? parseSize(this.args[n - 2]!) : -1;
+    if (total < 0 || (withHeaders && (hdr < 0 || hdr > total))) {
+      return this.fail('bad-args', 'invalid size');
+    }
+    if (total > this.opts.maxPayloadBytes) {
+      return this.fail('max-payload', `payload of ${total} bytes`);
+    }
+    this.subject = this.args[0]!;
+    this.reply = n === 2 + sizes ? this.args[1]! : null;
+    this.headerBytes = hdr;
+    this.payloadSize = total;
+    this.payloadFilled = 0;
+    this.payload = null;
+    this.state = ST_PAYLOAD;
+  }
+
+  /** Splits on runs of spaces/tabs into `this.args`; returns the count, or MAX_ARGS + 1 when over. */
+  private splitArgs(buf: Buffer, start: number, end: number): number {
+    let n = 0;
+    let i = start;
+    while (i < end) {
+      while (i < end && (buf[i] === SPACE || buf[i] === TAB)) i++;
+      if (i >= end) break;
+      const s = i;
+      while (i < end && buf[i] !== SPACE && buf[i] !== TAB) i++;
+      if (n === MAX_ARGS) return MAX_ARGS + 1;
+      this.args[n++] = buf.toString('utf8', s, i);
+    }
+    return n;
+  }
+}
+
+/** Non-negative decimal; -1 when not a number or beyond 2^53. */
+export function parseSize(text: string): number {
+  const len = text.length;
+  if (len === 0 || len > 15) return -1;
+  let n = 0;
+  for (let i = 0; i < len; i++) {
+    const c = text.charCodeAt(i) - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
+}
+
+function upper(b: number): number {
+  return b >= 97 && b <= 122 ? b - 32 : b;
+}
+
+function identifyOp(buf: Buffer, start: number, end: number): (typeof OPS)[number] | null {
+  const n = end - start;
+  for (const op of OPS) {
+    if (op.length !== n) continue;
+    let i = 0;
+    while (i < n && upper(buf[start + i]!) === op.charCodeAt(i)) i++;
+    if (i === n) return op;
+  }
+  return null;
+}
+
+/** For a partial line: the op it can still become, or null when no op starts this way. */
+function matchOpPrefix(buf: Buffer, len: number): (typeof OPS)[number] | null {
+  let opLen = 0;
+  while (opLen < len && buf[opLen] !== SPACE && buf[opLen] !== TAB && buf[opLen] !== CR) opLen++;
+  const complete = opLen < len;
+  for (const op of OPS) {
+    if (complete ? op.length !== opLen : op.length < opLen) continue;
+    let i = 0;
+    while (i < opLen && upper(buf[i]!) === op.charCodeAt(i)) i++;
+    if (i === opLen) return op;
+  }
+  return null;
+}

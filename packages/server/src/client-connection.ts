@@ -1,0 +1,332 @@
+// One client TCP connection: the handshake (INFO, CONNECT, auth), its subscriptions, keep-alive pings,
+// and its outbound buffer, flushed once per event-loop turn by the server.
+import type { Socket } from 'node:net';
+import {
+  ClientParser,
+  type ClientOpHandler,
+  type ParseErrorKind,
+  encodeErr,
+  msgControlLine,
+  isValidPublishSubject,
+  isValidLiteralSubject,
+  isValidSubject,
+  OK_BYTES,
+  PING_BYTES,
+  PONG_BYTES,
+  CRLF_BYTES,
+  ERR_AUTH_TIMEOUT,
+  ERR_AUTH_VIOLATION,
+  ERR_INVALID_PROTOCOL,
+  ERR_INVALID_PUBLISH_SUBJECT,
+  ERR_INVALID_SUBJECT,
+  ERR_MAX_CONTROL_LINE,
+  ERR_MAX_PAYLOAD,
+  ERR_NO_RESPONDERS_NEEDS_HEADERS,
+  ERR_STALE_CONNECTION,
+  ERR_UNKNOWN_OP,
+} from '@flotilla/protocol';
+import { OutboundBuffer } from './outbound-buffer.js';
+import { Subscription, type SubscriptionOwner } from './subscription.js';
+import type { ClientHost } from './client-host.js';
+
+/** Why a connection ended, as /connz and the logs name it. */
+export type CloseReason =
+  | 'Client Closed'
+  | 'Server Shutdown'
+  | 'Slow Consumer (Pending Bytes)'
+  | 'Stale Connection'
+  | 'Authentication Timeout'
+  | 'Authentication Failure'
+  | 'Parse Error'
+  | 'Protocol Violation'
+  | 'Maximum Connections Exceeded'
+  | 'Write Error';
+
+const PARSE_ERROR_TEXT: Record<ParseErrorKind, string | null> = {
+  'unknown-op': ERR_UNKNOWN_OP,
+  'control-line': ERR_MAX_CONTROL_LINE,
+  'max-payload': ERR_MAX_PAYLOAD,
+  'bad-args': null, // nats-server closes these without an -ERR
+};
+
+export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
+  readonly parser: ClientParser;
+  readonly out = new OutboundBuffer();
+  readonly subs = new Map<string, Subscription>();
+  readonly startMs = Date.now();
+  lastActivityMs = this.startMs;
+  // CONNECT options
+  connected = false;
+  verbose = false;
+  pedantic = false;
+  echo = true;
+  headers = false;
+  noResponders = false;
+  name = '';
+  lang = '';
+  version = '';
+  user = '';
+  // counters
+  inMsgs = 0;
+  inBytes = 0;
+  outMsgs = 0;
+  outBytes = 0;
+  /** Set while queued for the end-of-turn flush. */
+  dirty = false;
+  closed = false;
+  closeReason: CloseReason | null = null;
+  private pingsOut = 0;
+  private pingTimer: NodeJS.Timeout | null = null;
+  private authTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly cid: number,
+    readonly socket: Socket,
+    private readonly host: ClientHost,
+  ) {
+    const o = host.options;
+    this.parser = new ClientParser(this, {
+      maxControlLineBytes: o.maxControlLineBytes,
+      maxPayloadBytes: o.maxPayloadBytes,
+    });
+  }
+
+  get remoteIp(): string {
+    return this.socket.remoteAddress ?? '';
+  }
+
+  get remotePort(): number {
+    return this.socket.remotePort ?? 0;
+  }
+
+  get pendingBytes(): number {
+    return this.out.pendingBytes + this.socket.writableLength;
+  }
+
+  /** Sends INFO and arms the auth and ping timers. */
+  start(info: Buffer): void {
+    this.enqueue(info);
+    if (this.host.auth.required) {
+      this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.host.auth.timeoutMs);
+      this.authTimer.unref();
+    }
+    const intervalMs = this.host.options.pingIntervalMs;
+    if (intervalMs > 0) {
+      this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
+      this.pingTimer.unref();
+    }
+  }
+
+  onData(chunk: Buffer): void {
+    this.lastActivityMs = Date.now();
+    this.parser.parse(chunk);
+  }
+
+  // ---- client ops ----------------------------------------------------------------------------
+
+  onConnect(json: string): void {
+    let opts: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(json);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      opts = parsed as Record<string, unknown>;
+    } catch {
+      // nats-server closes on unparsable CONNECT without an -ERR.
+      return this.close('Protocol Violation');
+    }
+    this.host.log.trace({ cid: this.cid, op: 'CONNECT', json }, 'client op');
+    const protocol = opts['protocol'];
+    if (protocol !== undefined && protocol !== 0 && protocol !== 1) {
+      return this.fail(ERR_INVALID_PROTOCOL, 'Protocol Violation');
+    }
+    const user = this.host.auth.check(opts);
+    if (user === null) {
+      this.host.log.info({ cid: this.cid, ip: this.remoteIp }, 'authorization violation');
+      return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
+    }
+    this.headers = opts['headers'] === true;
+    this.noResponders = opts['no_responders'] === true;
+    if (this.noResponders && !this.headers) return this.fail(ERR_NO_RESPONDERS_NEEDS_HEADERS, 'Protocol Violation');
+    this.user = user;
+    this.verbose = opts['verbose'] === true;
+    this.pedantic = opts['pedantic'] === true;
+    this.echo = opts['echo'] !== false;
+    this.name = typeof opts['name'] === 'string' ? opts['name'] : '';
+    this.lang = typeof opts['lang'] === 'string' ? opts['lang'] : '';
+    this.version = typeof opts['version'] === 'string' ? opts['version'] : '';
+    this.connected = true;
+    if (this.authTimer !== null) {
+      clearTimeout(this.authTimer);
+      this.authTimer = null;
+    }
+    if (this.verbose) this.enqueue(OK_BYTES);
+  }
+
+  onPub(subject: string, reply: string | null, payload: Buffer): void {
+    if (!this.authorized()) return;
+    this.publish(subject, reply, -1, payload);
+  }
+
+  onHpub(subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    if (!this.authorized()) return;
+    // HPUB without negotiated headers: nats-server drops the connection without an -ERR.
+    if (!this.headers) return this.close('Protocol Violation');
+    // An empty header block means "no headers": the message travels as a plain MSG.
+    this.publish(subject, reply, headerBytes === 0 ? -1 : headerBytes, message);
+  }
+
+  onSub(subject: string, queue: string | null, sid: string): void {
+    if (!this.authorized()) return;
+    if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'SUB', subject, queue, sid }, 'client op');
+    if (!isValidSubject(subject)) {
+      this.enqueue(encodeErr(ERR_INVALID_SUBJECT));
+      return;
+    }
+    const existing = this.subs.get(sid);
+    if (existing === undefined) {
+      const sub = new Subscription(this, subject, queue, sid);
+      this.subs.set(sid, sub);
+      this.host.router.subscribe(sub);
+    }
+    if (this.verbose) this.enqueue(OK_BYTES);
+  }
+
+  onUnsub(sid: string, maxMsgs: number | null): void {
+    if (!this.authorized()) return;
+    if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'UNSUB', sid, maxMsgs }, 'client op');
+    const sub = this.subs.get(sid);
+    if (sub !== undefined) {
+      if (maxMsgs !== null && maxMsgs > 0 && sub.delivered < maxMsgs) sub.maxMsgs = maxMsgs;
+      else this.removeSub(sub);
+    }
+    if (this.verbose) this.enqueue(OK_BYTES);
+  }
+
+  onPing(): void {
+    // Before CONNECT with auth required, anything but CONNECT is a violation.
+    if (!this.authorized()) return;
+    this.enqueue(PONG_BYTES);
+  }
+
+  onPong(): void {
+    this.pingsOut = 0;
+  }
+
+  onParseError(kind: ParseErrorKind, detail: string): void {
+    this.host.log.debug({ cid: this.cid, kind, detail }, 'client parse error');
+    const text = PARSE_ERROR_TEXT[kind];
+    if (text === null) this.close('Parse Error');
+    else this.fail(text, kind === 'max-payload' ? 'Protocol Violation' : 'Parse Error');
+  }
+
+  // ---- delivery ------------------------------------------------------------------------------
+
+  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    if (this.closed) return;
+    if (headerBytes >= 0 && !this.headers) {
+      // A client without header support gets the body only, as nats-server does.
+      message = message.subarray(headerBytes);
+      headerBytes = -1;
+    }
+    const out = this.out;
+    out.writeAscii(msgControlLine(subject, sub.sid, reply, headerBytes, message.length));
+    out.writeBytes(message);
+    out.writeBytes(CRLF_BYTES);
+    this.outMsgs++;
+    this.outBytes += message.length;
+    if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.removeSub(sub);
+    this.markDirty();
+    if (out.pendingBytes + this.socket.writableLength > this.host.options.maxPendingBytes) {
+      this.host.log.info({ cid: this.cid, pendingBytes: this.pendingBytes }, 'slow consumer detected');
+      this.host.countSlowConsumer();
+      this.close('Slow Consumer (Pending Bytes)');
+    }
+  }
+
+  /** Writes buffered output to the socket; called by the server once per event-loop turn. */
+  flush(): void {
+    this.dirty = false;
+    if (this.closed) return;
+    this.out.flushTo(this.socket);
+  }
+
+  // ---- lifecycle -----------------------------------------------------------------------------
+
+  /** Sends `-ERR '<text>'`, flushes, and closes. */
+  fail(errText: string, reason: CloseReason): void {
+    if (this.closed) return;
+    this.enqueue(encodeErr(errText));
+    this.close(reason);
+  }
+
+  close(reason: CloseReason): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.closeReason = reason;
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    if (this.authTimer !== null) clearTimeout(this.authTimer);
+    for (const sub of this.subs.values()) this.host.router.unsubscribe(sub);
+    this.subs.clear();
+    // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer.
+    if (reason !== 'Slow Consumer (Pending Bytes)') this.out.flushTo(this.socket);
+    this.out.clear();
+    this.socket.end();
+    // A peer that never reads would hold the socket open: destroy after a grace period.
+    setTimeout(() => this.socket.destroy(), 1000).unref();
+    this.host.onClientClosed(this);
+  }
+
+  enqueue(bytes: Buffer): void {
+    if (this.closed) return;
+    this.out.writeBytes(bytes);
+    this.markDirty();
+  }
+
+  private publish(subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    this.inMsgs++;
+    this.inBytes += message.length;
+    if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
+      this.enqueue(encodeErr(ERR_INVALID_PUBLISH_SUBJECT));
+      return;
+    }
+    if (!isValidPublishSubject(subject)) {
+      // Nothing can subscribe to it; nats-server drops it silently outside pedantic mode.
+      if (this.verbose) this.enqueue(OK_BYTES);
+      return;
+    }
+    if (this.verbose) this.enqueue(OK_BYTES);
+    const host = this.host;
+    if (host.traceEnabled) host.log.trace({ cid: this.cid, op: 'PUB', subject, reply, bytes: message.length }, 'client op');
+    const delivered = host.router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
+    if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);
+  }
+
+  private authorized(): boolean {
+    if (this.connected || !this.host.auth.required) return true;
+    this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
+    return false;
+  }
+
+  private removeSub(sub: Subscription): void {
+    if (this.subs.get(sub.sid) === sub) this.subs.delete(sub.sid);
+    this.host.router.unsubscribe(sub);
+  }
+
+  private markDirty(): void {
+    if (!this.dirty) {
+      this.dirty = true;
+      this.host.scheduleFlush(this);
+    }
+  }
+
+  private onPingTimer(): void {
+    if (this.closed) return;
+    if (this.pingsOut + 1 > this.host.options.pingMax) {
+      this.host.log.debug({ cid: this.cid }, 'stale connection');
+      this.fail(ERR_STALE_CONNECTION, 'Stale Connection');
+      return;
+    }
+    this.pingsOut++;
+    this.enqueue(PING_BYTES);
+  }
+}

@@ -1,0 +1,18 @@
+// What a client connection needs from the process that owns it (kept narrow so tests can see the seams).
+import type { Logger } from 'pino';
+import type { ServerOptions } from './config/options.js';
+import type { ClientAuth } from './client-auth.js';
+import type { MessageRouter } from './message-router.js';
+import type { ClientConnection } from './client-connection.js';
+
+export interface ClientHost {
+  readonly options: ServerOptions;
+  readonly auth: ClientAuth;
+  readonly router: MessageRouter;
+  readonly log: Logger;
+  /** true when -V/trace logging is on: guards per-op logging on the hot path */
+  readonly traceEnabled: boolean;
+  scheduleFlush(conn: ClientConnection): void;
+  countSlowConsumer(): void;
+  onClientClosed(conn: ClientConnection): void;
+}

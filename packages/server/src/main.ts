@@ -1,0 +1,57 @@
+// The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals.
+import { resolveOptions, type OptionsResult } from './config/load-options.js';
+import { createLogger } from './logger.js';
+import { FlotillaServer } from './server.js';
+import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
+
+export async function main(argv: string[]): Promise<number | null> {
+  let result: OptionsResult;
+  try {
+    result = resolveOptions(argv, process.env);
+  } catch (err) {
+    process.stderr.write(`flotilla: ${(err as Error).message}\n`);
+    return 1;
+  }
+  switch (result.kind) {
+    case 'version':
+      process.stdout.write(`flotilla: v${FLOTILLA_VERSION} (nats-server compatible v${ADVERTISED_NATS_VERSION})\n`);
+      return 0;
+    case 'help':
+      process.stdout.write(result.text);
+      return 0;
+    case 'usage-error':
+      process.stderr.write(`${result.message}\n${result.usage}`);
+      return 2;
+    case 'config-error':
+      process.stderr.write(`flotilla: ${result.message}\n`);
+      return 1;
+    case 'check-ok':
+      for (const w of result.warnings) process.stderr.write(`warning: ${w}\n`);
+      process.stdout.write(`flotilla: configuration file ${result.configFile} test is successful\n`);
+      return 0;
+    case 'run':
+      break;
+  }
+  const options = result.options;
+  const log = createLogger(options.logLevel, options.logFile);
+  for (const w of result.warnings) log.warn(w);
+  const server = new FlotillaServer(options, log);
+  try {
+    await server.start();
+  } catch (err) {
+    log.error({ err: (err as Error).message }, 'failed to start');
+    log.flush();
+    process.stderr.write(`flotilla: ${(err as Error).message}\n`);
+    return 1;
+  }
+  const stop = (signal: string): void => {
+    log.info({ signal }, 'signal received');
+    void server.shutdown().then(() => {
+      log.flush();
+      process.exit(0);
+    });
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return null; // keep running
+}

@@ -1,0 +1,80 @@
+// Per-connection output gathered during one event-loop turn and written with one socket.write.
+// Small frames are copied into a contiguous buffer (one syscall for hundreds of MSGs); payloads of
+// LARGE_PAYLOAD_BYTES or more are queued by reference instead of copied.
+import type { Socket } from 'node:net';
+
+const INITIAL_BYTES = 16 * 1024;
+const LARGE_PAYLOAD_BYTES = 16 * 1024;
+
+export class OutboundBuffer {
+  private buf: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
+  private len = 0;
+  // Sealed pieces waiting for the flush, in order (only when a large payload was queued by reference).
+  private sealed: Buffer[] = [];
+  private sealedBytes = 0;
+
+  /** Bytes waiting for the next flush. */
+  get pendingBytes(): number {
+    return this.len + this.sealedBytes;
+  }
+
+  writeAscii(text: string): void {
+    // Control lines are ASCII except for subjects, which may be UTF-8: reserve the worst case.
+    const worst = text.length * 3;
+    if (this.len + worst > this.buf.length) this.grow(worst);
+    this.len += this.buf.write(text, this.len, 'utf8');
+  }
+
+  writeBytes(bytes: Buffer): void {
+    const n = bytes.length;
+    if (n >= LARGE_PAYLOAD_BYTES) {
+      this.seal();
+      this.sealed.push(bytes);
+      this.sealedBytes += n;
+      return;
+    }
+    if (this.len + n > this.buf.length) this.grow(n);
+    bytes.copy(this.buf, this.len);
+    this.len += n;
+  }
+
+  /** Hands everything to the socket; returns the number of bytes written. */
+  flushTo(socket: Socket): number {
+    const total = this.pendingBytes;
+    if (total === 0) return 0;
+    if (this.sealed.length === 0) {
+      socket.write(this.buf.subarray(0, this.len));
+    } else {
+      this.seal();
+      socket.cork();
+      for (const piece of this.sealed) socket.write(piece);
+      socket.uncork();
+      this.sealed = [];
+      this.sealedBytes = 0;
+    }
+    // The written bytes now belong to the socket until sent: continue in a fresh buffer.
+    this.buf = Buffer.allocUnsafe(Math.max(INITIAL_BYTES, Math.min(this.buf.length, 1024 * 1024)));
+    this.len = 0;
+    return total;
+  }
+
+  clear(): void {
+    this.len = 0;
+    this.sealed = [];
+    this.sealedBytes = 0;
+  }
+
+  private seal(): void {
+    if (this.len === 0) return;
+    this.sealed.push(this.buf.subarray(0, this.len));
+    this.sealedBytes += this.len;
+    this.buf = Buffer.allocUnsafe(INITIAL_BYTES);
+    this.len = 0;
+  }
+
+  private grow(extra: number): void {
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + extra));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+}

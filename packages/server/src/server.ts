@@ -1,0 +1,204 @@
+// The broker process on one node: the client listener, core routing, monitoring, and shutdown.
+import { createServer, type Server as NetServer, type Socket, type AddressInfo } from 'node:net';
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
+import type { ServerOptions } from './config/options.js';
+import { ClientAuth } from './client-auth.js';
+import { ClientConnection } from './client-connection.js';
+import type { ClientHost } from './client-host.js';
+import { MessageRouter } from './message-router.js';
+import { MonitoringServer } from './monitoring.js';
+import { PortsFile } from './ports-file.js';
+import { newServerId } from './server-id.js';
+import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
+
+export interface ClosedConnectionRecord {
+  cid: number;
+  ip: string;
+  port: number;
+  startMs: number;
+  stopMs: number;
+  reason: string;
+  name: string;
+  inMsgs: number;
+  outMsgs: number;
+  inBytes: number;
+  outBytes: number;
+}
+
+const CLOSED_CONNECTIONS_KEPT = 1000;
+
+export class FlotillaServer implements ClientHost {
+  readonly serverId = newServerId();
+  readonly serverName: string;
+  readonly auth: ClientAuth;
+  readonly router = new MessageRouter();
+  readonly traceEnabled: boolean;
+  readonly startMs = Date.now();
+  readonly clients = new Map<number, ClientConnection>();
+  /** Recently closed connections for /connz?state=closed; bounded ring. */
+  readonly closedClients: ClosedConnectionRecord[] = [];
+  totalConnections = 0;
+  slowConsumers = 0;
+  private nextCid = 1;
+  private readonly listener: NetServer;
+  private monitoring: MonitoringServer | null = null;
+  private portsFile: PortsFile | null = null;
+  private dirty: ClientConnection[] = [];
+  private flushScheduled = false;
+  private clientPort = 0;
+  private shuttingDown = false;
+
+  constructor(
+    readonly options: ServerOptions,
+    readonly log: Logger,
+  ) {
+    this.serverName = options.serverName ?? this.serverId;
+    this.auth = new ClientAuth(options.authorization);
+    this.traceEnabled = options.logLevel === 'trace';
+    this.listener = createServer({ noDelay: true }, (socket) => this.accept(socket));
+  }
+
+  get port(): number {
+    return this.clientPort;
+  }
+
+  get httpPort(): number {
+    return this.monitoring?.port ?? 0;
+  }
+
+  async start(): Promise<void> {
+    const o = this.options;
+    if (o.jetstream.enabled && o.jetstream.storeDir) mkdirSync(o.jetstream.storeDir, { recursive: true });
+    await new Promise<void>((resolve, reject) => {
+      this.listener.once('error', reject);
+      this.listener.listen({ host: o.host, port: o.port < 0 ? 0 : o.port }, () => {
+        this.listener.off('error', reject);
+        resolve();
+      });
+    });
+    this.clientPort = (this.listener.address() as AddressInfo).port;
+    this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
+    if (o.httpPort !== 0) {
+      this.monitoring = new MonitoringServer(this);
+      await this.monitoring.start(o.httpHost, o.httpPort < 0 ? 0 : o.httpPort);
+      this.log.info({ host: o.httpHost, port: this.monitoring.port }, 'listening for monitoring');
+    }
+    if (o.portsFileDir) {
+      this.portsFile = new PortsFile(o.portsFileDir);
+      this.portsFile.write({
+        nats: PortsFile.urls('nats', o.host, this.clientPort),
+        monitoring: this.monitoring ? PortsFile.urls('http', o.httpHost, this.monitoring.port) : [],
+      });
+    }
+    this.log.info({ version: ADVERTISED_NATS_VERSION }, 'server is ready');
+  }
+
+  /** Closes the listener and every connection; idempotent. */
+  async shutdown(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    this.log.info('shutting down');
+    const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
+    await this.monitoring?.stop();
+    this.portsFile?.remove();
+    await closed;
+  }
+
+  // ---- ClientHost ----------------------------------------------------------------------------
+
+  scheduleFlush(conn: ClientConnection): void {
+    this.dirty.push(conn);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      // setImmediate runs after every socket read of this turn, so output batches across publishers.
+      setImmediate(this.flushDirty);
+    }
+  }
+
+  countSlowConsumer(): void {
+    this.slowConsumers++;
+  }
+
+  onClientClosed(conn: ClientConnection): void {
+    this.clients.delete(conn.cid);
+    this.closedClients.push({
+      cid: conn.cid,
+      ip: conn.remoteIp,
+      port: conn.remotePort,
+      startMs: conn.startMs,
+      stopMs: Date.now(),
+      reason: conn.closeReason ?? 'Client Closed',
+      name: conn.name,
+      inMsgs: conn.inMsgs,
+      outMsgs: conn.outMsgs,
+      inBytes: conn.inBytes,
+      outBytes: conn.outBytes,
+    });
+    if (this.closedClients.length > CLOSED_CONNECTIONS_KEPT) this.closedClients.shift();
+    this.log.debug({ cid: conn.cid, reason: conn.closeReason }, 'client connection closed');
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private readonly flushDirty = (): void => {
+    this.flushScheduled = false;
+    const dirty = this.dirty;
+    this.dirty = [];
+    for (let i = 0; i < dirty.length; i++) dirty[i]!.flush();
+  };
+
+  private accept(socket: Socket): void {
+    const cid = this.nextCid++;
+    const conn = new ClientConnection(cid, socket, this);
+    if (this.shuttingDown) {
+      socket.destroy();
+      return;
+    }
+    if (this.clients.size >= this.options.maxConnections) {
+      socket.end(encodeErr(ERR_MAX_CONNECTIONS));
+      return;
+    }
+    this.clients.set(cid, conn);
+    this.totalConnections++;
+    socket.on('data', (chunk: Buffer) => conn.onData(chunk));
+    socket.on('end', () => conn.close('Client Closed'));
+    socket.on('error', (err) => {
+      this.log.debug({ cid, err: err.message }, 'client socket error');
+      conn.close('Client Closed');
+    });
+    socket.on('close', () => conn.close('Client Closed'));
+    this.log.debug({ cid, ip: socket.remoteAddress, port: socket.remotePort }, 'client connection created');
+    conn.start(encodeInfo(this.infoFor(conn)));
+  }
+
+  /** INFO as nats-server sends it; `jetstream` becomes true once the JetStream API is served. */
+  private infoFor(conn: ClientConnection): Record<string, unknown> {
+    const o = this.options;
+    const info: Record<string, unknown> = {
+      server_id: this.serverId,
+      server_name: this.serverName,
+      version: ADVERTISED_NATS_VERSION,
+      proto: PROTOCOL_VERSION,
+      go: `node${process.version}`,
+      host: o.host,
+      port: this.clientPort,
+      headers: true,
+      max_payload: o.maxPayloadBytes,
+      jetstream: false,
+      client_id: conn.cid,
+      client_ip: conn.remoteIp.replace(/^::ffff:/, ''),
+    };
+    if (this.auth.required) info['auth_required'] = true;
+    if (o.cluster?.name) info['cluster'] = o.cluster.name;
+    return info;
+  }
+
+  /** Host name used in monitoring output. */
+  static hostName(): string {
+    return hostname();
+  }
+}

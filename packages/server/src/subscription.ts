@@ -1,0 +1,21 @@
+import type { SublistEntry } from '@flotilla/protocol';
+
+/** Whatever receives the messages of a subscription: a client connection, or an internal service. */
+export interface SubscriptionOwner {
+  /** Connection id for echo suppression and monitoring; internal owners use 0. */
+  readonly cid: number;
+  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
+}
+
+export class Subscription implements SublistEntry {
+  /** Messages delivered so far; with `maxMsgs` the subscription ends when they meet. */
+  delivered = 0;
+  maxMsgs = 0; // 0 = unlimited
+
+  constructor(
+    readonly owner: SubscriptionOwner,
+    readonly subject: string,
+    readonly queue: string | null,
+    readonly sid: string,
+  ) {}
+}
