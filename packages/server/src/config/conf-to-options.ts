@@ -1,0 +1,581 @@
+// Applies a parsed nats-server config document to ServerOptions, the way nats-server's
+// processConfigFileLine does: keys are matched case-insensitively, wrong types and unknown keys are
+// errors naming file:line, integer durations are seconds (with a warning), and a key that only served
+// as a `$variable` definition is not an unknown field. Blocks Flotilla does not serve yet are accepted
+// with one warning each.
+import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
+import { parseGoDurationMs } from './go-duration.js';
+import { normaliseRouteUrl, splitHostPort, type HostPort } from './host-port.js';
+import type { AuthorizationOptions, ServerOptions, UserEntry } from './options.js';
+
+export interface ConfApplyResult {
+  errors: string[];
+  warnings: string[];
+  /** true when the file named a monitoring host (http: "h:p"); otherwise it follows the client host */
+  httpHostExplicit: boolean;
+  /** file:line of max_payload, for the later max_payload vs max_pending check */
+  maxPayloadLocation?: string;
+  /** debug / trace as the file set them; flags given explicitly override each */
+  debug: boolean;
+  trace: boolean;
+}
+
+/** The blocks the brief names as "not served yet". */
+const UNSERVED_BLOCKS = new Set(['leaf', 'leafnodes', 'websocket', 'ws', 'gateway', 'mqtt', 'accounts', 'server_tags']);
+
+/** Other top-level keys nats-server 2.9.10 knows that Flotilla accepts without acting on them. */
+const UNSUPPORTED_KEYS = new Set([
+  'client_advertise', 'logtime', 'mappings', 'maps', 'disable_sublist_cache', 'no_sublist_cache', 'https',
+  'https_port', 'http_base_path', 'logfile_size_limit', 'log_size_limit', 'syslog', 'remote_syslog', 'pidfile',
+  'pid_file', 'prof_port', 'max_traced_msg_len', 'max_subscriptions', 'max_subs', 'max_sub_tokens',
+  'max_subscription_tokens', 'tls', 'ocsp', 'allow_non_tls', 'lame_duck_duration', 'lame_duck_grace_period',
+  'operator', 'operators', 'roots', 'root', 'root_operators', 'root_operator', 'resolver', 'account_resolver',
+  'accounts_resolver', 'resolver_tls', 'resolver_preload', 'resolver_pinned_accounts', 'no_auth_user',
+  'system_account', 'system', 'no_system_account', 'no_system', 'no_sys_acc', 'no_header_support', 'trusted',
+  'trusted_keys', 'connect_error_reports', 'reconnect_error_reports', 'default_js_domain',
+]);
+
+const MAX_INT32 = 2 ** 31 - 1;
+
+const KIND_NAMES: Record<ConfValueKind, string> = {
+  string: 'a string',
+  integer: 'an integer',
+  float: 'a float',
+  bool: 'a boolean',
+  datetime: 'a date-time',
+  map: 'a block',
+  array: 'an array',
+};
+
+/** A value together with where it was written. */
+interface Located {
+  value: unknown;
+  pos: ConfPosition | undefined;
+  name: string;
+}
+
+export function applyConfDocument(doc: ConfDocument, options: ServerOptions): ConfApplyResult {
+  return new ConfApplier(doc, options).run();
+}
+
+class ConfApplier {
+  private readonly errors: string[] = [];
+  private readonly warnings: string[] = [];
+  private httpHostExplicit = false;
+  private maxPayloadLocation: string | undefined;
+  private storeDirLocation: string | undefined;
+
+  constructor(
+    private readonly doc: ConfDocument,
+    private readonly options: ServerOptions,
+  ) {}
+
+  run(): ConfApplyResult {
+    const root = this.doc.root;
+    for (const key of Object.keys(root)) this.applyTopLevel(this.entry(root, key));
+    const result: ConfApplyResult = {
+      errors: this.errors,
+      warnings: this.warnings,
+      httpHostExplicit: this.httpHostExplicit,
+      debug: this.debug,
+      trace: this.trace,
+    };
+    if (this.maxPayloadLocation !== undefined) result.maxPayloadLocation = this.maxPayloadLocation;
+    return result;
+  }
+
+  // ---- helpers ----
+
+  private entry(container: object, key: string | number): Located {
+    return { value: (container as Record<string | number, unknown>)[key], pos: this.doc.positionOf(container, key), name: String(key) };
+  }
+  private loc(e: Located): string {
+    return e.pos ? `${e.pos.file}:${e.pos.line}` : 'config';
+  }
+  private error(e: Located, message: string): void {
+    this.errors.push(`${this.loc(e)}: ${message}`);
+  }
+  private warn(e: Located, message: string): void {
+    this.warnings.push(`${this.loc(e)}: ${message}`);
+  }
+  private kindOf(e: Located): ConfValueKind {
+    if (e.pos) return e.pos.kind;
+    if (Array.isArray(e.value)) return 'array';
+    if (typeof e.value === 'boolean') return 'bool';
+    if (typeof e.value === 'number') return Number.isInteger(e.value) ? 'integer' : 'float';
+    if (typeof e.value === 'object' && e.value !== null) return 'map';
+    return 'string';
+  }
+  private typeError(e: Located, expected: string): void {
+    this.error(e, `${e.name}: expected ${expected}, got ${KIND_NAMES[this.kindOf(e)]}`);
+  }
+  private str(e: Located): string | undefined {
+    if (typeof e.value === 'string') return e.value;
+    this.typeError(e, 'a string');
+    return undefined;
+  }
+  private bool(e: Located): boolean | undefined {
+    if (typeof e.value === 'boolean') return e.value;
+    this.typeError(e, 'a boolean (true/false, yes/no, on/off)');
+    return undefined;
+  }
+  private int(e: Located): number | undefined {
+    if (this.kindOf(e) === 'integer' && typeof e.value === 'number') return e.value;
+    this.typeError(e, 'an integer');
+    return undefined;
+  }
+  /** non-negative integer no larger than maxValue */
+  private count(e: Located, maxValue = Number.MAX_SAFE_INTEGER): number | undefined {
+    const n = this.int(e);
+    if (n === undefined) return undefined;
+    if (n < 0) return void this.error(e, `${e.name}: value can not be negative (got ${n})`);
+    if (n > maxValue) return void this.error(e, `${e.name} value is too big (${n} > ${maxValue})`);
+    return n;
+  }
+  private map(e: Located): Record<string, unknown> | undefined {
+    if (this.kindOf(e) === 'map' && typeof e.value === 'object' && e.value !== null) return e.value as Record<string, unknown>;
+    this.typeError(e, 'a block { ... }');
+    return undefined;
+  }
+  private port(e: Located): number | undefined {
+    const n = this.int(e);
+    if (n === undefined) return undefined;
+    if (n < -1 || n > 65535) return void this.error(e, `${e.name}: port must be -1..65535 (got ${n})`);
+    return n;
+  }
+  /**
+   * nats-server durations: a Go duration string, or (deprecated) an integer number of seconds.
+   * `2m` lexes as the integer 2000000 in nats-server; Flotilla reads it as two minutes, which is what
+   * every such config means.
+   */
+  private durationMs(e: Located): number | undefined {
+    if (typeof e.value === 'string') {
+      const ms = parseGoDurationMs(e.value);
+      if (ms === undefined) return void this.error(e, `error parsing ${e.name}: invalid duration "${e.value}"`);
+      if (ms < 0) return void this.error(e, `${e.name}: duration can not be negative`);
+      return ms;
+    }
+    const raw = e.pos?.raw;
+    if (raw !== undefined && /^\d+m$/.test(raw)) return Number(raw.slice(0, -1)) * 60_000;
+    const seconds = this.int(e);
+    if (seconds === undefined) return undefined;
+    if (seconds < 0) return void this.error(e, `${e.name}: duration can not be negative`);
+    this.warn(e, `${e.name} should be converted to a duration (e.g. "${seconds}s"); reading ${seconds} as seconds`);
+    return seconds * 1000;
+  }
+  /** listen-style value: an integer port, or "host:port" */
+  private listen(e: Located): { host?: string; port: number } | undefined {
+    if (this.kindOf(e) === 'integer') {
+      const port = this.port(e);
+      return port === undefined ? undefined : { port };
+    }
+    if (typeof e.value !== 'string') return void this.typeError(e, 'a port or "host:port"');
+    const hp = splitHostPort(e.value, true);
+    if (typeof hp === 'string') return void this.error(e, `${e.name}: ${hp}`);
+    return hp;
+  }
+  private ignoreWithWarning(e: Located, where: string): void {
+    this.warn(e, `'${e.name}'${where} is not supported by flotilla yet and is ignored`);
+  }
+  /** An unknown key is an error unless it only defined a variable used elsewhere (as nats-server). */
+  private unknown(e: Located): void {
+    if (e.pos?.usedAsVariable) return;
+    this.error(e, `unknown field "${e.name}"`);
+  }
+
+  // ---- top level ----
+
+  private applyTopLevel(e: Located): void {
+    const o = this.options;
+    const key = e.name.toLowerCase();
+    switch (key) {
+      case 'listen': {
+        const hp = this.listen(e);
+        if (hp) {
+          if (hp.host !== undefined) o.host = hp.host === '' ? '0.0.0.0' : hp.host;
+          o.port = hp.port;
+        }
+        return;
+      }
+      case 'port': {
+        const p = this.port(e);
+        if (p !== undefined) o.port = p;
+        return;
+      }
+      case 'host':
+      case 'net': {
+        const s = this.str(e);
+        if (s !== undefined) o.host = s;
+        return;
+      }
+      case 'server_name': {
+        const s = this.str(e);
+        if (s === undefined) return;
+        if (/\s/.test(s)) return this.error(e, 'server_name can not contain spaces');
+        o.serverName = s;
+        return;
+      }
+      case 'debug':
+      case 'trace':
+      case 'trace_verbose': {
+        const b = this.bool(e);
+        if (b === undefined) return;
+        if (key === 'debug') this.debug = b;
+        else this.trace = b;
+        o.logLevel = this.trace ? 'trace' : this.debug ? 'debug' : 'info';
+        return;
+      }
+      case 'http': {
+        const hp = this.listen(e);
+        if (!hp) return;
+        if (hp.host !== undefined) {
+          o.httpHost = hp.host === '' ? '0.0.0.0' : hp.host;
+          this.httpHostExplicit = true;
+        }
+        o.httpPort = hp.port;
+        return;
+      }
+      case 'http_port':
+      case 'monitor_port': {
+        const p = this.port(e);
+        if (p !== undefined) o.httpPort = p;
+        return;
+      }
+      case 'logfile':
+      case 'log_file': {
+        const s = this.str(e);
+        if (s !== undefined) o.logFile = s;
+        return;
+      }
+      case 'ports_file_dir': {
+        const s = this.str(e);
+        if (s !== undefined) o.portsFileDir = s;
+        return;
+      }
+      case 'max_payload': {
+        const n = this.count(e, MAX_INT32);
+        if (n === undefined) return;
+        if (n === 0) return; // 0 means "default", as in nats-server
+        o.maxPayloadBytes = n;
+        this.maxPayloadLocation = this.loc(e);
+        return;
+      }
+      case 'max_control_line': {
+        const n = this.count(e, MAX_INT32);
+        if (n) o.maxControlLineBytes = n;
+        return;
+      }
+      case 'max_pending': {
+        const n = this.count(e);
+        if (n) o.maxPendingBytes = n;
+        return;
+      }
+      case 'max_connections':
+      case 'max_conn': {
+        const n = this.count(e);
+        if (n) o.maxConnections = n;
+        return;
+      }
+      case 'ping_interval': {
+        const ms = this.durationMs(e);
+        if (ms) o.pingIntervalMs = ms;
+        return;
+      }
+      case 'write_deadline': {
+        const ms = this.durationMs(e);
+        if (ms) o.writeDeadlineMs = ms;
+        return;
+      }
+      case 'ping_max': {
+        const n = this.count(e);
+        if (n) o.pingMax = n;
+        return;
+      }
+      case 'store_dir':
+      case 'storedir':
+        return this.applyStoreDir(e);
+      case 'jetstream':
+        return this.applyJetStream(e);
+      case 'authorization':
+        return this.applyAuthorization(e);
+      case 'cluster':
+        return this.applyCluster(e);
+    }
+    if (UNSERVED_BLOCKS.has(key) || UNSUPPORTED_KEYS.has(key)) {
+      this.ignoreWithWarning(e, '');
+      if (!o.ignoredBlocks.includes(key)) o.ignoredBlocks.push(key);
+      return;
+    }
+    this.unknown(e);
+  }
+
+  private debug = false;
+  private trace = false;
+
+  private applyStoreDir(e: Located): void {
+    const s = this.str(e);
+    if (s === undefined) return;
+    if (this.storeDirLocation !== undefined) {
+      return this.error(e, `Duplicate 'store_dir' configuration (also set at ${this.storeDirLocation})`);
+    }
+    this.storeDirLocation = this.loc(e);
+    this.options.jetstream.storeDir = s;
+  }
+
+  private applyJetStream(e: Located): void {
+    const js = this.options.jetstream;
+    const kind = this.kindOf(e);
+    if (kind === 'bool') {
+      js.enabled = e.value as boolean;
+      return;
+    }
+    if (kind === 'string') {
+      const s = (e.value as string).toLowerCase();
+      if (s === 'enabled' || s === 'enable') js.enabled = true;
+      else if (s === 'disabled' || s === 'disable') js.enabled = false;
+      else this.error(e, `Expected 'enabled' or 'disabled' for string value, got '${e.value as string}'`);
+      return;
+    }
+    if (kind !== 'map') return this.typeError(e, 'a block, a boolean or enabled/disabled');
+    const m = e.value as Record<string, unknown>;
+    let enable = true;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'store':
+        case 'store_dir':
+        case 'storedir':
+          this.applyStoreDir(item);
+          break;
+        case 'max_memory_store':
+        case 'max_mem_store':
+        case 'max_mem': {
+          const n = this.storageSize(item);
+          if (n !== undefined) js.maxMemoryStoreBytes = n;
+          break;
+        }
+        case 'max_file_store':
+        case 'max_file': {
+          const n = this.storageSize(item);
+          if (n !== undefined) js.maxFileStoreBytes = n;
+          break;
+        }
+        case 'domain': {
+          const s = this.str(item);
+          if (s !== undefined) js.domain = s;
+          break;
+        }
+        case 'enable':
+        case 'enabled': {
+          const b = this.bool(item);
+          if (b !== undefined) enable = b;
+          break;
+        }
+        case 'key':
+        case 'ek':
+        case 'encryption_key':
+        case 'cipher':
+        case 'extension_hint':
+        case 'limits':
+        case 'unique_tag':
+        case 'max_outstanding_catchup':
+          this.ignoreWithWarning(item, ' in jetstream');
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    js.enabled = enable;
+  }
+
+  /** JetStream limits: an integer (size suffixes already applied by the parser) or "<n>K|M|G|T" (binary). */
+  private storageSize(e: Located): number | undefined {
+    if (this.kindOf(e) === 'integer') return this.int(e);
+    if (typeof e.value !== 'string') return void this.typeError(e, 'a size');
+    if (e.value === '') return 0;
+    const m = /^(-?\d+)([KMGT])$/.exec(e.value);
+    if (!m) return void this.error(e, `${e.name}: sizes defined as strings must be a number ending in K, M, G or T (got "${e.value}")`);
+    const shift = { K: 10, M: 20, G: 30, T: 40 }[m[2] as 'K' | 'M' | 'G' | 'T'];
+    return Number(m[1]) * 2 ** shift;
+  }
+
+  private applyAuthorization(e: Located): void {
+    const m = this.map(e);
+    if (!m) return;
+    const auth: AuthorizationOptions = {};
+    let users: UserEntry[] | undefined;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'user':
+        case 'username': {
+          const s = this.str(item);
+          if (s !== undefined) auth.user = s;
+          break;
+        }
+        case 'pass':
+        case 'password': {
+          const s = this.str(item);
+          if (s !== undefined) auth.password = s;
+          break;
+        }
+        case 'token': {
+          const s = this.str(item);
+          if (s !== undefined) auth.token = s;
+          break;
+        }
+        case 'timeout': {
+          const kind = this.kindOf(item);
+          if (kind !== 'integer' && kind !== 'float') this.typeError(item, 'a number of seconds');
+          else if ((item.value as number) < 0) this.error(item, 'timeout: can not be negative');
+          else auth.timeoutSec = item.value as number;
+          break;
+        }
+        case 'users':
+          users = this.parseUsers(item);
+          break;
+        case 'default_permission':
+        case 'default_permissions':
+        case 'permissions':
+          this.ignoreWithWarning(item, ' in authorization');
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    if ((auth.user !== undefined || auth.password !== undefined) && auth.token !== undefined) {
+      return this.error(e, 'Cannot have a user/pass and token');
+    }
+    if (users !== undefined) {
+      if (auth.user !== undefined) return this.error(e, 'Can not have a single user/pass and a users array');
+      if (auth.token !== undefined) return this.error(e, 'Can not have a token and a users array');
+      auth.users = users;
+    }
+    auth.timeoutSec ??= 2;
+    this.options.authorization = auth;
+  }
+
+  private parseUsers(e: Located): UserEntry[] | undefined {
+    if (!Array.isArray(e.value)) return void this.typeError(e, 'an array of { user, password } blocks');
+    const users: UserEntry[] = [];
+    const seen = new Set<string>();
+    e.value.forEach((_, index) => {
+      const ue = this.entry(e.value as unknown[], index);
+      ue.name = `users[${index}]`;
+      const um = this.map(ue);
+      if (!um) return;
+      let user: string | undefined;
+      let password = '';
+      let nkey = false;
+      for (const k of Object.keys(um)) {
+        const item = this.entry(um, k);
+        switch (k.toLowerCase()) {
+          case 'user':
+          case 'username':
+            user = this.str(item);
+            break;
+          case 'pass':
+          case 'password':
+            password = this.str(item) ?? '';
+            break;
+          case 'nkey':
+            nkey = true;
+            this.ignoreWithWarning(item, ' (nkey users)');
+            break;
+          case 'permission':
+          case 'permissions':
+          case 'authorization':
+          case 'allowed_connection_types':
+          case 'connection_types':
+          case 'clients':
+            this.ignoreWithWarning(item, ' in users');
+            break;
+          default:
+            this.unknown(item);
+        }
+      }
+      if (nkey) return;
+      if (user === undefined) return this.error(ue, 'User entry requires a user');
+      if (seen.has(user)) return this.error(ue, `Duplicate user "${user}" detected`);
+      seen.add(user);
+      users.push({ user, password });
+    });
+    return users;
+  }
+
+  private applyCluster(e: Located): void {
+    const m = this.map(e);
+    if (!m) return;
+    const cluster = this.options.cluster ?? { routes: [] };
+    let host: string | undefined;
+    let port: number | undefined;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'name': {
+          const s = this.str(item);
+          if (s === undefined) break;
+          if (/\s/.test(s)) this.error(item, 'cluster name can not contain spaces');
+          else cluster.name = s;
+          break;
+        }
+        case 'listen': {
+          const hp = this.listen(item);
+          if (!hp) break;
+          if (hp.host !== undefined) host = hp.host;
+          port = hp.port;
+          break;
+        }
+        case 'port': {
+          const p = this.port(item);
+          if (p !== undefined) port = p;
+          break;
+        }
+        case 'host':
+        case 'net': {
+          const s = this.str(item);
+          if (s !== undefined) host = s;
+          break;
+        }
+        case 'routes':
+          cluster.routes = this.parseRoutes(item);
+          break;
+        case 'authorization':
+        case 'tls':
+        case 'cluster_advertise':
+        case 'advertise':
+        case 'no_advertise':
+        case 'connect_retries':
+        case 'permissions':
+          this.ignoreWithWarning(item, ' in cluster');
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    // Without a port there is no cluster listener (nats-server: cluster port 0 = none).
+    if (port !== undefined && port !== 0) {
+      const listen: HostPort = { host: host === undefined || host === '' ? '0.0.0.0' : host, port };
+      cluster.listen = listen;
+    }
+    this.options.cluster = cluster;
+  }
+
+  private parseRoutes(e: Located): string[] {
+    if (!Array.isArray(e.value)) {
+      this.typeError(e, 'an array of route URLs');
+      return [];
+    }
+    const routes: string[] = [];
+    e.value.forEach((_, index) => {
+      const item = this.entry(e.value as unknown[], index);
+      item.name = `routes[${index}]`;
+      const s = this.str(item);
+      if (s === undefined) return;
+      const r = normaliseRouteUrl(s);
+      if ('error' in r) this.error(item, r.error);
+      else routes.push(r.route);
+    });
+    return routes;
+  }
+}

@@ -1,0 +1,160 @@
+// The whole option resolution for the `flotilla` binary: defaults, then the config file (-c), then
+// flags — flags win, as in nats-server. The binary maps the result kinds to exit codes
+// (usage-error → 2, config-error → 1).
+import { readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { parseCommandLine, type CliFlags } from './cli.js';
+import { ConfParseError, parseConfDocument } from './conf-parser.js';
+import { applyConfDocument } from './conf-to-options.js';
+import { defaultServerOptions, type ServerOptions } from './options.js';
+import { USAGE_TEXT } from './usage-text.js';
+
+export { USAGE_TEXT };
+
+export type OptionsResult =
+  | { kind: 'run'; options: ServerOptions; warnings: string[] }
+  | { kind: 'check-ok'; configFile: string; warnings: string[] } // -t -c FILE succeeded
+  | { kind: 'version' }
+  | { kind: 'help'; text: string }
+  | { kind: 'usage-error'; message: string; usage: string } // exit 2
+  | { kind: 'config-error'; message: string }; // exit 1, message names file:line
+
+/** nats-server warns above this payload size (8 MiB) but still runs. */
+const LARGE_PAYLOAD_WARN_BYTES = 8 * 1024 * 1024;
+
+/**
+ * With -js and no store directory nats-server uses a directory under the system temp dir; Flotilla does
+ * the same (the project's `npm start` passes `-sd ./data`, so that path is explicit there).
+ */
+export function defaultJetStreamStoreDir(): string {
+  return path.join(tmpdir(), 'flotilla', 'jetstream');
+}
+
+export function resolveOptions(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  readFile: (p: string) => string = (p) => readFileSync(p, 'utf8'),
+): OptionsResult {
+  const cli = parseCommandLine(argv);
+  if (cli.kind === 'usage-error') return { kind: 'usage-error', message: cli.message, usage: USAGE_TEXT };
+  const flags = cli.flags;
+  if (flags.version) return { kind: 'version' };
+  if (flags.help) return { kind: 'help', text: USAGE_TEXT };
+  if (flags.checkConfig && flags.configFile === undefined) {
+    return usageError('must specify [-c, --config] option to check configuration file syntax');
+  }
+
+  const options = defaultServerOptions();
+  const warnings: string[] = [];
+  let fileDebug = false;
+  let fileTrace = false;
+  let httpHostExplicit = false;
+  let maxPayloadLocation: string | undefined;
+
+  if (flags.configFile !== undefined) {
+    const configFile = flags.configFile;
+    options.configFile = configFile;
+    let text: string;
+    try {
+      text = readFile(configFile);
+    } catch (err) {
+      return { kind: 'config-error', message: `error opening config file: ${(err as Error).message}` };
+    }
+    let applied;
+    try {
+      const doc = parseConfDocument(text, { filePath: configFile, env, readInclude: readFile });
+      applied = applyConfDocument(doc, options);
+    } catch (err) {
+      if (err instanceof ConfParseError) return { kind: 'config-error', message: err.message };
+      throw err;
+    }
+    if (applied.errors.length > 0) return { kind: 'config-error', message: applied.errors.join('\n') };
+    warnings.push(...applied.warnings);
+    fileDebug = applied.debug;
+    fileTrace = applied.trace;
+    httpHostExplicit = applied.httpHostExplicit;
+    maxPayloadLocation = applied.maxPayloadLocation;
+  }
+
+  const flagProblem = applyFlags(flags, options, warnings);
+  if (flagProblem) return usageError(flagProblem);
+
+  const debug = flags.debug ?? fileDebug;
+  const trace = flags.trace ?? fileTrace;
+  options.logLevel = trace ? 'trace' : debug ? 'debug' : 'info';
+  // nats-server binds monitoring to the client host unless the file names one (http: "host:port").
+  if (!httpHostExplicit) options.httpHost = options.host;
+  if (options.jetstream.enabled && options.jetstream.storeDir === '') {
+    options.jetstream.storeDir = defaultJetStreamStoreDir();
+    warnings.push(`JetStream store directory not set (-sd / store_dir); using ${options.jetstream.storeDir}`);
+  }
+
+  // Checked after merging, as nats-server does when it starts (flotilla also checks this under -t).
+  if (options.maxPayloadBytes > options.maxPendingBytes) {
+    const where = maxPayloadLocation ? `${maxPayloadLocation}: ` : '';
+    return {
+      kind: 'config-error',
+      message: `${where}max_payload (${options.maxPayloadBytes}) cannot be higher than max_pending (${options.maxPendingBytes})`,
+    };
+  }
+  if (options.maxPayloadBytes > LARGE_PAYLOAD_WARN_BYTES) {
+    warnings.push(`max_payload of ${options.maxPayloadBytes} bytes is over 8 MiB; large payloads are discouraged`);
+  }
+
+  if (flags.checkConfig) return { kind: 'check-ok', configFile: flags.configFile!, warnings };
+  return { kind: 'run', options, warnings };
+}
+
+/** Flags over file values. Returns a usage problem, if any. */
+function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[]): string | undefined {
+  if (flags.host !== undefined) options.host = flags.host;
+  if (flags.port !== undefined) options.port = flags.port;
+  if (flags.serverName !== undefined) {
+    if (/\s/.test(flags.serverName)) return 'server name can not contain spaces';
+    options.serverName = flags.serverName;
+  }
+  if (flags.httpPort !== undefined) options.httpPort = flags.httpPort;
+  if (flags.jetstream !== undefined) options.jetstream.enabled = flags.jetstream;
+  if (flags.storeDir !== undefined) options.jetstream.storeDir = flags.storeDir;
+  if (flags.logFile !== undefined) options.logFile = flags.logFile;
+  if (flags.portsFileDir !== undefined) options.portsFileDir = flags.portsFileDir;
+
+  if (flags.user !== undefined || flags.pass !== undefined || flags.authToken !== undefined) {
+    if ((flags.user !== undefined || flags.pass !== undefined) && flags.authToken !== undefined) {
+      return 'cannot combine --user/--pass with --auth (token)';
+    }
+    const auth = options.authorization ?? { timeoutSec: 2 };
+    if (flags.user !== undefined) auth.user = flags.user;
+    if (flags.pass !== undefined) auth.password = flags.pass;
+    if (flags.authToken !== undefined) {
+      auth.token = flags.authToken;
+      delete auth.user;
+      delete auth.password;
+    } else if (auth.user !== undefined) {
+      delete auth.token;
+    }
+    options.authorization = auth;
+  }
+
+  if (flags.clusterName !== undefined || flags.clusterListen !== undefined || flags.routes !== undefined) {
+    const cluster = options.cluster ?? { routes: [] };
+    if (flags.clusterName !== undefined) cluster.name = flags.clusterName;
+    if (flags.clusterListen === null) delete cluster.listen;
+    else if (flags.clusterListen !== undefined) cluster.listen = flags.clusterListen;
+    if (flags.routes !== undefined) {
+      if (flags.routes.length > 0 && cluster.listen === undefined) {
+        return 'solicited routes require cluster capabilities, e.g. --cluster';
+      }
+      cluster.routes = flags.routes;
+    }
+    options.cluster = cluster;
+  }
+
+  for (const name of flags.ignoredFlags) warnings.push(`flag -${name} is accepted for nats-server compatibility but has no effect in flotilla`);
+  return undefined;
+}
+
+function usageError(message: string): OptionsResult {
+  return { kind: 'usage-error', message, usage: USAGE_TEXT };
+}
