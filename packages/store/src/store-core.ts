@@ -1,0 +1,679 @@
+/**
+ * Everything both stores share: the in-memory index (sequence metadata + per-subject index), JetStream
+ * limits with nats-server's semantics, purge/compact/delete, filtered scans and state. Subclasses say
+ * how a record is kept (`keepRecord`/`forgetRecord`/`readRecords`) and when changes are durable.
+ */
+import { wallClockNs, type ClockNs } from './clock.js';
+import type { MessageStore } from './message-store.js';
+import { RecordCursor, recordLength, writeRecord } from './record-codec.js';
+import { SeqIndex } from './seq-index.js';
+import {
+  FRAME_END,
+  FRAME_HEADER,
+  FRAME_RECORDS,
+  decodeHeader,
+  encodeFrame,
+  encodeHeader,
+  readFrames,
+} from './snapshot-codec.js';
+import { StoreError } from './store-error.js';
+import { SubjectFilter } from './subject-filter.js';
+import { SubjectTable } from './subject-table.js';
+import {
+  DEFAULT_LIMITS,
+  type AppendInput,
+  type AppendOptions,
+  type AppendResult,
+  type FilteredState,
+  type PurgeOptions,
+  type StoreLimits,
+  type StoreState,
+  type StoredMessage,
+} from './types.js';
+
+const EMPTY = new Uint8Array(0);
+/** Snapshot records frames are cut at about this size. */
+const SNAPSHOT_FRAME_BYTES = 1024 * 1024;
+/** readRange reads at most this many messages per call whatever the caller asks. */
+const MAX_READ_RANGE = 100_000;
+
+export interface StoreCoreOptions {
+  limits?: Partial<StoreLimits>;
+  /** Injected clock (ns) for tests; defaults to the wall clock. */
+  clock?: ClockNs;
+}
+
+/** Memoises filter matches per subject id during one scan. */
+class SubjectMatcher {
+  private memo = new Map<number, boolean>();
+  constructor(
+    private readonly filter: SubjectFilter,
+    private readonly subjects: SubjectTable,
+  ) {}
+  matches(id: number): boolean {
+    if (this.filter.matchesAll) return true;
+    let m = this.memo.get(id);
+    if (m === undefined) {
+      m = this.filter.matches(this.subjects.names[id]);
+      this.memo.set(id, m);
+    }
+    return m;
+  }
+}
+
+export abstract class StoreCore implements MessageStore {
+  abstract readonly kind: 'file' | 'memory';
+  protected readonly index = new SeqIndex();
+  protected readonly subjects = new SubjectTable();
+  protected cfg: StoreLimits;
+  protected readonly clock: ClockNs;
+  protected msgs = 0;
+  protected bytes = 0;
+  protected firstSeq = 0;
+  protected lastSeq = 0;
+  protected lastTs = 0n;
+  protected closed = false;
+  private ageTimer: NodeJS.Timeout | null = null;
+
+  constructor(opts: StoreCoreOptions = {}) {
+    this.cfg = { ...DEFAULT_LIMITS, ...opts.limits };
+    this.clock = opts.clock ?? wallClockNs;
+  }
+
+  // ---- backend hooks -------------------------------------------------------------------------
+
+  /** Bytes a message counts for in state.bytes and max_bytes (nats-server's per-store formula). */
+  protected abstract accountedSize(subjectBytes: number, headerLen: number, dataLen: number): number;
+  /** Keeps the record of a message just added to the index. */
+  protected abstract keepRecord(seq: number, ts: bigint, subjectId: number, header: Uint8Array, data: Uint8Array): void;
+  /** The index just dropped `seq`; `erase` asks for its bytes to be destroyed. */
+  protected abstract forgetRecord(seq: number, erase: boolean): void;
+  /** Every message was dropped at once (purge all / compact past the end). */
+  protected abstract forgetAll(): void;
+  /** first/last sequence changed without a record changing (skip, compact past the end). */
+  protected abstract sequencesMoved(): void;
+  /** Reads live messages, in the order given. */
+  protected abstract readRecords(seqs: readonly number[]): Promise<StoredMessage[]>;
+  /** Resolves when every change so far is durable. */
+  protected abstract durable(): Promise<void>;
+  /** Drops all stored data (restore). */
+  protected abstract wipeStorage(): Promise<void>;
+  /** Streams the raw records of the durable store for a snapshot. */
+  protected abstract snapshotSource(): AsyncGenerator<Buffer>;
+
+  // ---- limits ---------------------------------------------------------------------------------
+
+  limits(): StoreLimits {
+    return { ...this.cfg };
+  }
+
+  async updateLimits(limits: Partial<StoreLimits>): Promise<void> {
+    this.assertOpen();
+    this.cfg = { ...this.cfg, ...limits };
+    const perSubject = this.cfg.maxMsgsPerSubject;
+    if (perSubject > 0) {
+      const over: number[] = [];
+      for (const [, id] of this.subjects.entries()) if (this.subjects.count[id] > perSubject) over.push(id);
+      for (const id of over) this.enforcePerSubject(id);
+    }
+    this.enforceMsgAndByteLimits();
+    this.expireAged();
+    this.armAgeTimer();
+    await this.durable();
+  }
+
+  // ---- append ---------------------------------------------------------------------------------
+
+  append(subject: string, header: Uint8Array | undefined, data: Uint8Array, opts?: AppendOptions): Promise<AppendResult> {
+    let res: AppendResult;
+    try {
+      this.assertOpen();
+      res = this.appendNow(subject, header ?? EMPTY, data, opts?.seq, opts?.timestampNs, true);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.durable().then(() => res);
+  }
+
+  appendBatch(msgs: readonly AppendInput[]): Promise<AppendResult[]> {
+    const out: AppendResult[] = [];
+    try {
+      this.assertOpen();
+      for (const m of msgs) out.push(this.appendNow(m.subject, m.header ?? EMPTY, m.data, m.seq, m.timestampNs, true));
+    } catch (err) {
+      // What was applied before the failure stays; make it durable before reporting.
+      return this.durable().then(() => Promise.reject(err));
+    }
+    return this.durable().then(() => out);
+  }
+
+  /** Applies one append to the index and record keeper; throws StoreError on a limit. */
+  protected appendNow(
+    subject: string,
+    header: Uint8Array,
+    data: Uint8Array,
+    seq: number | undefined,
+    ts: bigint | undefined,
+    enforce: boolean,
+  ): AppendResult {
+    const cfg = this.cfg;
+    const hdrLen = header.length;
+    const dataLen = data.length;
+    if (enforce && cfg.maxMsgSize > 0 && hdrLen + dataLen > cfg.maxMsgSize) throw new StoreError('MAX_MSG_SIZE');
+    const subjects = this.subjects;
+    let id = subjects.idOf(subject);
+    const subjectBytes = id !== 0 ? subjects.byteLen[id] : Buffer.byteLength(subject);
+    if (subjectBytes > 0xffff) throw new StoreError('MAX_MSG_SIZE', 'subject too long');
+    const size = this.accountedSize(subjectBytes, hdrLen, dataLen);
+    const perSubject = cfg.maxMsgsPerSubject;
+    const atSubjectLimit = enforce && perSubject > 0 && id !== 0 && subjects.count[id] >= perSubject;
+    if (enforce && cfg.discard === 'new') {
+      if (atSubjectLimit && cfg.discardNewPerSubject) throw new StoreError('MAX_MSGS_PER_SUBJECT');
+      if (cfg.maxMsgs > 0 && this.msgs >= cfg.maxMsgs && !atSubjectLimit) throw new StoreError('MAX_MSGS');
+      // nats-server compares with >= here (a message that would exactly fill max_bytes is refused).
+      if (cfg.maxBytes > 0 && this.bytes + size >= cfg.maxBytes) {
+        if (!atSubjectLimit) throw new StoreError('MAX_BYTES');
+        const oldest = this.index.slot(subjects.first[id]);
+        if (oldest < 0 || this.index.size[oldest] < size) throw new StoreError('MAX_BYTES');
+      }
+    }
+    const expected = this.lastSeq + 1;
+    if (seq !== undefined && seq !== expected) {
+      throw new StoreError('SEQUENCE_MISMATCH', `got ${seq}, expected ${expected}`);
+    }
+    const at = ts ?? this.clock();
+    if (id === 0) id = subjects.intern(subject);
+    if (this.msgs === 0) this.firstSeq = expected;
+    this.index.add(expected, id, size, at, subjects.count[id] === 0 ? 0 : subjects.last[id]);
+    if (subjects.count[id] === 0) subjects.first[id] = expected;
+    subjects.count[id]++;
+    subjects.last[id] = expected;
+    this.msgs++;
+    this.bytes += size;
+    this.lastSeq = expected;
+    this.lastTs = at;
+    this.keepRecord(expected, at, id, header, data);
+    if (enforce) {
+      if (perSubject > 0 && subjects.count[id] > perSubject) this.enforcePerSubject(id);
+      this.enforceMsgAndByteLimits();
+      if (cfg.maxAgeNs > 0n && this.ageTimer === null) this.armAgeTimer();
+    }
+    return { seq: expected, timestampNs: at };
+  }
+
+  async skipMsgs(seq: number, count: number): Promise<void> {
+    this.assertOpen();
+    if (seq !== this.lastSeq + 1) throw new StoreError('SEQUENCE_MISMATCH', `got ${seq}, expected ${this.lastSeq + 1}`);
+    if (count <= 0) return;
+    this.lastSeq += count;
+    if (this.msgs === 0) this.firstSeq = this.lastSeq + 1;
+    this.sequencesMoved();
+    await this.durable();
+  }
+
+  // ---- removal --------------------------------------------------------------------------------
+
+  /** Drops one live message from the index and tells the record keeper. */
+  protected removeSeq(seq: number, erase: boolean): void {
+    const index = this.index;
+    const i = index.slot(seq);
+    const id = index.subj[i];
+    const subjects = this.subjects;
+    subjects.count[id]--;
+    if (subjects.count[id] === 0) {
+      subjects.release(id);
+    } else {
+      if (subjects.first[id] === seq) subjects.first[id] = index.next[i];
+      if (subjects.last[id] === seq) subjects.last[id] = index.prev[i];
+    }
+    this.bytes -= index.size[i];
+    index.remove(seq);
+    this.msgs--;
+    if (seq === this.firstSeq) this.advanceFirst();
+    this.forgetRecord(seq, erase);
+  }
+
+  private advanceFirst(): void {
+    if (this.msgs === 0) {
+      this.firstSeq = this.lastSeq + 1;
+    } else {
+      let s = this.firstSeq + 1;
+      while (!this.index.isLive(s)) s++; // terminates: msgs > 0 means a live seq <= lastSeq exists
+      this.firstSeq = s;
+    }
+    this.index.trimBelow(this.firstSeq);
+  }
+
+  private enforcePerSubject(id: number): void {
+    const max = this.cfg.maxMsgsPerSubject;
+    const subjects = this.subjects;
+    while (subjects.count[id] > max) this.removeSeq(subjects.first[id], false);
+  }
+
+  private enforceMsgAndByteLimits(): void {
+    const cfg = this.cfg;
+    // Like nats-server (2.10+), only discard old trims; discard new refuses up front instead.
+    if (cfg.discard !== 'old') return;
+    if (cfg.maxMsgs > 0) while (this.msgs > cfg.maxMsgs) this.removeSeq(this.firstSeq, false);
+    if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes && this.msgs > 0) this.removeSeq(this.firstSeq, false);
+  }
+
+  /** Removes messages older than max_age (from the front: timestamps follow sequence order). */
+  protected expireAged(): number {
+    const maxAge = this.cfg.maxAgeNs;
+    if (maxAge <= 0n || this.msgs === 0) return 0;
+    const cutoff = this.clock() - maxAge;
+    let removed = 0;
+    while (this.msgs > 0 && this.index.ts[this.index.slot(this.firstSeq)] <= cutoff) {
+      this.removeSeq(this.firstSeq, false);
+      removed++;
+    }
+    return removed;
+  }
+
+  protected armAgeTimer(): void {
+    if (this.ageTimer !== null) {
+      clearTimeout(this.ageTimer);
+      this.ageTimer = null;
+    }
+    const maxAge = this.cfg.maxAgeNs;
+    if (maxAge <= 0n || this.msgs === 0 || this.closed) return;
+    const dueNs = this.index.ts[this.index.slot(this.firstSeq)] + maxAge - this.clock();
+    const delayMs = Math.max(1, Math.ceil(Number(dueNs) / 1e6));
+    this.ageTimer = setTimeout(() => {
+      this.ageTimer = null;
+      if (this.closed) return;
+      if (this.expireAged() > 0) this.durable().catch(() => undefined);
+      this.armAgeTimer();
+    }, delayMs);
+    this.ageTimer.unref();
+  }
+
+  protected stopAgeTimer(): void {
+    if (this.ageTimer !== null) clearTimeout(this.ageTimer);
+    this.ageTimer = null;
+  }
+
+  async delete(seq: number, opts?: { erase?: boolean }): Promise<boolean> {
+    this.assertOpen();
+    if (!this.index.isLive(seq)) return false;
+    this.removeSeq(seq, opts?.erase ?? true);
+    await this.durable();
+    return true;
+  }
+
+  async purge(opts: PurgeOptions = {}): Promise<number> {
+    this.assertOpen();
+    const filter = new SubjectFilter(opts.filter);
+    const below = opts.seq ?? 0;
+    const keep = opts.keep ?? 0;
+    if (filter.matchesAll) {
+      if (keep === 0 && below === 0) return this.purgeAll();
+      if (below > 1) return this.compact(below);
+    }
+    let maxPurge = Number.MAX_SAFE_INTEGER;
+    if (keep > 0) {
+      const total = this.filteredState(filter.source, 1).msgs;
+      if (keep >= total) return 0;
+      maxPurge = total - keep;
+    }
+    const toRemove: number[] = [];
+    if (this.msgs > 0) {
+      const end = below > 0 ? Math.min(below - 1, this.lastSeq) : this.lastSeq;
+      const matcher = new SubjectMatcher(filter, this.subjects);
+      let start = this.firstSeq;
+      let stop = end;
+      if (filter.isLiteral) {
+        const id = this.subjects.idOf(filter.source);
+        if (id === 0) return 0;
+        start = this.subjects.first[id];
+        stop = Math.min(end, this.subjects.last[id]);
+      }
+      const index = this.index;
+      for (let s = start; s <= stop && toRemove.length < maxPurge; s++) {
+        const i = index.slot(s);
+        if (i >= 0 && index.subj[i] !== 0 && matcher.matches(index.subj[i])) toRemove.push(s);
+      }
+    }
+    for (const s of toRemove) this.removeSeq(s, false);
+    await this.durable();
+    return toRemove.length;
+  }
+
+  private async purgeAll(): Promise<number> {
+    const purged = this.msgs;
+    this.dropEverything(this.lastSeq + 1);
+    await this.durable();
+    return purged;
+  }
+
+  /** Empties the index; the next sequence stays `nextSeq` (purge never resets sequences). */
+  private dropEverything(nextSeq: number): void {
+    this.subjects.clear();
+    this.index.reset(nextSeq);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.lastSeq = Math.max(this.lastSeq, nextSeq - 1);
+    this.firstSeq = nextSeq;
+    this.forgetAll();
+    this.stopAgeTimer();
+  }
+
+  async compact(seq: number): Promise<number> {
+    this.assertOpen();
+    if (seq <= 0) return this.purgeAll();
+    if (seq > this.lastSeq) {
+      const purged = this.msgs;
+      this.dropEverything(seq);
+      this.sequencesMoved();
+      await this.durable();
+      return purged;
+    }
+    let purged = 0;
+    while (this.msgs > 0 && this.firstSeq < seq) {
+      this.removeSeq(this.firstSeq, false);
+      purged++;
+    }
+    this.armAgeTimer();
+    await this.durable();
+    return purged;
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------
+
+  /** Live and not past max_age (expired messages are never returned, even before the timer runs). */
+  protected visible(seq: number, cutoff: bigint | null): boolean {
+    const i = this.index.slot(seq);
+    if (i < 0 || this.index.subj[i] === 0) return false;
+    return cutoff === null || this.index.ts[i] > cutoff;
+  }
+
+  protected ageCutoff(): bigint | null {
+    return this.cfg.maxAgeNs > 0n ? this.clock() - this.cfg.maxAgeNs : null;
+  }
+
+  async get(seq: number): Promise<StoredMessage | null> {
+    this.assertOpen();
+    if (!this.visible(seq, this.ageCutoff())) return null;
+    const [msg] = await this.readRecords([seq]);
+    return msg ?? null;
+  }
+
+  async lastBySubject(filterText: string): Promise<StoredMessage | null> {
+    const seq = this.lastMatchingSeq(new SubjectFilter(filterText));
+    return seq === 0 ? null : this.get(seq);
+  }
+
+  private lastMatchingSeq(filter: SubjectFilter): number {
+    if (this.msgs === 0) return 0;
+    const subjects = this.subjects;
+    if (filter.isLiteral) {
+      const id = subjects.idOf(filter.source);
+      return id === 0 ? 0 : subjects.last[id];
+    }
+    if (!filter.matchesAll && subjects.size < this.lastSeq - this.firstSeq + 1) {
+      let best = 0;
+      for (const [name, id] of subjects.entries()) {
+        if (subjects.last[id] > best && filter.matches(name)) best = subjects.last[id];
+      }
+      return best;
+    }
+    const matcher = new SubjectMatcher(filter, subjects);
+    for (let s = this.lastSeq; s >= this.firstSeq; s--) {
+      const i = this.index.slot(s);
+      if (i >= 0 && this.index.subj[i] !== 0 && matcher.matches(this.index.subj[i])) return s;
+    }
+    return 0;
+  }
+
+  async nextMatching(filterText: string, startSeq: number): Promise<StoredMessage | null> {
+    this.assertOpen();
+    const filter = new SubjectFilter(filterText);
+    const seq = this.nextMatchingSeq(filter, new SubjectMatcher(filter, this.subjects), startSeq, this.ageCutoff());
+    if (seq === 0) return null;
+    const [msg] = await this.readRecords([seq]);
+    return msg ?? null;
+  }
+
+  /** First visible sequence >= start matching, 0 if none. */
+  private nextMatchingSeq(filter: SubjectFilter, matcher: SubjectMatcher, start: number, cutoff: bigint | null): number {
+    if (this.msgs === 0) return 0;
+    let s = Math.max(start, this.firstSeq);
+    let stop = this.lastSeq;
+    const index = this.index;
+    if (filter.isLiteral) {
+      const id = this.subjects.idOf(filter.source);
+      if (id === 0) return 0;
+      stop = this.subjects.last[id];
+      if (s <= this.subjects.first[id]) s = this.subjects.first[id];
+    }
+    for (; s <= stop; s++) {
+      const i = index.slot(s);
+      if (i < 0) continue;
+      const id = index.subj[i];
+      if (id !== 0 && matcher.matches(id)) {
+        // Timestamps follow sequence order, so an expired match means later ones may still be fresh.
+        if (cutoff !== null && index.ts[i] <= cutoff) continue;
+        return s;
+      }
+    }
+    return 0;
+  }
+
+  async readRange(startSeq: number, maxMsgs: number, filterText?: string): Promise<StoredMessage[]> {
+    this.assertOpen();
+    const filter = new SubjectFilter(filterText);
+    const matcher = new SubjectMatcher(filter, this.subjects);
+    const cutoff = this.ageCutoff();
+    const limit = Math.min(maxMsgs, MAX_READ_RANGE);
+    const seqs: number[] = [];
+    const index = this.index;
+    if (filter.matchesAll) {
+      for (let s = Math.max(startSeq, this.firstSeq); s <= this.lastSeq && seqs.length < limit; s++) {
+        const i = index.slot(s);
+        if (i >= 0 && index.subj[i] !== 0 && (cutoff === null || index.ts[i] > cutoff)) seqs.push(s);
+      }
+    } else {
+      let s = startSeq;
+      while (seqs.length < limit) {
+        const found = this.nextMatchingSeq(filter, matcher, s, cutoff);
+        if (found === 0) break;
+        seqs.push(found);
+        s = found + 1;
+      }
+    }
+    return seqs.length === 0 ? [] : this.readRecords(seqs);
+  }
+
+  lastSeqForSubject(subject: string): number {
+    const id = this.subjects.idOf(subject);
+    return id === 0 ? 0 : this.subjects.last[id];
+  }
+
+  state(opts?: { deleted?: boolean }): StoreState {
+    const hasMsgs = this.msgs > 0;
+    const st: StoreState = {
+      messages: this.msgs,
+      bytes: this.bytes,
+      first_seq: this.firstSeq,
+      first_ts: hasMsgs ? this.index.ts[this.index.slot(this.firstSeq)] : 0n,
+      last_seq: this.lastSeq,
+      last_ts: this.lastTs,
+      num_subjects: this.subjects.size,
+      num_deleted: hasMsgs ? this.lastSeq - this.firstSeq + 1 - this.msgs : 0,
+    };
+    if (opts?.deleted) {
+      const deleted: number[] = [];
+      if (hasMsgs) for (let s = this.firstSeq; s <= this.lastSeq; s++) if (!this.index.isLive(s)) deleted.push(s);
+      st.deleted = deleted;
+    }
+    return st;
+  }
+
+  filteredState(filterText: string, startSeq: number): FilteredState {
+    const none: FilteredState = { msgs: 0, first: 0, last: 0 };
+    if (this.msgs === 0) return none;
+    const filter = new SubjectFilter(filterText);
+    const subjects = this.subjects;
+    const start = Math.max(startSeq, this.firstSeq);
+    if (start > this.lastSeq) return none;
+    if (start <= this.firstSeq) {
+      if (filter.matchesAll) return { msgs: this.msgs, first: this.firstSeq, last: this.lastMatchingSeq(filter) };
+      if (filter.isLiteral) {
+        const id = subjects.idOf(filter.source);
+        return id === 0 ? none : { msgs: subjects.count[id], first: subjects.first[id], last: subjects.last[id] };
+      }
+      if (subjects.size < this.msgs) {
+        const out: FilteredState = { msgs: 0, first: 0, last: 0 };
+        for (const [name, id] of subjects.entries()) {
+          if (!filter.matches(name)) continue;
+          out.msgs += subjects.count[id];
+          if (out.first === 0 || subjects.first[id] < out.first) out.first = subjects.first[id];
+          if (subjects.last[id] > out.last) out.last = subjects.last[id];
+        }
+        return out;
+      }
+    }
+    const matcher = new SubjectMatcher(filter, subjects);
+    const out: FilteredState = { msgs: 0, first: 0, last: 0 };
+    let s = start;
+    let stop = this.lastSeq;
+    if (filter.isLiteral) {
+      const id = subjects.idOf(filter.source);
+      if (id === 0) return none;
+      s = Math.max(s, subjects.first[id]);
+      stop = subjects.last[id];
+    }
+    for (; s <= stop; s++) {
+      const i = this.index.slot(s);
+      if (i < 0 || this.index.subj[i] === 0 || !matcher.matches(this.index.subj[i])) continue;
+      out.msgs++;
+      if (out.first === 0) out.first = s;
+      out.last = s;
+    }
+    return out;
+  }
+
+  subjectCounts(filterText?: string): Map<string, number> {
+    const filter = new SubjectFilter(filterText);
+    const out = new Map<string, number>();
+    for (const [name, id] of this.subjects.entries()) if (filter.matches(name)) out.set(name, this.subjects.count[id]);
+    return out;
+  }
+
+  // ---- snapshot / restore ---------------------------------------------------------------------
+
+  async *snapshot(): AsyncGenerator<Uint8Array> {
+    this.assertOpen();
+    yield* this.snapshotSource();
+  }
+
+  /** Frames records (already record-encoded buffers) for a snapshot stream. */
+  protected async *frameSnapshot(
+    header: { firstSeq: number; lastSeq: number; lastTs: bigint },
+    records: AsyncIterable<Buffer> | Iterable<Buffer>,
+  ): AsyncGenerator<Buffer> {
+    yield encodeHeader(header);
+    let parts: Buffer[] = [];
+    let bytes = 0;
+    for await (const r of records) {
+      parts.push(r);
+      bytes += r.length;
+      if (bytes >= SNAPSHOT_FRAME_BYTES) {
+        yield encodeFrame(FRAME_RECORDS, Buffer.concat(parts, bytes));
+        parts = [];
+        bytes = 0;
+      }
+    }
+    if (bytes > 0) yield encodeFrame(FRAME_RECORDS, Buffer.concat(parts, bytes));
+    yield encodeFrame(FRAME_END, Buffer.alloc(0));
+  }
+
+  /** Encodes one live message as a record (MemoryStore snapshots). */
+  protected encodeLive(seq: number, header: Uint8Array, data: Uint8Array): Buffer {
+    const i = this.index.slot(seq);
+    const id = this.index.subj[i];
+    const subjectBytes = this.subjects.byteLen[id];
+    const buf = Buffer.allocUnsafe(recordLength(subjectBytes, header.length, data.length));
+    writeRecord(buf, 0, seq, this.index.ts[i], this.subjects.names[id], subjectBytes, header, data);
+    return buf;
+  }
+
+  async restore(source: AsyncIterable<Uint8Array>): Promise<void> {
+    this.assertOpen();
+    await this.durable();
+    this.stopAgeTimer();
+    await this.wipeStorage();
+    this.subjects.clear();
+    this.index.reset(1);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.firstSeq = 0;
+    this.lastSeq = 0;
+    this.lastTs = 0n;
+    let sawHeader = false;
+    let sawEnd = false;
+    let lastTs = 0n;
+    for await (const { kind, payload } of readFrames(source)) {
+      if (kind === FRAME_HEADER) {
+        const h = decodeHeader(payload);
+        sawHeader = true;
+        lastTs = h.lastTs;
+        // Sequences before the first message are consumed, like a compact.
+        if (h.firstSeq > 1) {
+          this.lastSeq = h.firstSeq - 1;
+          this.firstSeq = h.firstSeq;
+          this.index.reset(h.firstSeq);
+        }
+        this.restoreEndSeq = h.lastSeq;
+      } else if (kind === FRAME_RECORDS) {
+        if (!sawHeader) throw new StoreError('CORRUPT', 'snapshot records before header');
+        const cur = new RecordCursor(payload);
+        for (let off = 0; off < payload.length; off = cur.end) {
+          cur.readAt(off);
+          if (cur.seq <= this.lastSeq) throw new StoreError('CORRUPT', `snapshot sequence ${cur.seq} out of order`);
+          if (cur.seq > this.lastSeq + 1) {
+            this.lastSeq = cur.seq - 1;
+            if (this.msgs === 0) this.firstSeq = cur.seq;
+            this.sequencesMoved();
+          }
+          this.appendNow(
+            cur.subject(),
+            payload.subarray(cur.headerStart, cur.dataStart),
+            payload.subarray(cur.dataStart, cur.end),
+            cur.seq,
+            cur.ts(off),
+            false,
+          );
+        }
+        await this.durable();
+      } else if (kind === FRAME_END) {
+        sawEnd = true;
+      }
+    }
+    if (!sawHeader || !sawEnd) throw new StoreError('CORRUPT', 'incomplete snapshot');
+    if (this.restoreEndSeq > this.lastSeq) {
+      this.lastSeq = this.restoreEndSeq;
+      if (this.msgs === 0) this.firstSeq = this.lastSeq + 1;
+      this.sequencesMoved();
+    }
+    this.lastTs = lastTs;
+    this.sequencesMoved();
+    this.expireAged();
+    this.armAgeTimer();
+    await this.durable();
+  }
+  private restoreEndSeq = 0;
+
+  // ---- lifecycle ------------------------------------------------------------------------------
+
+  flush(): Promise<void> {
+    return this.durable();
+  }
+
+  abstract close(): Promise<void>;
+
+  protected assertOpen(): void {
+    if (this.closed) throw new StoreError('CLOSED');
+  }
+}

@@ -1,0 +1,42 @@
+/** Why a store operation failed; the JetStream API maps `code` to its err_code. */
+export type StoreErrorCode =
+  | 'MAX_MSGS' // discard new: 503/10077 "maximum messages exceeded"
+  | 'MAX_BYTES' // discard new: 503/10077 "maximum bytes exceeded"
+  | 'MAX_MSGS_PER_SUBJECT' // discard new per subject: 503/10077
+  | 'MAX_MSG_SIZE' // 400/10054 "message size exceeds maximum allowed"
+  | 'SEQUENCE_MISMATCH'
+  | 'NOT_FOUND' // 10037 / 10057 "no message found"
+  | 'CLOSED'
+  | 'CORRUPT'
+  | 'IO';
+
+/** nats-server's text for each code; the 10077 descriptions are these strings verbatim. */
+export const STORE_ERROR_TEXT: Record<StoreErrorCode, string> = {
+  MAX_MSGS: 'maximum messages exceeded',
+  MAX_BYTES: 'maximum bytes exceeded',
+  MAX_MSGS_PER_SUBJECT: 'maximum messages per subject exceeded',
+  MAX_MSG_SIZE: 'message size exceeds maximum allowed',
+  SEQUENCE_MISMATCH: 'expected sequence does not match store',
+  NOT_FOUND: 'no message found',
+  CLOSED: 'store is closed',
+  CORRUPT: 'store data is corrupt',
+  IO: 'store i/o error',
+};
+
+/** JetStream err_code / HTTP-like code for the errors a publish or get can surface. */
+export const STORE_ERROR_API: Partial<Record<StoreErrorCode, { code: number; errCode: number }>> = {
+  MAX_MSGS: { code: 503, errCode: 10077 },
+  MAX_BYTES: { code: 503, errCode: 10077 },
+  MAX_MSGS_PER_SUBJECT: { code: 503, errCode: 10077 },
+  MAX_MSG_SIZE: { code: 400, errCode: 10054 },
+  NOT_FOUND: { code: 404, errCode: 10037 },
+};
+
+export class StoreError extends Error {
+  readonly code: StoreErrorCode;
+  constructor(code: StoreErrorCode, detail?: string) {
+    super(detail ? `${STORE_ERROR_TEXT[code]}: ${detail}` : STORE_ERROR_TEXT[code]);
+    this.name = 'StoreError';
+    this.code = code;
+  }
+}
