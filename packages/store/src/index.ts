@@ -5,3 +5,4 @@ export * from './message-store.js';
 export { SubjectFilter } from './subject-filter.js';
 export { MemoryStore } from './memory-store.js';
 export type { StoreCoreOptions } from './store-core.js';
+export { FileStore, type FileStoreOptions, type SyncPolicy } from './file-store.js';

@@ -201,6 +201,22 @@ export abstract class StoreCore implements MessageStore {
     return { seq: expected, timestampNs: at };
   }
 
+  /** Re-indexes a message found on disk at open (sequences arrive in increasing order). */
+  protected recover(seq: number, subject: string, headerLen: number, dataLen: number, ts: bigint): void {
+    const subjects = this.subjects;
+    const id = subjects.intern(subject);
+    const size = this.accountedSize(subjects.byteLen[id], headerLen, dataLen);
+    if (this.msgs === 0) this.firstSeq = seq;
+    this.index.add(seq, id, size, ts, subjects.count[id] === 0 ? 0 : subjects.last[id]);
+    if (subjects.count[id] === 0) subjects.first[id] = seq;
+    subjects.count[id]++;
+    subjects.last[id] = seq;
+    this.msgs++;
+    this.bytes += size;
+    this.lastSeq = seq;
+    this.lastTs = ts;
+  }
+
   async skipMsgs(seq: number, count: number): Promise<void> {
     this.assertOpen();
     if (seq !== this.lastSeq + 1) throw new StoreError('SEQUENCE_MISMATCH', `got ${seq}, expected ${this.lastSeq + 1}`);

@@ -1,0 +1,102 @@
+/**
+ * A block: the records of consecutive sequences packed into one LevelDB value, keyed by the first
+ * sequence, with an offset table to find one record inside it. Built in memory during an event-loop
+ * tick, then written whole (one put per block instead of one per message).
+ */
+import { RECORD_OVERHEAD, RecordCursor, writeRecord } from './record-codec.js';
+
+const INITIAL_BYTES = 4096;
+const INITIAL_SLOTS = 64;
+
+export class Block {
+  /** Offset of each sequence's record (index seq - first), -1 when absent. */
+  offsets: Int32Array;
+  /** Bytes in use in `buf`. */
+  end = 0;
+  last: number;
+  count = 0;
+
+  constructor(
+    readonly first: number,
+    public buf: Buffer,
+    offsets?: Int32Array,
+  ) {
+    this.last = first - 1;
+    this.offsets = offsets ?? new Int32Array(INITIAL_SLOTS).fill(-1);
+  }
+
+  static building(first: number, minBytes: number): Block {
+    return new Block(first, Buffer.allocUnsafe(Math.max(INITIAL_BYTES, minBytes)));
+  }
+
+  /** Appends a record (seq > last). */
+  add(seq: number, ts: bigint, subject: string, subjectBytes: number, header: Uint8Array, data: Uint8Array): void {
+    const need = this.end + RECORD_OVERHEAD + subjectBytes + header.length + data.length;
+    if (need > this.buf.length) {
+      let cap = this.buf.length * 2;
+      while (cap < need) cap *= 2;
+      const grown = Buffer.allocUnsafe(cap);
+      this.buf.copy(grown, 0, 0, this.end);
+      this.buf = grown;
+    }
+    const slot = seq - this.first;
+    if (slot >= this.offsets.length) {
+      let n = this.offsets.length * 2;
+      while (n <= slot) n *= 2;
+      const grown = new Int32Array(n).fill(-1);
+      grown.set(this.offsets);
+      this.offsets = grown;
+    }
+    this.offsets[slot] = this.end;
+    this.end = writeRecord(this.buf, this.end, seq, ts, subject, subjectBytes, header, data);
+    this.last = seq;
+    this.count++;
+  }
+
+  /** The exact bytes to store. */
+  value(): Buffer {
+    return this.buf.subarray(0, this.end);
+  }
+
+  offsetOf(seq: number): number {
+    const slot = seq - this.first;
+    return slot >= 0 && slot < this.offsets.length ? this.offsets[slot] : -1;
+  }
+
+  /** Decodes a stored block value whose key says it starts at `first`. */
+  static parse(buf: Buffer, first: number): Block {
+    const cur = new RecordCursor(buf);
+    let last = first - 1;
+    let count = 0;
+    for (let off = 0; off < buf.length; off = cur.end) {
+      cur.readAt(off);
+      last = cur.seq;
+      count++;
+    }
+    const offsets = new Int32Array(Math.max(1, last - first + 1)).fill(-1);
+    for (let off = 0; off < buf.length; off = cur.end) {
+      cur.readAt(off);
+      offsets[cur.seq - first] = off;
+    }
+    const b = new Block(first, buf, offsets);
+    b.end = buf.length;
+    b.last = last;
+    b.count = count;
+    return b;
+  }
+
+  /** A copy holding only the records `keep` accepts (erase, compaction of dead records). */
+  filtered(keep: (seq: number) => boolean): Block {
+    const cur = new RecordCursor(this.buf);
+    const parts: Buffer[] = [];
+    let bytes = 0;
+    for (let slot = 0; slot <= this.last - this.first; slot++) {
+      const off = this.offsets[slot];
+      if (off < 0 || !keep(this.first + slot)) continue;
+      cur.readAt(off);
+      parts.push(this.buf.subarray(off, cur.end));
+      bytes += cur.end - off;
+    }
+    return Block.parse(Buffer.concat(parts, bytes), this.first);
+  }
+}

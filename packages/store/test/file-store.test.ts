@@ -1,0 +1,138 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Level } from 'level';
+import { FileStore, type FileStoreOptions, type MessageStore } from '@flotilla/store';
+import { runStoreSuite } from './store-suite.js';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'flotilla-filestore-'));
+  dirs.push(d);
+  return d;
+}
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
+const dec = (b: Uint8Array): string => new TextDecoder().decode(b);
+
+runStoreSuite('FileStore', {
+  create: async (opts) => FileStore.open({ ...opts, dir: await tempDir() }),
+  // nats-server fileStoreMsgSize: 22 + subject + payload + 8 (+ 4 + header when there are headers).
+  sizeOf: (subject, header, data) =>
+    header.length === 0 ? 30 + Buffer.byteLength(subject) + data.length : 34 + Buffer.byteLength(subject) + header.length + data.length,
+});
+
+/** Everything observable about a store, to compare before and after a reopen. */
+async function observe(s: MessageStore): Promise<unknown> {
+  const msgs = await s.readRange(1, 100_000);
+  return {
+    state: s.state({ deleted: true }),
+    subjects: [...s.subjectCounts().entries()].sort(),
+    msgs: msgs.map((m) => [m.seq, m.subject, dec(m.header), dec(m.data), m.timestampNs]),
+  };
+}
+
+describe('FileStore durability and layout', () => {
+  const small = (dir: string, extra?: Partial<FileStoreOptions>): Promise<FileStore> =>
+    FileStore.open({ dir, maxBlockMsgs: 8, maxBlockBytes: 4096, ...extra });
+
+  it('reopens to the same messages, index, per-subject counts and state', async () => {
+    const dir = await tempDir();
+    const s = await small(dir);
+    for (let i = 0; i < 100; i++) await s.append(`r.${i % 7}`, i % 5 ? undefined : enc(`H${i}`), enc(`payload-${i}`));
+    await Promise.all([s.delete(3), s.delete(50, { erase: false }), s.delete(51)]);
+    await s.purge({ filter: 'r.2' });
+    await s.compact(10);
+    await s.purge({ filter: 'r.>', keep: 60 });
+    const before = await observe(s);
+    await s.close();
+    const r = await small(dir);
+    expect(await observe(r)).toEqual(before);
+    expect((await r.append('r.0', undefined, enc('after'))).seq).toBe(101);
+    await r.close();
+  });
+
+  it('keeps sequences across a full purge and a compact past the end', async () => {
+    const dir = await tempDir();
+    const s = await small(dir);
+    for (let i = 0; i < 20; i++) await s.append('p', undefined, enc(String(i)));
+    await s.purge();
+    await s.close();
+    let r = await small(dir);
+    expect(r.state()).toMatchObject({ messages: 0, first_seq: 21, last_seq: 20 });
+    await r.compact(1000);
+    await r.close();
+    r = await small(dir);
+    expect(r.state()).toMatchObject({ messages: 0, first_seq: 1000, last_seq: 999 });
+    expect((await r.append('p', undefined, enc('x'))).seq).toBe(1000);
+    await r.close();
+  });
+
+  it('erasing a message rewrites its block without the bytes', async () => {
+    const dir = await tempDir();
+    const s = await small(dir, { maxBlockMsgs: 100 });
+    await s.appendBatch([
+      { subject: 'e', data: enc('keep-1') },
+      { subject: 'e', data: enc('SECRET-PAYLOAD') },
+      { subject: 'e', data: enc('keep-3') },
+    ]);
+    await s.delete(2); // erase is the default
+    await s.close();
+    const db = new Level<Buffer, Buffer>(dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    let blocks = '';
+    for await (const [key, value] of db.iterator()) if (key[0] === 0x03) blocks += value.toString('latin1');
+    await db.close();
+    expect(blocks).toContain('keep-1');
+    expect(blocks).not.toContain('SECRET-PAYLOAD');
+    const r = await small(dir);
+    expect((await r.readRange(1, 10)).map((m) => dec(m.data))).toEqual(['keep-1', 'keep-3']);
+    await r.close();
+  });
+
+  it('reads blocks back from disk when the cache is tiny', async () => {
+    const dir = await tempDir();
+    const s = await small(dir, { cacheBytes: 1024 });
+    const batch = Array.from({ length: 500 }, (_, i) => ({ subject: `c.${i % 3}`, data: enc(`v${i}`) }));
+    await s.appendBatch(batch);
+    const got = await s.readRange(1, 500);
+    expect(got.map((m) => dec(m.data))).toEqual(batch.map((b) => dec(b.data)));
+    expect(dec((await s.get(250))!.data)).toBe('v249');
+    expect((await s.lastBySubject('c.1'))?.seq).toBe(500); // i = 499
+    await s.close();
+  });
+
+  it('interval sync makes appends durable at close and at the interval', async () => {
+    const dir = await tempDir();
+    const s = await FileStore.open({ dir, sync: { intervalMs: 5 } });
+    for (let i = 0; i < 50; i++) void s.append('i', undefined, enc(String(i)));
+    await s.flush();
+    await new Promise((r) => setTimeout(r, 20));
+    await s.close();
+    const r = await FileStore.open({ dir });
+    expect(r.state()).toMatchObject({ messages: 50, last_seq: 50 });
+    await r.close();
+  });
+
+  it('applies limits that tightened while closed when it reopens', async () => {
+    const dir = await tempDir();
+    const s = await small(dir);
+    for (let i = 0; i < 30; i++) await s.append(`l.${i % 3}`, undefined, enc(String(i)));
+    await s.close();
+    const r = await small(dir, { limits: { maxMsgsPerSubject: 2 } });
+    expect(r.state()).toMatchObject({ messages: 6, first_seq: 25 });
+    await r.close();
+    const again = await small(dir);
+    expect(again.state()).toMatchObject({ messages: 6, first_seq: 25, last_seq: 30 });
+    await again.close();
+  });
+
+  it('refuses work after close', async () => {
+    const s = await small(await tempDir());
+    await s.close();
+    await expect(s.append('x', undefined, enc('y'))).rejects.toMatchObject({ code: 'CLOSED' });
+  });
+});
