@@ -167,6 +167,7 @@ describe('resolveOptions: config file keys', () => {
   it('reads authorization with a single user, a token, or a users list', () => {
     expect(runOptions(withConf('authorization { user: a, password: b, timeout: 3 }')).options.authorization).toEqual({ user: 'a', password: 'b', timeoutSec: 3 });
     expect(runOptions(withConf('authorization { token: "s3cr3t" }')).options.authorization).toEqual({ token: 's3cr3t', timeoutSec: 2 });
+    expect(runOptions(withConf('authorization { token: t, timeout: "1500ms" }')).options.authorization).toEqual({ token: 't', timeoutSec: 1.5 });
     expect(runOptions(withConf('authorization { users: [ {user: a, password: b}, {username: c, pass: d} ] }')).options.authorization).toEqual({
       users: [
         { user: 'a', password: 'b' },

@@ -426,7 +426,12 @@ class ConfApplier {
         }
         case 'timeout': {
           const kind = this.kindOf(item);
-          if (kind !== 'integer' && kind !== 'float') this.typeError(item, 'a number of seconds');
+          if (kind === 'string') {
+            // newer nats-server versions take a duration here ("3s"); accept it too
+            const ms = parseGoDurationMs(item.value as string);
+            if (ms === undefined || ms < 0) this.error(item, `timeout: invalid duration "${item.value as string}"`);
+            else auth.timeoutSec = ms / 1000;
+          } else if (kind !== 'integer' && kind !== 'float') this.typeError(item, 'a number of seconds');
           else if ((item.value as number) < 0) this.error(item, 'timeout: can not be negative');
           else auth.timeoutSec = item.value as number;
           break;
