@@ -66,6 +66,12 @@ d: []`,
     });
   });
 
+  it('reads CRLF line endings and ignores a byte-order mark, counting lines once per CRLF', () => {
+    const doc = parseConfDocument('\uFEFFport: 1\r\nb {\r\n  c: [x\r\n y]\r\n}\r\nname: n\r\n', noEnv);
+    expect(doc.root).toEqual({ port: 1, b: { c: ['x', 'y'] }, name: 'n' });
+    expect(doc.positionOf(doc.root, 'name')?.line).toBe(6);
+  });
+
   it('parses a JSON-like file wrapped in braces', () => {
     expect(parseConf('{\n  "port": 4222,\n  "debug": true\n}\n', noEnv)).toEqual({ port: 4222, debug: true });
   });

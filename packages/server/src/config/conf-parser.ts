@@ -54,7 +54,9 @@ export function parseConfDocument(text: string, opts: ConfParseOptions = {}): Co
     readInclude: opts.readInclude ?? ((p: string) => readFileSync(p, 'utf8')),
     envLookupsInProgress: new Set(),
   };
-  const root = new ConfReader(text, opts.filePath, shared, 0).parseDocument();
+  // A byte-order mark from Windows editors would otherwise become part of the first key.
+  const body = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  const root = new ConfReader(body, opts.filePath, shared, 0).parseDocument();
   return { root, positionOf: (container, key) => positions.get(container)?.get(key) };
 }
 
