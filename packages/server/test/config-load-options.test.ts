@@ -244,6 +244,11 @@ server_tags: ["az:1", "ssd"]`;
     expect(runOptions(withConf('x = 5\nport: $x')).options.port).toBe(5);
   });
 
+  it('does not flag a variable defined and used inside an included file', () => {
+    const files = { 'main.conf': 'include vars.conf\nport: $P', 'vars.conf': 'P = 4100\nH = 127.0.0.1\nhost: $H' };
+    expect(runOptions(resolveWith(files, ['-c', 'main.conf'])).options).toMatchObject({ port: 4100, host: '127.0.0.1' });
+  });
+
   it('accepts other nats-server keys flotilla does not act on, with a warning', () => {
     const { options, warnings } = runOptions(withConf('pid_file: /tmp/n.pid\nlame_duck_duration: "30s"'));
     expect(options.ignoredBlocks).toEqual(['pid_file', 'lame_duck_duration']);

@@ -510,6 +510,7 @@ class ConfReader {
     for (const [k, v] of Object.entries(included)) {
       const pos = includedPositions?.get(k);
       this.store(target, k, { value: v, kind: pos?.kind ?? 'string', raw: pos?.raw }, pos?.line ?? line, pos?.file);
+      if (pos?.usedAsVariable) this.shared.positions.get(target)!.get(k)!.usedAsVariable = true;
     }
   }
 
