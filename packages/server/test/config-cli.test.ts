@@ -46,6 +46,7 @@ describe('cli: flag forms', () => {
     expect(flagsOf(['--cluster_name', 'c1']).clusterName).toBe('c1');
     expect(flagsOf(['--ports_file_dir', '/tmp/p']).portsFileDir).toBe('/tmp/p');
     expect(flagsOf(['-t']).checkConfig).toBe(true);
+    expect(flagsOf(['-c', 'a.conf', '-c=']).configFile).toBeUndefined();
   });
 
   it('handles boolean flags, including multi-letter single-dash ones and =false', () => {

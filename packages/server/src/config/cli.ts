@@ -61,7 +61,8 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['p', 'port'], kind: 'int', apply: setPort('port') },
   { names: ['n', 'name', 'server_name'], kind: 'string', apply: (f, v) => void (f.serverName = v as string) },
   { names: ['m', 'http_port'], kind: 'int', apply: setPort('httpPort') },
-  { names: ['c', 'config'], kind: 'string', apply: (f, v) => void (f.configFile = v as string) },
+  // `-c ""` means no config file, as in nats-server
+  { names: ['c', 'config'], kind: 'string', apply: (f, v) => void (v === '' ? delete f.configFile : (f.configFile = v as string)) },
   { names: ['t'], kind: 'bool', apply: (f, v) => void (f.checkConfig = v as boolean) },
   { names: ['js', 'jetstream'], kind: 'bool', apply: (f, v) => void (f.jetstream = v as boolean) },
   { names: ['sd', 'store_dir'], kind: 'string', apply: (f, v) => void (f.storeDir = v as string) },
