@@ -58,7 +58,13 @@ export class ClientParser {
   private payload: Buffer | null = null;
   private payloadFilled = 0;
   private payloadSize = 0;
-  private readonly args: string[] = new Array<string>(MAX_ARGS).fill('');
+  // Argument positions of the current control line (filled by splitArgs).
+  private readonly argStart = new Int32Array(MAX_ARGS);
+  private readonly argEnd = new Int32Array(MAX_ARGS);
+  // The last PUB subject, as bytes and as the string handed out: publishers usually repeat subjects, and
+  // reusing the same string skips a decode and lets the Sublist cache reuse the string's hash.
+  private lastSubjectBytes: Buffer = Buffer.alloc(0);
+  private lastSubject = '';
 
   constructor(
     private readonly handler: ClientOpHandler,
@@ -185,17 +191,17 @@ export class ClientParser {
         return this.processPub(buf, argStart, end, true);
       case 'SUB': {
         const n = this.splitArgs(buf, argStart, end);
-        if (n === 2) return this.handler.onSub(this.args[0]!, null, this.args[1]!);
-        if (n === 3) return this.handler.onSub(this.args[0]!, this.args[1]!, this.args[2]!);
+        if (n === 2) return this.handler.onSub(this.arg(buf, 0), null, this.arg(buf, 1));
+        if (n === 3) return this.handler.onSub(this.arg(buf, 0), this.arg(buf, 1), this.arg(buf, 2));
         return this.fail('bad-args', 'SUB needs a subject, an optional queue and a sid');
       }
       case 'UNSUB': {
         const n = this.splitArgs(buf, argStart, end);
-        if (n === 1) return this.handler.onUnsub(this.args[0]!, null);
+        if (n === 1) return this.handler.onUnsub(this.arg(buf, 0), null);
         if (n === 2) {
-          const max = parseSize(this.args[1]!);
+          const max = parseSizeBytes(buf, this.argStart[1]!, this.argEnd[1]!);
           if (max < 0) return this.fail('bad-args', 'UNSUB max is not a number');
-          return this.handler.onUnsub(this.args[0]!, max);
+          return this.handler.onUnsub(this.arg(buf, 0), max);
         }
         return this.fail('bad-args', 'UNSUB needs a sid and an optional max');
       }
@@ -216,16 +222,16 @@ export class ClientParser {
     if (n < 1 + sizes || n > 2 + sizes) {
       return this.fail('bad-args', `${withHeaders ? 'HPUB' : 'PUB'} has ${n} arguments`);
     }
-    const total = parseSize(this.args[n - 1]!);
-    const hdr = withHeaders ? parseSize(this.args[n - 2]!) : -1;
+    const total = parseSizeBytes(buf, this.argStart[n - 1]!, this.argEnd[n - 1]!);
+    const hdr = withHeaders ? parseSizeBytes(buf, this.argStart[n - 2]!, this.argEnd[n - 2]!) : -1;
     if (total < 0 || (withHeaders && (hdr < 0 || hdr > total))) {
       return this.fail('bad-args', 'invalid size');
     }
     if (total > this.opts.maxPayloadBytes) {
       return this.fail('max-payload', `payload of ${total} bytes`);
     }
-    this.subject = this.args[0]!;
-    this.reply = n === 2 + sizes ? this.args[1]! : null;
+    this.subject = this.subjectArg(buf);
+    this.reply = n === 2 + sizes ? this.arg(buf, 1) : null;
     this.headerBytes = hdr;
     this.payloadSize = total;
     this.payloadFilled = 0;
@@ -233,7 +239,26 @@ export class ClientParser {
     this.state = ST_PAYLOAD;
   }
 
-  /** Splits on runs of spaces/tabs into `this.args`; returns the count, or MAX_ARGS + 1 when over. */
+  private arg(buf: Buffer, i: number): string {
+    return buf.toString('utf8', this.argStart[i]!, this.argEnd[i]!);
+  }
+
+  /** Argument 0 as a string, reusing the previous string when the bytes are the same. */
+  private subjectArg(buf: Buffer): string {
+    const s = this.argStart[0]!;
+    const n = this.argEnd[0]! - s;
+    const last = this.lastSubjectBytes;
+    if (last.length === n) {
+      let i = 0;
+      while (i < n && buf[s + i] === last[i]) i++;
+      if (i === n) return this.lastSubject;
+    }
+    this.lastSubjectBytes = Buffer.from(buf.subarray(s, s + n));
+    this.lastSubject = buf.toString('utf8', s, s + n);
+    return this.lastSubject;
+  }
+
+  /** Splits on runs of spaces/tabs into argStart/argEnd; returns the count, or MAX_ARGS + 1 when over. */
   private splitArgs(buf: Buffer, start: number, end: number): number {
     let n = 0;
     let i = start;
@@ -243,10 +268,25 @@ export class ClientParser {
       const s = i;
       while (i < end && buf[i] !== SPACE && buf[i] !== TAB) i++;
       if (n === MAX_ARGS) return MAX_ARGS + 1;
-      this.args[n++] = buf.toString('utf8', s, i);
+      this.argStart[n] = s;
+      this.argEnd[n] = i;
+      n++;
     }
     return n;
   }
+}
+
+/** Non-negative decimal in buf[start, end); -1 when not a number or beyond 2^53. */
+export function parseSizeBytes(buf: Buffer, start: number, end: number): number {
+  const len = end - start;
+  if (len === 0 || len > 15) return -1;
+  let n = 0;
+  for (let i = start; i < end; i++) {
+    const c = buf[i]! - 48;
+    if (c < 0 || c > 9) return -1;
+    n = n * 10 + c;
+  }
+  return n;
 }
 
 /** Non-negative decimal; -1 when not a number or beyond 2^53. */

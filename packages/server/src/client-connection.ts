@@ -6,14 +6,12 @@ import {
   type ClientOpHandler,
   type ParseErrorKind,
   encodeErr,
-  msgControlLine,
   isValidPublishSubject,
   isValidLiteralSubject,
   isValidSubject,
   OK_BYTES,
   PING_BYTES,
   PONG_BYTES,
-  CRLF_BYTES,
   ERR_AUTH_TIMEOUT,
   ERR_AUTH_VIOLATION,
   ERR_INVALID_PROTOCOL,
@@ -229,9 +227,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       headerBytes = -1;
     }
     const out = this.out;
-    out.writeAscii(msgControlLine(subject, sub.sid, reply, headerBytes, message.length));
-    out.writeBytes(message);
-    out.writeBytes(CRLF_BYTES);
+    out.writeMsg(sub.framePrefix(subject, headerBytes >= 0), reply, headerBytes, message);
     this.outMsgs++;
     this.outBytes += message.length;
     if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.removeSub(sub);

@@ -5,6 +5,23 @@ import type { Socket } from 'node:net';
 
 const INITIAL_BYTES = 16 * 1024;
 const LARGE_PAYLOAD_BYTES = 16 * 1024;
+const CRLF = Buffer.from('\r\n');
+
+/** Writes a non-negative integer in decimal at `at`; returns the new end. */
+function writeDecimal(buf: Buffer, at: number, value: number): number {
+  if (value < 10) {
+    buf[at] = 48 + value;
+    return at + 1;
+  }
+  let digits = 1;
+  for (let v = value; v >= 10; v = Math.floor(v / 10)) digits++;
+  let v = value;
+  for (let i = at + digits - 1; i >= at; i--) {
+    buf[i] = 48 + (v % 10);
+    v = Math.floor(v / 10);
+  }
+  return at + digits;
+}
 
 export class OutboundBuffer {
   private buf: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
@@ -36,6 +53,48 @@ export class OutboundBuffer {
     if (this.len + n > this.buf.length) this.grow(n);
     bytes.copy(this.buf, this.len);
     this.len += n;
+  }
+
+  /**
+   * A whole MSG/HMSG frame: `prefix` is the cached `MSG <subject> <sid> ` (or `HMSG …`); the rest is
+   * written byte by byte so no string is built per message.
+   */
+  writeMsg(prefix: Buffer, reply: string | null, headerBytes: number, payload: Buffer): void {
+    const n = payload.length;
+    const large = n >= LARGE_PAYLOAD_BYTES;
+    const need = prefix.length + (reply === null ? 0 : reply.length * 3 + 1) + 36 + (large ? 0 : n);
+    if (this.len + need > this.buf.length) this.grow(need);
+    const buf = this.buf;
+    buf.set(prefix, this.len);
+    let len = this.len + prefix.length;
+    if (reply !== null) {
+      len += buf.write(reply, len, 'utf8');
+      buf[len++] = 32;
+    }
+    if (headerBytes >= 0) {
+      len = writeDecimal(buf, len, headerBytes);
+      buf[len++] = 32;
+    }
+    len = writeDecimal(buf, len, n);
+    buf[len++] = 13;
+    buf[len++] = 10;
+    if (large) {
+      this.len = len;
+      this.seal();
+      this.sealed.push(payload);
+      this.sealedBytes += n;
+      this.writeBytes(CRLF);
+      return;
+    }
+    if (n < 64) {
+      for (let i = 0; i < n; i++) buf[len + i] = payload[i]!;
+    } else {
+      buf.set(payload, len);
+    }
+    len += n;
+    buf[len++] = 13;
+    buf[len++] = 10;
+    this.len = len;
   }
 
   /** Hands everything to the socket; returns the number of bytes written. */

@@ -11,6 +11,10 @@ export class Subscription implements SublistEntry {
   /** Messages delivered so far; with `maxMsgs` the subscription ends when they meet. */
   delivered = 0;
   maxMsgs = 0; // 0 = unlimited
+  // `MSG <subject> <sid> ` / `HMSG …` for the last subject delivered: most subscriptions see one subject.
+  private prefixSubject = '';
+  private prefixHeaders = false;
+  private prefix: Buffer | null = null;
 
   constructor(
     readonly owner: SubscriptionOwner,
@@ -18,4 +22,14 @@ export class Subscription implements SublistEntry {
     readonly queue: string | null,
     readonly sid: string,
   ) {}
+
+  /** The encoded start of a MSG (or HMSG) line for `subject` on this subscription. */
+  framePrefix(subject: string, withHeaders: boolean): Buffer {
+    if (this.prefix === null || this.prefixSubject !== subject || this.prefixHeaders !== withHeaders) {
+      this.prefix = Buffer.from(`${withHeaders ? 'HMSG' : 'MSG'} ${subject} ${this.sid} `);
+      this.prefixSubject = subject;
+      this.prefixHeaders = withHeaders;
+    }
+    return this.prefix;
+  }
 }
