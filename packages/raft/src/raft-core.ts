@@ -204,8 +204,13 @@ export class RaftCore {
     if (!pr) return false;
     this.leadTransferee = to;
     this.electionElapsed = 0;
-    if (pr.match === this.log.lastIndex()) this.sendTimeoutNow(to);
-    else this.sendAppend(to, pr);
+    if (pr.match === this.log.lastIndex()) {
+      this.sendTimeoutNow(to);
+    } else if (pr.state !== ProgressState.Snapshot) {
+      // Restart from the known match so a lost append does not delay the hand-over.
+      pr.becomeProbe();
+      this.sendAppend(to, pr);
+    }
     return true;
   }
 
