@@ -6,3 +6,7 @@ export { RaftLog } from './raft-log.js';
 export { MembershipHistory, applyConfChange, encodeConfChange, decodeConfChange, quorumOf } from './membership.js';
 export { Progress, ProgressState } from './progress.js';
 export { simulate, replayCommand, type SimOptions, type SimResult } from './sim/simulation.js';
+export { MemoryLogStore, type RaftLogStore, type LogWrite, type PersistedState } from './log-store.js';
+export { InMemoryNetwork, type Transport, type MessageHandler } from './transport.js';
+export type { StateMachine } from './state-machine.js';
+export { RaftNode, NotLeaderError, realClock, type Clock, type RaftNodeOptions } from './raft-node.js';

@@ -1,0 +1,329 @@
+import type { RaftLogStore } from './log-store.js';
+import type { RaftOptions } from './options.js';
+import { RaftCore } from './raft-core.js';
+import { type RandomSource, SeededRandom } from './seeded-random.js';
+import type { StateMachine } from './state-machine.js';
+import type { Transport } from './transport.js';
+import { type ConfChange, type Entry, EntryType, NONE, type NodeId, type Ready, Role } from './types.js';
+
+export class NotLeaderError extends Error {
+  constructor(
+    readonly leader: NodeId,
+    reason = 'not leader',
+  ) {
+    super(leader !== NONE ? `${reason}; leader is ${leader}` : reason);
+    this.name = 'NotLeaderError';
+  }
+}
+
+/** Binds timers to the core; injectable so tests can drive time by hand. */
+export interface Clock {
+  every(intervalMs: number, fn: () => void): () => void;
+}
+
+export const realClock: Clock = {
+  every(intervalMs, fn) {
+    const timer = setInterval(fn, intervalMs);
+    timer.unref?.();
+    return () => clearInterval(timer);
+  },
+};
+
+export interface RaftNodeOptions {
+  group: string;
+  id: NodeId;
+  /** Founding voters (used only when the store holds nothing for this group); [] to join an existing group. */
+  peers: readonly NodeId[];
+  store: RaftLogStore;
+  transport: Transport;
+  stateMachine: StateMachine;
+  clock?: Clock;
+  tickMs?: number;
+  /** Take a snapshot (and compact the log) after this many applied entries. */
+  snapshotEveryEntries?: number;
+  /** Bound on proposals awaiting their commit. */
+  maxPendingProposals?: number;
+  random?: RandomSource;
+  raft?: Partial<Omit<RaftOptions, 'id' | 'group' | 'peers' | 'random' | 'hardState' | 'snapshot' | 'entries' | 'applied'>>;
+  onLeaderChange?: (leader: NodeId, term: number) => void;
+  onApplied?: (index: number) => void;
+  onError?: (error: unknown) => void;
+}
+
+interface PendingProposal {
+  term: number;
+  resolve: (value: { index: number; result: unknown }) => void;
+  reject: (error: Error) => void;
+}
+
+interface PendingRead {
+  resolve: () => void;
+  reject: (error: Error) => void;
+  index: number;
+}
+
+/**
+ * The driver: persists each Ready through the RaftLogStore (the leader sends its appends before its own write
+ * completes), sends messages through the Transport, applies committed entries to the StateMachine, ticks the
+ * core on a clock, and settles proposals and reads.
+ */
+export class RaftNode {
+  readonly core: RaftCore;
+  private readonly options: RaftNodeOptions;
+  private readonly proposals = new Map<number, PendingProposal>();
+  private readonly reads = new Map<number, PendingRead>();
+  private readonly waitingApply: PendingRead[] = [];
+  private nextReadId = 1;
+  private processing = false;
+  private scheduled = false;
+  private stopped = false;
+  private stopTicks: () => void = () => {};
+  private stopListening: () => void = () => {};
+  private reportedLeader: NodeId = NONE;
+  private reportedTerm = -1;
+  private lastSnapshotIndex: number;
+  private idle: Promise<void> = Promise.resolve();
+  private markIdle: () => void = () => {};
+  /** Store writes completed, for metrics. */
+  writes = 0;
+
+  private constructor(options: RaftNodeOptions, core: RaftCore) {
+    this.options = options;
+    this.core = core;
+    this.lastSnapshotIndex = core.log.snapshotIndex;
+  }
+
+  static async start(options: RaftNodeOptions): Promise<RaftNode> {
+    const persisted = await options.store.load(options.group);
+    if (persisted.snapshot) await options.stateMachine.restore(persisted.snapshot.data);
+    const core = new RaftCore({
+      ...options.raft,
+      id: options.id,
+      group: options.group,
+      peers: options.peers,
+      random: options.random ?? new SeededRandom((Date.now() ^ (options.id * 2654435761)) >>> 0),
+      hardState: persisted.hardState,
+      snapshot: persisted.snapshot,
+      entries: persisted.entries,
+    });
+    const node = new RaftNode(options, core);
+    node.stopListening = options.transport.listen(options.group, options.id, (m) => {
+      if (node.stopped) return;
+      node.core.step(m);
+      node.schedule();
+    });
+    node.stopTicks = (options.clock ?? realClock).every(options.tickMs ?? 100, () => node.tick());
+    node.schedule();
+    return node;
+  }
+
+  get id(): NodeId {
+    return this.options.id;
+  }
+
+  status(): { id: NodeId; role: Role; term: number; leader: NodeId; commit: number; applied: number; lastIndex: number } {
+    const c = this.core;
+    return { id: this.id, role: c.role, term: c.term, leader: c.leader, commit: c.log.committed, applied: c.log.applied, lastIndex: c.log.lastIndex() };
+  }
+
+  isLeader(): boolean {
+    return this.core.role === Role.Leader;
+  }
+
+  tick(): void {
+    if (this.stopped) return;
+    this.core.tick();
+    this.schedule();
+  }
+
+  /** Resolves with the state machine's result once the entry is applied here; rejects with NotLeaderError. */
+  propose(data: Uint8Array): Promise<{ index: number; result: unknown }> {
+    if (data.length === 0) return Promise.reject(new RangeError('empty proposals are reserved for leader no-ops'));
+    return this.track(() => this.core.propose(data));
+  }
+
+  /** Propose many entries at once (one append); resolves when all are applied. */
+  proposeBatch(items: readonly Uint8Array[]): Promise<{ index: number; result: unknown }[]> {
+    if (this.proposals.size + items.length > (this.options.maxPendingProposals ?? 1_000_000)) {
+      return Promise.reject(new Error('too many pending proposals'));
+    }
+    const result = this.core.proposeBatch(items);
+    if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
+    const first = result.index - items.length + 1;
+    const promises: Promise<{ index: number; result: unknown }>[] = [];
+    for (let index = first; index <= result.index; index++) {
+      promises.push(new Promise((resolve, reject) => this.proposals.set(index, { term: this.core.term, resolve, reject })));
+    }
+    this.schedule();
+    return Promise.all(promises);
+  }
+
+  changeMembership(change: ConfChange): Promise<{ index: number; result: unknown }> {
+    return this.track(() => this.core.proposeConfChange(change));
+  }
+
+  transferLeadership(to: NodeId): boolean {
+    const ok = this.core.transferLeadership(to);
+    this.schedule();
+    return ok;
+  }
+
+  /** Linearizable read barrier: resolves once this leader's state machine reflects every committed write. */
+  readBarrier(): Promise<void> {
+    const requestId = this.nextReadId++;
+    if (!this.core.readIndex(requestId)) return Promise.reject(new NotLeaderError(this.core.leader));
+    return new Promise((resolve, reject) => {
+      this.reads.set(requestId, { resolve, reject, index: 0 });
+      this.schedule();
+    });
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.stopTicks();
+    this.stopListening();
+    await this.idle;
+    const err = new Error('raft node stopped');
+    for (const p of this.proposals.values()) p.reject(err);
+    for (const r of this.reads.values()) r.reject(err);
+    for (const r of this.waitingApply) r.reject(err);
+    this.proposals.clear();
+    this.reads.clear();
+    this.waitingApply.length = 0;
+  }
+
+  private track(propose: () => ReturnType<RaftCore['propose']>): Promise<{ index: number; result: unknown }> {
+    if (this.proposals.size >= (this.options.maxPendingProposals ?? 1_000_000)) {
+      return Promise.reject(new Error('too many pending proposals'));
+    }
+    const result = propose();
+    if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
+    return new Promise((resolve, reject) => {
+      this.proposals.set(result.index, { term: this.core.term, resolve, reject });
+      this.schedule();
+    });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.processing || this.stopped) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.process();
+    });
+  }
+
+  private async process(): Promise<void> {
+    if (this.processing || this.stopped) return;
+    this.processing = true;
+    this.idle = new Promise((resolve) => (this.markIdle = resolve));
+    try {
+      // Bounded so one busy group cannot starve the event loop.
+      for (let round = 0; round < 64 && this.core.hasReady() && !this.stopped; round++) {
+        await this.handleReady(this.core.ready());
+      }
+      await this.maybeSnapshot();
+    } catch (error) {
+      this.stopped = true;
+      this.stopTicks();
+      this.stopListening();
+      this.options.onError?.(error);
+    } finally {
+      this.processing = false;
+      this.markIdle();
+      this.reportLeader();
+      if (!this.stopped && this.core.hasReady()) this.schedule();
+    }
+  }
+
+  private async handleReady(ready: Ready): Promise<void> {
+    const { transport, store, stateMachine, group } = this.options;
+    transport.send(ready.messages);
+    if (ready.snapshot || ready.entries.length > 0 || ready.hardState) {
+      await store.write({ group, snapshot: ready.snapshot, entries: ready.entries, hardState: ready.hardState, sync: ready.mustSync });
+      this.writes++;
+    }
+    transport.send(ready.messagesAfterPersist);
+    if (ready.snapshot) {
+      await stateMachine.restore(ready.snapshot.data);
+      this.lastSnapshotIndex = ready.snapshot.meta.index;
+      this.failProposalsUpTo(ready.snapshot.meta.index);
+    }
+    for (const entry of ready.committedEntries) this.applyEntry(entry);
+    this.core.advance(ready);
+    for (const rs of ready.readStates) {
+      const read = this.reads.get(rs.requestId);
+      if (!read) continue;
+      this.reads.delete(rs.requestId);
+      read.index = rs.index;
+      this.waitingApply.push(read);
+    }
+    this.settleReads();
+    const last = ready.committedEntries[ready.committedEntries.length - 1];
+    if (last) this.options.onApplied?.(last.index);
+    this.reportLeader();
+  }
+
+  private applyEntry(entry: Entry): void {
+    let result: unknown;
+    let failure: unknown;
+    if (entry.type === EntryType.Normal && entry.data.length > 0) {
+      try {
+        result = this.options.stateMachine.apply(entry);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    const pending = this.proposals.get(entry.index);
+    if (!pending) return;
+    this.proposals.delete(entry.index);
+    if (pending.term !== entry.term) pending.reject(new NotLeaderError(this.core.leader, 'proposal lost to a leader change'));
+    else if (failure !== undefined) pending.reject(failure instanceof Error ? failure : new Error(String(failure)));
+    else pending.resolve({ index: entry.index, result });
+  }
+
+  private failProposalsUpTo(index: number): void {
+    for (const [i, p] of this.proposals) {
+      if (i > index) continue;
+      this.proposals.delete(i);
+      p.reject(new NotLeaderError(this.core.leader, 'outcome unknown: replaced by a snapshot'));
+    }
+  }
+
+  private settleReads(): void {
+    const applied = this.core.log.applied;
+    for (let i = this.waitingApply.length - 1; i >= 0; i--) {
+      const read = this.waitingApply[i]!;
+      if (read.index <= applied) {
+        this.waitingApply.splice(i, 1);
+        read.resolve();
+      }
+    }
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    const every = this.options.snapshotEveryEntries ?? 10_000;
+    const applied = this.core.log.applied;
+    if (applied - this.lastSnapshotIndex < every || this.core.hasReady() || applied <= this.core.log.snapshotIndex) return;
+    const data = await this.options.stateMachine.snapshot();
+    if (this.core.log.applied !== applied || applied <= this.core.log.snapshotIndex) return;
+    const snap = this.core.compact(applied, data);
+    this.lastSnapshotIndex = applied;
+    await this.options.store.compact(this.options.group, snap);
+  }
+
+  private reportLeader(): void {
+    const { leader, term, role } = this.core;
+    if (leader === this.reportedLeader && term === this.reportedTerm) return;
+    this.reportedLeader = leader;
+    this.reportedTerm = term;
+    if (role !== Role.Leader) {
+      // Reads confirmed only by a leader are void once it is no longer leader.
+      const err = new NotLeaderError(leader, 'leadership changed');
+      for (const r of this.reads.values()) r.reject(err);
+      this.reads.clear();
+    }
+    this.options.onLeaderChange?.(leader, term);
+  }
+}

@@ -1,0 +1,144 @@
+import { type Entry, InMemoryNetwork, MemoryLogStore, NotLeaderError, RaftNode, type StateMachine } from '@flotilla/raft';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+class ListMachine implements StateMachine {
+  values: string[] = [];
+  apply(entry: Entry): unknown {
+    this.values.push(dec.decode(entry.data));
+    return this.values.length;
+  }
+  snapshot(): Uint8Array {
+    return enc.encode(JSON.stringify(this.values));
+  }
+  restore(data: Uint8Array): void {
+    this.values = JSON.parse(dec.decode(data)) as string[];
+  }
+}
+
+const running: RaftNode[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((n) => n.stop()));
+});
+
+async function startNode(
+  id: number,
+  peers: number[],
+  net: InMemoryNetwork,
+  store: MemoryLogStore,
+  sm: ListMachine,
+  extra: { snapshotEveryEntries?: number; leaders?: number[] } = {},
+): Promise<RaftNode> {
+  const node = await RaftNode.start({
+    group: 'g1',
+    id,
+    peers,
+    store,
+    transport: net.transport(),
+    stateMachine: sm,
+    tickMs: 5,
+    snapshotEveryEntries: extra.snapshotEveryEntries ?? 10_000,
+    raft: { electionTicks: 10 },
+    onLeaderChange: (leader) => extra.leaders?.push(leader),
+  });
+  running.push(node);
+  return node;
+}
+
+async function until<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+  const start = Date.now();
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() - start > timeoutMs) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+async function cluster(ids: number[], opts: { snapshotEveryEntries?: number } = {}) {
+  const net = new InMemoryNetwork();
+  const stores = new Map(ids.map((id) => [id, new MemoryLogStore()]));
+  const machines = new Map(ids.map((id) => [id, new ListMachine()]));
+  const leaders: number[] = [];
+  const nodes = new Map<number, RaftNode>();
+  for (const id of ids) nodes.set(id, await startNode(id, ids, net, stores.get(id)!, machines.get(id)!, { ...opts, leaders }));
+  const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
+  return { net, stores, machines, nodes, leader, leaders };
+}
+
+describe('RaftNode', () => {
+  it('elects a leader, commits proposals, applies them everywhere and returns results', async () => {
+    const c = await cluster([1, 2, 3]);
+    const results = await Promise.all(['a', 'b', 'c'].map((v) => c.leader.propose(enc.encode(v))));
+    expect(results.map((r) => r.result)).toEqual([1, 2, 3]);
+    await until(() => [...c.machines.values()].every((m) => m.values.length === 3));
+    for (const m of c.machines.values()) expect(m.values).toEqual(['a', 'b', 'c']);
+    expect(c.leaders).toContain(c.leader.id);
+  });
+
+  it('answers a proposal on a follower with the known leader', async () => {
+    const c = await cluster([1, 2, 3]);
+    const follower = [...c.nodes.values()].find((n) => !n.isLeader())!;
+    await until(() => follower.status().leader === c.leader.id);
+    const err = await follower.propose(enc.encode('x')).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(NotLeaderError);
+    expect((err as NotLeaderError).leader).toBe(c.leader.id);
+  });
+
+  it('batches proposals into one append and persists once per Ready', async () => {
+    const c = await cluster([1, 2, 3]);
+    const before = c.leader.writes;
+    const items = Array.from({ length: 500 }, (_, i) => enc.encode(`v${i}`));
+    const results = await c.leader.proposeBatch(items);
+    expect(results).toHaveLength(500);
+    expect(c.leader.writes - before).toBeLessThan(20);
+  });
+
+  it('elects a new leader after the leader is isolated and keeps committed data', async () => {
+    const c = await cluster([1, 2, 3]);
+    await c.leader.propose(enc.encode('before'));
+    const old = c.leader.id;
+    c.net.isolate(old, [1, 2, 3]);
+    const next = await until(() => [...c.nodes.values()].find((n) => n.isLeader() && n.id !== old));
+    await next.propose(enc.encode('after'));
+    c.net.heal();
+    await until(() => c.machines.get(old)!.values.includes('after'));
+    expect(c.machines.get(old)!.values).toEqual(['before', 'after']);
+  });
+
+  it('restarts from its store and catches up through a snapshot', async () => {
+    const c = await cluster([1, 2, 3], { snapshotEveryEntries: 20 });
+    const victim = [...c.nodes.values()].find((n) => !n.isLeader())!;
+    await victim.stop();
+    for (let i = 0; i < 60; i++) await c.leader.propose(enc.encode(`v${i}`));
+    expect(c.leader.core.log.snapshotIndex).toBeGreaterThan(0);
+    const sm = new ListMachine();
+    const restarted = await startNode(victim.id, [1, 2, 3], c.net, c.stores.get(victim.id)!, sm);
+    await until(() => sm.values.length === 60);
+    expect(sm.values).toEqual(Array.from({ length: 60 }, (_, i) => `v${i}`));
+    expect(restarted.core.log.snapshotIndex).toBeGreaterThan(0);
+  });
+
+  it('serves a linearizable read barrier on the leader only', async () => {
+    const c = await cluster([1, 2, 3]);
+    await c.leader.propose(enc.encode('x'));
+    await c.leader.readBarrier();
+    const follower = [...c.nodes.values()].find((n) => !n.isLeader())!;
+    await expect(follower.readBarrier()).rejects.toBeInstanceOf(NotLeaderError);
+  });
+
+  it('adds a fourth node as learner, promotes it and hands leadership over', async () => {
+    const c = await cluster([1, 2, 3]);
+    await c.leader.propose(enc.encode('x'));
+    const sm = new ListMachine();
+    const joiner = await startNode(4, [], c.net, new MemoryLogStore(), sm);
+    await c.leader.changeMembership({ type: 'addLearner', nodeId: 4 });
+    await until(() => c.leader.core.config().voters.includes(4));
+    await until(() => sm.values.includes('x'));
+    await until(() => joiner.core.log.lastIndex() === c.leader.core.log.lastIndex());
+    expect(c.leader.transferLeadership(4)).toBe(true);
+    await until(() => joiner.isLeader());
+  });
+});
