@@ -11,6 +11,7 @@ export default defineConfig({
       '@flotilla/protocol': pkg('protocol'),
       '@flotilla/raft': pkg('raft'),
       '@flotilla/store': pkg('store'),
+      '@flotilla/jetstream': pkg('jetstream'),
     },
   },
   test: {

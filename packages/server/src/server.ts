@@ -4,9 +4,11 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
+import { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
 import { ClientAuth } from './client-auth.js';
 import { ClientConnection } from './client-connection.js';
+import { InternalBus } from './internal-bus.js';
 import type { ClientHost } from './client-host.js';
 import { MessageRouter } from './message-router.js';
 import { MonitoringServer } from './monitoring.js';
@@ -45,6 +47,8 @@ export class FlotillaServer implements ClientHost {
   private nextCid = 1;
   private readonly listener: NetServer;
   private monitoring: MonitoringServer | null = null;
+  /** JetStream on this node, when enabled (`-js` / `jetstream {}`). */
+  jetstream: JetStreamService | null = null;
   private portsFile: PortsFile | null = null;
   private dirty: ClientConnection[] = [];
   private flushScheduled = false;
@@ -71,7 +75,24 @@ export class FlotillaServer implements ClientHost {
 
   async start(): Promise<void> {
     const o = this.options;
-    if (o.jetstream.enabled && o.jetstream.storeDir) mkdirSync(o.jetstream.storeDir, { recursive: true });
+    if (o.jetstream.enabled) {
+      mkdirSync(o.jetstream.storeDir, { recursive: true });
+      const js = new JetStreamService(
+        new InternalBus(this.router),
+        {
+          storeDir: o.jetstream.storeDir,
+          maxMemoryStoreBytes: o.jetstream.maxMemoryStoreBytes,
+          maxFileStoreBytes: o.jetstream.maxFileStoreBytes,
+          ...(o.jetstream.domain ? { domain: o.jetstream.domain } : {}),
+          serverName: this.serverName,
+          serverId: this.serverId,
+        },
+        this.log.child({ component: 'jetstream' }),
+      );
+      await js.start();
+      this.jetstream = js;
+      this.log.info({ storeDir: o.jetstream.storeDir }, 'jetstream started');
+    }
     await new Promise<void>((resolve, reject) => {
       this.listener.once('error', reject);
       this.listener.listen({ host: o.host, port: o.port < 0 ? 0 : o.port }, () => {
@@ -104,6 +125,7 @@ export class FlotillaServer implements ClientHost {
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     await this.monitoring?.stop();
+    await this.jetstream?.stop();
     this.portsFile?.remove();
     await closed;
   }
@@ -175,7 +197,7 @@ export class FlotillaServer implements ClientHost {
     conn.start(encodeInfo(this.infoFor(conn)));
   }
 
-  /** INFO as nats-server sends it; `jetstream` becomes true once the JetStream API is served. */
+  /** INFO as nats-server sends it. */
   private infoFor(conn: ClientConnection): Record<string, unknown> {
     const o = this.options;
     const info: Record<string, unknown> = {
@@ -188,7 +210,7 @@ export class FlotillaServer implements ClientHost {
       port: this.clientPort,
       headers: true,
       max_payload: o.maxPayloadBytes,
-      jetstream: false,
+      jetstream: this.jetstream !== null,
       client_id: conn.cid,
       client_ip: conn.remoteIp.replace(/^::ffff:/, ''),
     };

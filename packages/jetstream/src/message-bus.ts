@@ -1,0 +1,30 @@
+// How JetStream talks NATS without knowing sockets: the server implements this on its core router.
+// Handlers run synchronously inside the publish that matched them; a handler that needs the message
+// after it returns may keep the Buffers (they are never reused) but must not mutate them.
+
+export interface BusMessage {
+  readonly subject: string;
+  readonly reply: string | null;
+  /** The raw header block (`NATS/1.0…\r\n\r\n`), or null when the message has none. */
+  readonly header: Buffer | null;
+  readonly data: Buffer;
+}
+
+export type BusHandler = (msg: BusMessage) => void;
+
+export interface MessageBus {
+  /** Subscribes internally; returns the function that unsubscribes. */
+  subscribe(subject: string, handler: BusHandler, queue?: string): () => void;
+  /** Publishes as the server itself (no echo suppression, no no-responders status). */
+  publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
+  /** True when some subscription (client or internal) matches `subject`. */
+  hasInterest(subject: string): boolean;
+}
+
+/** pino-compatible structural logger, so this package does not depend on pino. */
+export interface JetStreamLogger {
+  debug(obj: object, msg?: string): void;
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}

@@ -1,0 +1,49 @@
+// StreamConfig as JSON on the wire (snake_case, durations in ns as numbers), per
+// ../shared/docs/reference/jetstream-api.md §4. Shared by the stream and consumer code.
+
+export type RetentionPolicy = 'limits' | 'interest' | 'workqueue';
+export type DiscardPolicy = 'old' | 'new';
+export type StorageType = 'file' | 'memory';
+
+export interface StreamSourceConfig {
+  name: string;
+  opt_start_seq?: number;
+  opt_start_time?: string;
+  filter_subject?: string;
+  external?: { api: string; deliver?: string };
+}
+
+export interface StreamConfig {
+  name: string;
+  description?: string;
+  subjects: string[];
+  retention: RetentionPolicy;
+  max_consumers: number;
+  max_msgs: number;
+  max_bytes: number;
+  /** ns; 0 = unlimited */
+  max_age: number;
+  max_msgs_per_subject: number;
+  max_msg_size: number;
+  discard: DiscardPolicy;
+  discard_new_per_subject?: boolean;
+  storage: StorageType;
+  num_replicas: number;
+  no_ack?: boolean;
+  /** ns */
+  duplicate_window: number;
+  placement?: { cluster?: string; tags?: string[] };
+  mirror?: StreamSourceConfig;
+  sources?: StreamSourceConfig[];
+  sealed: boolean;
+  deny_delete: boolean;
+  deny_purge: boolean;
+  allow_rollup_hdrs: boolean;
+  allow_direct: boolean;
+  mirror_direct: boolean;
+  republish?: { src: string; dest: string; headers_only?: boolean };
+  compression?: 'none' | 's2';
+  first_seq?: number;
+  metadata?: Record<string, string>;
+  consumer_limits?: { inactive_threshold?: number; max_ack_pending?: number };
+}
