@@ -3,16 +3,18 @@
  * contents. Entries whose content is not yet written (or awaits a rewrite) are pinned in memory.
  */
 import type { Block } from './block.js';
+import type { FrameLocation } from './segment-log.js';
 
 export interface BlockEntry {
-  key: Buffer;
   first: number;
   last: number;
   /** Live messages in the block; 0 = delete it at the next flush. */
   live: number;
   block: Block | null;
   loading: Promise<Block> | null;
+  /** Handed to the segment log (its location is known once the append returns). */
   written: boolean;
+  loc: FrameLocation | null;
   dead: boolean;
   /** Removed since the last flush; those >= the floor become tombstones. */
   removed: number[];
@@ -22,17 +24,8 @@ export interface BlockEntry {
   rewrite: boolean;
 }
 
-export const BLOCK_PREFIX = 0x03;
-
-export function blockKey(first: number): Buffer {
-  const k = Buffer.allocUnsafe(9);
-  k[0] = BLOCK_PREFIX;
-  k.writeBigUInt64BE(BigInt(first), 1);
-  return k;
-}
-
-export function newEntry(first: number, last: number, written: boolean, block: Block | null): BlockEntry {
-  return { key: blockKey(first), first, last, live: 0, block, loading: null, written, dead: false, removed: [], tombs: [], rewrite: false };
+export function newEntry(first: number, last: number, loc: FrameLocation | null, block: Block | null): BlockEntry {
+  return { first, last, live: 0, block, loading: null, written: loc !== null, loc, dead: false, removed: [], tombs: [], rewrite: false };
 }
 
 export class BlockTable {
@@ -114,7 +107,7 @@ export class BlockTable {
     if (this.cachedBytes <= this.cacheBytes) return;
     for (const old of this.cache) {
       if (this.cachedBytes <= this.cacheBytes) break;
-      if (old === e || !old.written || old.rewrite) continue;
+      if (old === e || old.loc === null || old.rewrite) continue;
       this.uncache(old);
       old.block = null;
     }

@@ -3,7 +3,7 @@
  * sequence, with an offset table to find one record inside it. Built in memory during an event-loop
  * tick, then written whole (one put per block instead of one per message).
  */
-import { RECORD_OVERHEAD, RecordCursor, writeRecord } from './record-codec.js';
+import { RECORD_OVERHEAD, RecordCursor, viewOf, writeRecord } from './record-codec.js';
 
 const INITIAL_BYTES = 4096;
 const INITIAL_SLOTS = 64;
@@ -15,12 +15,14 @@ export class Block {
   end = 0;
   last: number;
   count = 0;
+  private view: DataView;
 
   constructor(
     readonly first: number,
     public buf: Buffer,
     offsets?: Int32Array,
   ) {
+    this.view = viewOf(buf);
     this.last = first - 1;
     this.offsets = offsets ?? new Int32Array(INITIAL_SLOTS).fill(-1);
   }
@@ -30,14 +32,14 @@ export class Block {
   }
 
   /** Appends a record (seq > last). */
-  add(seq: number, ts: bigint, subject: string, subjectBytes: number, header: Uint8Array, data: Uint8Array): void {
-    const need = this.end + RECORD_OVERHEAD + subjectBytes + header.length + data.length;
+  add(seq: number, ts: bigint, subject: Uint8Array, header: Uint8Array, data: Uint8Array): void {
+    const need = this.end + RECORD_OVERHEAD + subject.length + header.length + data.length;
     if (need > this.buf.length) {
       let cap = this.buf.length * 2;
       while (cap < need) cap *= 2;
       const grown = Buffer.allocUnsafe(cap);
       this.buf.copy(grown, 0, 0, this.end);
-      this.buf = grown;
+      this.setBuffer(grown);
     }
     const slot = seq - this.first;
     if (slot >= this.offsets.length) {
@@ -48,9 +50,14 @@ export class Block {
       this.offsets = grown;
     }
     this.offsets[slot] = this.end;
-    this.end = writeRecord(this.buf, this.end, seq, ts, subject, subjectBytes, header, data);
+    this.end = writeRecord(this.view, this.buf, this.end, seq, ts, subject, header, data);
     this.last = seq;
     this.count++;
+  }
+
+  setBuffer(buf: Buffer): void {
+    this.buf = buf;
+    this.view = viewOf(buf);
   }
 
   /** The exact bytes to store. */

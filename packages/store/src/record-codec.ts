@@ -9,29 +9,34 @@ export function recordLength(subjectBytes: number, headerLen: number, dataLen: n
   return RECORD_OVERHEAD + subjectBytes + headerLen + dataLen;
 }
 
-/** Writes one record at `off`; returns the offset after it. */
+/** Writes one record at `off` (through a DataView: several times faster than Buffer's writers). */
 export function writeRecord(
-  buf: Buffer,
+  view: DataView,
+  buf: Uint8Array,
   off: number,
   seq: number,
   ts: bigint,
-  subject: string,
-  subjectBytes: number,
+  subject: Uint8Array,
   header: Uint8Array,
   data: Uint8Array,
 ): number {
-  buf.writeUInt32BE(Math.floor(seq / TWO_32), off);
-  buf.writeUInt32BE(seq >>> 0, off + 4);
-  buf.writeBigInt64BE(ts, off + 8);
-  buf.writeUInt16BE(subjectBytes, off + 16);
-  buf.writeUInt32BE(header.length, off + 18);
-  buf.writeUInt32BE(data.length, off + 22);
+  view.setUint32(off, Math.floor(seq / TWO_32));
+  view.setUint32(off + 4, seq >>> 0);
+  view.setBigInt64(off + 8, ts);
+  view.setUint16(off + 16, subject.length);
+  view.setUint32(off + 18, header.length);
+  view.setUint32(off + 22, data.length);
   let p = off + RECORD_OVERHEAD;
-  p += buf.write(subject, p, subjectBytes, 'utf8');
-  buf.set(header, p);
+  buf.set(subject, p);
+  p += subject.length;
+  if (header.length > 0) buf.set(header, p);
   p += header.length;
   buf.set(data, p);
   return p + data.length;
+}
+
+export function viewOf(buf: Uint8Array): DataView {
+  return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /** Cursor over records in a buffer; fields describe the record at `offset` after `readAt`. */
@@ -45,24 +50,28 @@ export class RecordCursor {
   dataLen = 0;
   end = 0;
 
-  constructor(readonly buf: Buffer) {}
+  private readonly view: DataView;
+
+  constructor(readonly buf: Buffer) {
+    this.view = viewOf(buf);
+  }
 
   readAt(off: number): void {
-    const b = this.buf;
-    if (off + RECORD_OVERHEAD > b.length) throw new RangeError(`record header past end at ${off}`);
-    this.seq = b.readUInt32BE(off) * TWO_32 + b.readUInt32BE(off + 4);
-    this.subjectLen = b.readUInt16BE(off + 16);
-    this.headerLen = b.readUInt32BE(off + 18);
-    this.dataLen = b.readUInt32BE(off + 22);
+    const v = this.view;
+    if (off + RECORD_OVERHEAD > this.buf.length) throw new RangeError(`record header past end at ${off}`);
+    this.seq = v.getUint32(off) * TWO_32 + v.getUint32(off + 4);
+    this.subjectLen = v.getUint16(off + 16);
+    this.headerLen = v.getUint32(off + 18);
+    this.dataLen = v.getUint32(off + 22);
     this.subjectStart = off + RECORD_OVERHEAD;
     this.headerStart = this.subjectStart + this.subjectLen;
     this.dataStart = this.headerStart + this.headerLen;
     this.end = this.dataStart + this.dataLen;
-    if (this.end > b.length) throw new RangeError(`record body past end at ${off}`);
+    if (this.end > this.buf.length) throw new RangeError(`record body past end at ${off}`);
   }
 
   ts(off: number): bigint {
-    return this.buf.readBigInt64BE(off + 8);
+    return this.view.getBigInt64(off + 8);
   }
 
   subject(): string {

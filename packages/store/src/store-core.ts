@@ -5,7 +5,7 @@
  */
 import { wallClockNs, type ClockNs } from './clock.js';
 import type { MessageStore } from './message-store.js';
-import { RecordCursor, recordLength, writeRecord } from './record-codec.js';
+import { RecordCursor, recordLength, viewOf, writeRecord } from './record-codec.js';
 import { SeqIndex } from './seq-index.js';
 import {
   FRAME_END,
@@ -92,6 +92,8 @@ export abstract class StoreCore implements MessageStore {
   protected abstract forgetAll(): void;
   /** first/last sequence changed without a record changing (skip, compact past the end). */
   protected abstract sequencesMoved(): void;
+  /** A removal the caller asked for (not a limit): it must be as durable as an append. */
+  protected explicitRemoval(): void {}
   /** Reads live messages, in the order given. */
   protected abstract readRecords(seqs: readonly number[]): Promise<StoredMessage[]>;
   /** Resolves when every change so far is durable. */
@@ -224,6 +226,7 @@ export abstract class StoreCore implements MessageStore {
     this.lastSeq += count;
     if (this.msgs === 0) this.firstSeq = this.lastSeq + 1;
     this.sequencesMoved();
+    this.explicitRemoval();
     await this.durable();
   }
 
@@ -314,6 +317,7 @@ export abstract class StoreCore implements MessageStore {
     this.assertOpen();
     if (!this.index.isLive(seq)) return false;
     this.removeSeq(seq, opts?.erase ?? true);
+    this.explicitRemoval();
     await this.durable();
     return true;
   }
@@ -352,6 +356,7 @@ export abstract class StoreCore implements MessageStore {
       }
     }
     for (const s of toRemove) this.removeSeq(s, false);
+    this.explicitRemoval();
     await this.durable();
     return toRemove.length;
   }
@@ -359,6 +364,7 @@ export abstract class StoreCore implements MessageStore {
   private async purgeAll(): Promise<number> {
     const purged = this.msgs;
     this.dropEverything(this.lastSeq + 1);
+    this.explicitRemoval();
     await this.durable();
     return purged;
   }
@@ -382,6 +388,7 @@ export abstract class StoreCore implements MessageStore {
       const purged = this.msgs;
       this.dropEverything(seq);
       this.sequencesMoved();
+      this.explicitRemoval();
       await this.durable();
       return purged;
     }
@@ -391,6 +398,7 @@ export abstract class StoreCore implements MessageStore {
       purged++;
     }
     this.armAgeTimer();
+    this.explicitRemoval();
     await this.durable();
     return purged;
   }
@@ -609,9 +617,9 @@ export abstract class StoreCore implements MessageStore {
   protected encodeLive(seq: number, header: Uint8Array, data: Uint8Array): Buffer {
     const i = this.index.slot(seq);
     const id = this.index.subj[i];
-    const subjectBytes = this.subjects.byteLen[id];
-    const buf = Buffer.allocUnsafe(recordLength(subjectBytes, header.length, data.length));
-    writeRecord(buf, 0, seq, this.index.ts[i], this.subjects.names[id], subjectBytes, header, data);
+    const subject = this.subjects.bytes[id];
+    const buf = Buffer.allocUnsafe(recordLength(subject.length, header.length, data.length));
+    writeRecord(viewOf(buf), buf, 0, seq, this.index.ts[i], subject, header, data);
     return buf;
   }
 
@@ -675,6 +683,7 @@ export abstract class StoreCore implements MessageStore {
     }
     this.lastTs = lastTs;
     this.sequencesMoved();
+    this.explicitRemoval();
     this.expireAged();
     this.armAgeTimer();
     await this.durable();

@@ -6,6 +6,8 @@ export class SubjectTable {
   private readonly ids = new Map<string, number>();
   names: string[] = [''];
   byteLen: number[] = [0];
+  /** UTF-8 bytes of each subject, encoded once. */
+  bytes: Buffer[] = [Buffer.alloc(0)];
   count: number[] = [0];
   first: number[] = [0];
   last: number[] = [0];
@@ -25,7 +27,8 @@ export class SubjectTable {
     if (found !== undefined) return found;
     const id = this.free.pop() ?? this.names.length;
     this.names[id] = subject;
-    this.byteLen[id] = Buffer.byteLength(subject);
+    this.bytes[id] = Buffer.from(subject);
+    this.byteLen[id] = this.bytes[id].length;
     this.count[id] = 0;
     this.first[id] = 0;
     this.last[id] = 0;
@@ -43,6 +46,7 @@ export class SubjectTable {
     this.ids.clear();
     this.names = [''];
     this.byteLen = [0];
+    this.bytes = [Buffer.alloc(0)];
     this.count = [0];
     this.first = [0];
     this.last = [0];
