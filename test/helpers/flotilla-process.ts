@@ -1,12 +1,18 @@
 // Starts the real `flotilla` binary as a child process on free ports and finds them through the ports
 // file, exactly as a user's harness for nats-server would.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const FLOTILLA_BIN = fileURLToPath(new URL('../../bin/flotilla.js', import.meta.url));
+
+/**
+ * `E2E_SERVER=nats-server` runs the same end-to-end tests against a real nats-server on PATH (the flags
+ * are the same), to check that a test's expectations are nats-server's behaviour. Default: flotilla.
+ */
+const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 
 export interface FlotillaProcess {
   proc: ChildProcess;
@@ -33,8 +39,10 @@ export interface StartOptions {
 export async function startFlotilla(opts: StartOptions = {}): Promise<FlotillaProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-e2e-'));
   const portsDir = opts.portsDir ?? join(dir, 'ports');
+  mkdirSync(portsDir, { recursive: true }); // nats-server does not create it
   const args = opts.rawArgs ?? ['-a', '127.0.0.1', '-p', '-1', '-m', '-1', '--ports_file_dir', portsDir, ...(opts.args ?? [])];
-  const proc = spawn(process.execPath, [FLOTILLA_BIN, ...args], {
+  const [cmd, cmdArgs] = AGAINST_NATS_SERVER ? ['nats-server', args] : [process.execPath, [FLOTILLA_BIN, ...args]];
+  const proc = spawn(cmd, cmdArgs, {
     cwd: dir,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
