@@ -1,6 +1,6 @@
 // Server PINGs, stale-connection close, slow-consumer protection and graceful shutdown.
 import { describe, it, expect, afterAll } from 'vitest';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from 'nats';
@@ -78,5 +78,48 @@ describe('keep-alive and protection', () => {
       expect(s.output()).toContain('shutting down');
       await s.stop();
     }
+  });
+});
+
+describe('limits and logging', () => {
+  it('refuses connections beyond max_connections with INFO then the -ERR', async () => {
+    const s = await serverWithConf('max_connections: 2\n');
+    const a = await connect({ servers: s.url, reconnect: false });
+    const b = await connect({ servers: s.url, reconnect: false });
+    const third = await RawClient.connect(s.port); // INFO arrives first, as from nats-server
+    await third.waitClosed();
+    expect(third.received).toMatch(/^INFO \{.*\} \r\n-ERR 'maximum connections exceeded'\r\n$/);
+    const err = await connect({ servers: s.url, reconnect: false }).catch((e: Error) => e);
+    expect(String(err)).toMatch(/maximum connections exceeded/i);
+    await a.close();
+    await b.close();
+  });
+
+  it('-DV logs protocol ops at trace level and -l writes the log to a file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flotilla-log-'));
+    const logFile = join(dir, 'flotilla.log');
+    const s = await startFlotilla({ args: ['-DV', '-l', logFile] });
+    servers.push(s);
+    const nc = await connect({ servers: s.url, reconnect: false });
+    nc.subscribe('traced.subject');
+    await nc.flush();
+    await nc.close();
+    await s.stop();
+    const lines = readFileSync(logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l['op'] === 'SUB' && l['subject'] === 'traced.subject' && l['level'] === 10)).toBe(true);
+    expect(lines.some((l) => l['msg'] === 'client connection created' && l['level'] === 20)).toBe(true);
+  });
+
+  it('logs at info by default: no debug or trace lines', async () => {
+    const s = await startFlotilla();
+    servers.push(s);
+    const nc = await connect({ servers: s.url, reconnect: false });
+    nc.subscribe('quiet.subject');
+    await nc.flush();
+    await nc.close();
+    await s.stop();
+    const lines = s.output().trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Record<string, number>);
+    expect(lines.length).toBeGreaterThan(2);
+    expect(lines.every((l) => l['level']! >= 30)).toBe(true);
   });
 });

@@ -189,3 +189,25 @@ describe('core pub/sub with the nats client', () => {
     expect(theirs.sort()).toEqual(['from-other', 'from-quiet']);
   });
 });
+
+describe('CONNECT options through the nats client', () => {
+  it('verbose: the server acknowledges ops and delivery still works', async () => {
+    const nc = await client({ verbose: true });
+    const sub = nc.subscribe('verbose.x', { max: 2 });
+    nc.publish('verbose.x', 'a');
+    nc.publish('verbose.x', 'b');
+    expect((await collect(sub, 2)).map(text)).toEqual(['a', 'b']);
+    expect(nc.isClosed()).toBe(false);
+  });
+
+  it('pedantic: a wildcard publish subject is refused, the connection stays usable', async () => {
+    const nc = await client({ pedantic: true });
+    const sub = nc.subscribe('ped.>', { max: 1 });
+    nc.publish('ped.*', 'wild');
+    nc.publish('ped.ok', 'literal');
+    const msgs = await collect(sub, 1);
+    // Outside pedantic mode 'ped.*' would reach 'ped.>' (routed literally); here it is refused.
+    expect(msgs.map((m) => m.subject)).toEqual(['ped.ok']);
+    expect(nc.isClosed()).toBe(false);
+  });
+});

@@ -181,7 +181,11 @@ export class FlotillaServer implements ClientHost {
       return;
     }
     if (this.clients.size >= this.options.maxConnections) {
+      // nats-server still speaks first: INFO, then the -ERR, then the close.
+      socket.on('error', () => undefined);
+      socket.write(encodeInfo(this.infoFor(conn)));
       socket.end(encodeErr(ERR_MAX_CONNECTIONS));
+      this.log.info({ cid, max: this.options.maxConnections }, 'maximum connections exceeded');
       return;
     }
     this.clients.set(cid, conn);
