@@ -159,6 +159,30 @@ describe('wire format', () => {
     expect(good.received).toBe('MSG ok 1 2\r\nok\r\nPONG\r\n');
   });
 
+  it('survives 100 connections of seeded random garbage: each ends closed, the server keeps serving', async () => {
+    let state = 0x9e3779b9;
+    const rand = (): number => {
+      state ^= state << 13;
+      state ^= state >>> 17;
+      state ^= state << 5;
+      return (state >>> 0) / 4294967296;
+    };
+    const prefixes = ['', 'PUB a 3\r\n', 'SUB x 1\r\n', 'HPUB a 5 9\r\n', 'CONNECT {}\r\n'];
+    for (let i = 0; i < 100; i++) {
+      const c = await RawClient.connect(server.port);
+      const garbage = Buffer.alloc(1 + Math.floor(rand() * 300));
+      for (let j = 0; j < garbage.length; j++) garbage[j] = Math.floor(rand() * 256);
+      // A trailing unknown op guarantees the input is invalid even when the random bytes were not.
+      c.send(Buffer.concat([Buffer.from(prefixes[i % prefixes.length]!), garbage, Buffer.from('\r\nXXX\r\n')]));
+      await c.waitClosed(5_000);
+      c.close();
+    }
+    const good = await raw();
+    good.send('SUB alive 1\r\nPUB alive 3\r\nyes\r\n');
+    await good.flush();
+    expect(good.received).toBe('MSG alive 1 3\r\nyes\r\nPONG\r\n');
+  });
+
   it('accepts arguments separated by runs of spaces and tabs, and bare LF line ends', async () => {
     const c = await raw();
     c.send('SUB  tabs\t 5\nPUB\ttabs  3\nabc\r\n');
