@@ -12,6 +12,7 @@ export default defineConfig({
       '@flotilla/raft': pkg('raft'),
       '@flotilla/store': pkg('store'),
       '@flotilla/jetstream': pkg('jetstream'),
+      '@flotilla/cluster': pkg('cluster'),
     },
   },
   test: {
