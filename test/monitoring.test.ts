@@ -72,3 +72,35 @@ describe('monitoring', () => {
     expect(res.status).toBe(404);
   });
 });
+
+describe('/metrics', () => {
+  const scrape = async (): Promise<Map<string, number>> => {
+    const res = await fetch(`http://127.0.0.1:${server.httpPort}/metrics`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    const values = new Map<string, number>();
+    for (const line of (await res.text()).split('\n')) {
+      if (line.startsWith('#') || line.trim() === '') continue;
+      const m = /^([a-z_:]+)(\{[^}]*\})?\s+(\S+)$/.exec(line);
+      if (m) values.set(m[1]!, Number(m[3]));
+    }
+    return values;
+  };
+
+  it('counts connections, messages and bytes as Prometheus counters', async () => {
+    const before = await scrape();
+    const nc2 = await connect({ servers: server.url, reconnect: false });
+    nc2.subscribe('metrics.x');
+    for (let i = 0; i < 25; i++) nc2.publish('metrics.x', '12345678');
+    await nc2.flush();
+    const after = await scrape();
+    expect(after.get('flotilla_client_connections')).toBe(before.get('flotilla_client_connections')! + 1);
+    expect(after.get('flotilla_client_connections_total')! - before.get('flotilla_client_connections_total')!).toBe(1);
+    expect(after.get('flotilla_messages_received_total')! - before.get('flotilla_messages_received_total')!).toBe(25);
+    expect(after.get('flotilla_messages_sent_total')! - before.get('flotilla_messages_sent_total')!).toBe(25);
+    expect(after.get('flotilla_received_bytes_total')! - before.get('flotilla_received_bytes_total')!).toBe(200);
+    expect(after.get('flotilla_process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
+    expect(after.get('flotilla_subscriptions')).toBeGreaterThanOrEqual(1);
+    await nc2.close();
+  });
+});

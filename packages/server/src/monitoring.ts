@@ -2,7 +2,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
+import type { Registry } from 'prom-client';
 import type { FlotillaServer } from './server.js';
+import { createMetricsRegistry } from './metrics.js';
 import type { ClientConnection } from './client-connection.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
 
@@ -14,9 +16,11 @@ export class MonitoringServer {
   private lastCpu = process.cpuUsage();
   private lastCpuAtMs = Date.now();
   private cpuPercent = 0;
+  private readonly metrics: Registry;
 
   constructor(private readonly server: FlotillaServer) {
     this.http = createServer((req, res) => this.handle(req, res));
+    this.metrics = createMetricsRegistry(server);
   }
 
   get port(): number {
@@ -44,8 +48,20 @@ export class MonitoringServer {
     let body: unknown;
     switch (url.pathname.replace(/\/+$/, '') || '/') {
       case '/':
-        body = { endpoints: ['/healthz', '/varz', '/connz'] };
+        body = { endpoints: ['/healthz', '/varz', '/connz', '/metrics'] };
         break;
+      case '/metrics':
+        void this.metrics.metrics().then(
+          (text) => {
+            res.writeHead(200, { 'content-type': this.metrics.contentType });
+            res.end(text);
+          },
+          (err: Error) => {
+            res.writeHead(500, { 'content-type': 'text/plain' });
+            res.end(`metrics failed: ${err.message}\n`);
+          },
+        );
+        return;
       case '/healthz':
         body = { status: 'ok' };
         break;

@@ -1,0 +1,46 @@
+// Prometheus metrics for /metrics. Values are read from the server's counters at scrape time (collect
+// callbacks), so the per-message path pays nothing for them. Labels: none per connection or subject, so
+// cardinality stays bounded by design.
+import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import type { FlotillaServer } from './server.js';
+
+export function createMetricsRegistry(server: FlotillaServer): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ server_name: server.serverName });
+  collectDefaultMetrics({ register: registry, prefix: 'flotilla_' });
+  const stats = server.router.stats;
+
+  // Monotonic counters that already live in the server: expose their current totals at scrape time.
+  const counter = (name: string, help: string, read: () => number): void => {
+    new Counter({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.reset();
+        this.inc(read());
+      },
+    });
+  };
+  const gauge = (name: string, help: string, read: () => number): void => {
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read());
+      },
+    });
+  };
+
+  gauge('flotilla_client_connections', 'Client connections currently open.', () => server.clients.size);
+  counter('flotilla_client_connections_total', 'Client connections accepted since start.', () => server.totalConnections);
+  counter('flotilla_slow_consumers_total', 'Connections closed for exceeding max_pending.', () => server.slowConsumers);
+  gauge('flotilla_subscriptions', 'Subscriptions in the routing table (client and internal).', () => server.router.sublist.count);
+  counter('flotilla_messages_received_total', 'Messages published into this server.', () => stats.inMsgs);
+  counter('flotilla_messages_sent_total', 'Messages delivered to subscriptions.', () => stats.outMsgs);
+  counter('flotilla_received_bytes_total', 'Payload bytes (headers included) published into this server.', () => stats.inBytes);
+  counter('flotilla_sent_bytes_total', 'Payload bytes (headers included) delivered to subscriptions.', () => stats.outBytes);
+  gauge('flotilla_uptime_seconds', 'Seconds since the server started.', () => (Date.now() - server.startMs) / 1000);
+  return registry;
+}
