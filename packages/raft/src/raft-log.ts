@@ -84,7 +84,21 @@ export class RaftLog {
    */
   appendAfter(entries: readonly Entry[]): number {
     let truncatedFrom = 0;
-    for (const e of entries) {
+    let start = 0;
+    // Skip entries we already hold (duplicates and reordered older appends): the common case is a pure append.
+    while (start < entries.length) {
+      const e = entries[start]!;
+      if (e.index <= this.snapshotIndex || (e.index <= this.lastIndex() && this.term(e.index) === e.term)) start++;
+      else break;
+    }
+    const firstNew = entries[start];
+    if (firstNew && firstNew.index === this.lastIndex() + 1) {
+      for (let i = start; i < entries.length; i++) this.entries.push(entries[i]!);
+      this.unstableFrom = Math.min(this.unstableFrom, firstNew.index);
+      return 0;
+    }
+    for (let i = start; i < entries.length; i++) {
+      const e = entries[i]!;
       if (e.index <= this.snapshotIndex) continue;
       const existing = this.term(e.index);
       if (existing === e.term) continue;

@@ -50,9 +50,16 @@ export interface RaftNodeOptions {
   onError?: (error: unknown) => void;
 }
 
-interface PendingProposal {
+/** Proposals appended together: settled when the last one applies (log matching vouches for the rest). */
+interface PendingBatch {
+  first: number;
+  last: number;
   term: number;
-  resolve: (value: { index: number; result: unknown }) => void;
+  results: unknown[];
+  failure: unknown;
+  /** Part of the batch was replaced by a snapshot: outcome unknown. */
+  broken: boolean;
+  resolve: (results: unknown[]) => void;
   reject: (error: Error) => void;
 }
 
@@ -70,7 +77,9 @@ interface PendingRead {
 export class RaftNode {
   readonly core: RaftCore;
   private readonly options: RaftNodeOptions;
-  private readonly proposals = new Map<number, PendingProposal>();
+  /** Pending proposal batches in log order (the leader appends in index order). */
+  private proposals: PendingBatch[] = [];
+  private pendingProposalCount = 0;
   private readonly reads = new Map<number, PendingRead>();
   private readonly waitingApply: PendingRead[] = [];
   private nextReadId = 1;
@@ -137,29 +146,21 @@ export class RaftNode {
   }
 
   /** Resolves with the state machine's result once the entry is applied here; rejects with NotLeaderError. */
-  propose(data: Uint8Array): Promise<{ index: number; result: unknown }> {
-    if (data.length === 0) return Promise.reject(new RangeError('empty proposals are reserved for leader no-ops'));
-    return this.track(() => this.core.propose(data));
+  async propose(data: Uint8Array): Promise<{ index: number; result: unknown }> {
+    if (data.length === 0) throw new RangeError('empty proposals are reserved for leader no-ops');
+    const { first, results } = await this.track(1, () => this.core.propose(data));
+    return { index: first, result: results[0] };
   }
 
-  /** Propose many entries at once (one append); resolves when all are applied. */
-  proposeBatch(items: readonly Uint8Array[]): Promise<{ index: number; result: unknown }[]> {
-    if (this.proposals.size + items.length > (this.options.maxPendingProposals ?? 1_000_000)) {
-      return Promise.reject(new Error('too many pending proposals'));
-    }
-    const result = this.core.proposeBatch(items);
-    if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
-    const first = result.index - items.length + 1;
-    const promises: Promise<{ index: number; result: unknown }>[] = [];
-    for (let index = first; index <= result.index; index++) {
-      promises.push(new Promise((resolve, reject) => this.proposals.set(index, { term: this.core.term, resolve, reject })));
-    }
-    this.schedule();
-    return Promise.all(promises);
+  /** Propose many entries as one append; resolves with their results (in order) once all are applied here. */
+  async proposeBatch(items: readonly Uint8Array[]): Promise<{ first: number; results: unknown[] }> {
+    if (items.some((d) => d.length === 0)) throw new RangeError('empty proposals are reserved for leader no-ops');
+    return this.track(items.length, () => this.core.proposeBatch(items));
   }
 
-  changeMembership(change: ConfChange): Promise<{ index: number; result: unknown }> {
-    return this.track(() => this.core.proposeConfChange(change));
+  async changeMembership(change: ConfChange): Promise<{ index: number }> {
+    const { first } = await this.track(1, () => this.core.proposeConfChange(change));
+    return { index: first };
   }
 
   transferLeadership(to: NodeId): boolean {
@@ -185,22 +186,35 @@ export class RaftNode {
     this.stopListening();
     await this.idle;
     const err = new Error('raft node stopped');
-    for (const p of this.proposals.values()) p.reject(err);
+    for (const p of this.proposals) p.reject(err);
     for (const r of this.reads.values()) r.reject(err);
     for (const r of this.waitingApply) r.reject(err);
-    this.proposals.clear();
+    this.proposals = [];
+    this.pendingProposalCount = 0;
     this.reads.clear();
     this.waitingApply.length = 0;
   }
 
-  private track(propose: () => ReturnType<RaftCore['propose']>): Promise<{ index: number; result: unknown }> {
-    if (this.proposals.size >= (this.options.maxPendingProposals ?? 1_000_000)) {
+  private track(count: number, propose: () => ReturnType<RaftCore['propose']>): Promise<{ first: number; results: unknown[] }> {
+    if (this.stopped) return Promise.reject(new Error('raft node stopped'));
+    if (this.pendingProposalCount + count > (this.options.maxPendingProposals ?? 1_000_000)) {
       return Promise.reject(new Error('too many pending proposals'));
     }
     const result = propose();
     if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
+    const first = result.index - count + 1;
     return new Promise((resolve, reject) => {
-      this.proposals.set(result.index, { term: this.core.term, resolve, reject });
+      this.proposals.push({
+        first,
+        last: result.index,
+        term: this.core.term,
+        results: [],
+        failure: undefined,
+        broken: false,
+        resolve: (results) => resolve({ first, results }),
+        reject,
+      });
+      this.pendingProposalCount += count;
       this.schedule();
     });
   }
@@ -272,22 +286,37 @@ export class RaftNode {
       try {
         result = this.options.stateMachine.apply(entry);
       } catch (error) {
-        failure = error;
+        failure = error ?? new Error('apply failed');
       }
     }
-    const pending = this.proposals.get(entry.index);
-    if (!pending) return;
-    this.proposals.delete(entry.index);
-    if (pending.term !== entry.term) pending.reject(new NotLeaderError(this.core.leader, 'proposal lost to a leader change'));
-    else if (failure !== undefined) pending.reject(failure instanceof Error ? failure : new Error(String(failure)));
-    else pending.resolve({ index: entry.index, result });
+    const index = entry.index;
+    // Batches entirely below this index can no longer complete in order (log replaced): settle them.
+    while (this.proposals.length > 0 && this.proposals[0]!.last < index) this.settleBatch(this.proposals.shift()!, false);
+    const batch = this.proposals[0];
+    if (!batch || batch.first > index) return;
+    batch.results.push(result);
+    if (failure !== undefined && batch.failure === undefined) batch.failure = failure;
+    if (index === batch.last) this.settleBatch(this.proposals.shift()!, batch.term === entry.term);
+  }
+
+  private settleBatch(batch: PendingBatch, committedAsProposed: boolean): void {
+    this.pendingProposalCount -= batch.last - batch.first + 1;
+    if (!committedAsProposed || batch.broken) batch.reject(new NotLeaderError(this.core.leader, 'proposal lost to a leader change'));
+    else if (batch.failure !== undefined) batch.reject(batch.failure instanceof Error ? batch.failure : new Error(String(batch.failure)));
+    else batch.resolve(batch.results);
   }
 
   private failProposalsUpTo(index: number): void {
-    for (const [i, p] of this.proposals) {
-      if (i > index) continue;
-      this.proposals.delete(i);
-      p.reject(new NotLeaderError(this.core.leader, 'outcome unknown: replaced by a snapshot'));
+    while (this.proposals.length > 0 && this.proposals[0]!.first <= index) {
+      const batch = this.proposals[0]!;
+      if (batch.last <= index) {
+        this.proposals.shift();
+        batch.broken = true;
+        this.settleBatch(batch, false);
+      } else {
+        batch.broken = true;
+        return;
+      }
     }
   }
 

@@ -91,8 +91,10 @@ describe('RaftNode', () => {
     const c = await cluster([1, 2, 3]);
     const before = c.leader.writes;
     const items = Array.from({ length: 500 }, (_, i) => enc.encode(`v${i}`));
-    const results = await c.leader.proposeBatch(items);
+    const { first, results } = await c.leader.proposeBatch(items);
     expect(results).toHaveLength(500);
+    expect(results[499]).toBe((results[0] as number) + 499);
+    expect(c.leader.core.log.entry(first + 499)?.data).toEqual(items[499]);
     expect(c.leader.writes - before).toBeLessThan(20);
   });
 

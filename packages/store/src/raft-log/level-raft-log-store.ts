@@ -31,6 +31,8 @@ interface BlockSpan {
 export interface LevelRaftLogStoreOptions {
   /** Directory of the LevelDB database (created if missing). */
   dir: string;
+  /** LevelDB memtable size (default 64 MiB). */
+  writeBufferBytes?: number;
 }
 
 export interface RaftLogStoreStats {
@@ -58,7 +60,13 @@ export class LevelRaftLogStore implements RaftLogStore {
   private constructor(private readonly db: DB) {}
 
   static async open(options: LevelRaftLogStoreOptions): Promise<LevelRaftLogStore> {
-    const db = new Level<Buffer, Buffer>(options.dir, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    const db = new Level<Buffer, Buffer>(options.dir, {
+      keyEncoding: 'buffer',
+      valueEncoding: 'buffer',
+      // Log blocks are large, short-lived values: a big memtable avoids constant L0 flushes and stalls.
+      writeBufferSize: options.writeBufferBytes ?? 64 * 1024 * 1024,
+      compression: false,
+    });
     await db.open();
     return new LevelRaftLogStore(db);
   }
