@@ -1,6 +1,20 @@
 // JetStream on this node: owns the streams, serves `$JS.API.>`, and persists the catalogue under storeDir.
-// (Skeleton by the lead; the streams engineer owns and grows this file.)
+import { randomBytes } from 'node:crypto';
+import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flotilla/store';
+import type { ApiError } from './api/api-error.js';
+import { JsErrors } from './api/api-errors.js';
+import { directGet } from './api/direct-get.js';
+import { StreamApi } from './api/stream-api.js';
+import { formatTimeNs, nowNs } from './api/time-format.js';
+import { loadStreams, messagesDir, removeStream, saveStream, streamDir } from './catalogue/stream-catalogue.js';
+import { ConsumerService } from './consumer/consumer-service.js';
+import type { JetStreamContext } from './jetstream-context.js';
 import type { MessageBus, BusMessage, JetStreamLogger } from './message-bus.js';
+import { checkStreamUpdate, sameStreamConfig } from './stream/stream-config.js';
+import type { StreamConfig } from './stream/stream-config-types.js';
+import type { StreamHandle } from './stream/stream-handle.js';
+import { anySubjectsCollide } from './stream/subjects-collide.js';
+import { Stream, storeLimitsOf, type StreamHost } from './stream/stream.js';
 
 export interface JetStreamServiceOptions {
   storeDir: string;
@@ -12,27 +26,304 @@ export interface JetStreamServiceOptions {
   /** Server's name and id for advisories and info responses. */
   serverName: string;
   serverId: string;
+  /** File stores: `always` (default) fsyncs before an ack; `{intervalMs}` syncs periodically. */
+  fileSync?: SyncPolicy;
 }
 
-export class JetStreamService {
-  private unsubscribeApi: (() => void) | null = null;
+/** Stream create/update/delete wait in one queue; beyond this many the request is refused. */
+const MAX_PENDING_MUTATIONS = 4096;
+
+export class JetStreamService implements JetStreamContext, StreamHost {
+  readonly consumers: ConsumerService;
+  private readonly table = new Map<string, Stream>();
+  private readonly api: StreamApi;
+  private unsubscribeApi: Array<() => void> = [];
+  private mutations: Promise<unknown> = Promise.resolve();
+  private pendingMutations = 0;
+  private apiTotal = 0;
+  private apiErrors = 0;
 
   constructor(
     readonly bus: MessageBus,
     readonly options: JetStreamServiceOptions,
     readonly log: JetStreamLogger,
-  ) {}
+  ) {
+    this.consumers = new ConsumerService(this);
+    this.api = new StreamApi(this);
+  }
 
+  get domain(): string | undefined {
+    return this.options.domain || undefined;
+  }
+
+  /** Loads every persisted stream, then starts serving the API. */
   async start(): Promise<void> {
-    this.unsubscribeApi = this.bus.subscribe('$JS.API.>', (msg) => this.onApiRequest(msg));
+    const records = await loadStreams(this.options.storeDir, (obj, msg) => this.log.warn(obj, msg));
+    for (const rec of records) {
+      try {
+        const store = await this.openStore(rec.config, rec.dir);
+        const stream = new Stream(this, rec.config, rec.created, rec.dir, store);
+        await stream.start();
+        this.table.set(rec.config.name, stream);
+        await this.consumers.streamAdded(stream);
+      } catch (err) {
+        this.log.error({ stream: rec.config.name, err: String(err) }, 'stream could not be loaded');
+      }
+    }
+    this.log.info({ streams: this.table.size }, 'streams loaded');
+    const handler = (msg: BusMessage): void => this.onApiRequest(msg);
+    this.unsubscribeApi.push(this.bus.subscribe('$JS.API.>', handler));
+    if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(`$JS.${this.domain}.API.>`, handler));
   }
 
   async stop(): Promise<void> {
-    this.unsubscribeApi?.();
-    this.unsubscribeApi = null;
+    for (const u of this.unsubscribeApi.splice(0)) u();
+    await this.mutations.catch(() => undefined);
+    for (const s of this.table.values()) s.stop();
+    await this.consumers.stop();
+    for (const s of this.table.values()) {
+      await s.store.flush().catch(() => undefined);
+      await s.store.close().catch(() => undefined);
+    }
+    this.table.clear();
   }
 
-  private onApiRequest(_msg: BusMessage): void {
-    // Unknown API subjects get no reply at all, as nats-server does.
+  // ---- JetStreamContext -------------------------------------------------------------------------
+
+  stream(name: string): StreamHandle | undefined {
+    return this.table.get(name);
+  }
+
+  streamByName(name: string): Stream | undefined {
+    return this.table.get(name);
+  }
+
+  streams(): Iterable<StreamHandle> {
+    return this.table.values();
+  }
+
+  respond(reply: string | null, type: string, body: object): void {
+    if (reply === null) return;
+    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, ...body })));
+  }
+
+  respondError(reply: string | null, type: string, error: ApiError, extra?: object): void {
+    this.apiErrors++;
+    if (reply === null) return;
+    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, error: error.toJSON(), ...extra })));
+  }
+
+  advisory(subject: string, body: object): void {
+    if (!this.bus.hasInterest(subject)) return;
+    this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
+  }
+
+  // ---- StreamHost ---------------------------------------------------------------------------------
+
+  streamPurged(stream: Stream): void {
+    this.consumers.streamPurged(stream);
+  }
+
+  // ---- API dispatch -------------------------------------------------------------------------------
+
+  private onApiRequest(msg: BusMessage): void {
+    const all = msg.subject.split('.');
+    // `$JS.API.…` or `$JS.<domain>.API.…`
+    const tokens = all[1] === 'API' ? all.slice(2) : all.slice(3);
+    if (tokens.length === 0) return;
+    this.apiTotal++;
+    const served = this.dispatch(tokens, msg);
+    if (!served) this.apiTotal--; // unknown subjects get no reply and are not counted
+  }
+
+  private dispatch(t: string[], msg: BusMessage): boolean {
+    const api = this.api;
+    const n = t.length;
+    switch (t[0]) {
+      case 'INFO':
+        if (n !== 1) return false;
+        void api.accountInfo(msg);
+        return true;
+      case 'CONSUMER':
+        return this.consumers.handleApi(t, msg);
+      case 'DIRECT': {
+        if (n < 3 || t[1] !== 'GET') return false;
+        const stream = this.table.get(t[2]!);
+        if (stream === undefined || !stream.config.allow_direct) return false;
+        directGet(this.bus, stream, t, msg).catch((err: unknown) =>
+          this.log.warn({ err: String(err), stream: stream.name }, 'direct get failed'),
+        );
+        return true;
+      }
+      case 'STREAM':
+        break;
+      default:
+        return false;
+    }
+    const op = t[1];
+    if (n === 2) {
+      if (op === 'NAMES') void api.names(msg);
+      else if (op === 'LIST') void api.list(msg);
+      else return false;
+      return true;
+    }
+    if (n === 3) {
+      const name = t[2]!;
+      switch (op) {
+        case 'CREATE':
+          void api.create(name, msg);
+          return true;
+        case 'UPDATE':
+          void api.update(name, msg);
+          return true;
+        case 'DELETE':
+          void api.delete(name, msg);
+          return true;
+        case 'INFO':
+          void api.streamInfo(name, msg);
+          return true;
+        case 'PURGE':
+          void api.purge(name, msg);
+          return true;
+        default:
+          return false;
+      }
+    }
+    if (n === 4 && op === 'MSG') {
+      if (t[2] === 'GET') void api.msgGet(t[3]!, msg);
+      else if (t[2] === 'DELETE') void api.msgDelete(t[3]!, msg);
+      else return false;
+      return true;
+    }
+    if (n === 4 && op === 'LEADER' && t[2] === 'STEPDOWN') {
+      void api.leaderStepdown(msg);
+      return true;
+    }
+    return false;
+  }
+
+  accountInfo(): object {
+    let memory = 0;
+    let storage = 0;
+    let consumers = 0;
+    for (const s of this.table.values()) {
+      const bytes = s.store.state().bytes;
+      if (s.config.storage === 'memory') memory += bytes;
+      else storage += bytes;
+      consumers += this.consumers.consumerCount(s.name);
+    }
+    return {
+      memory,
+      storage,
+      reserved_memory: 0,
+      reserved_storage: 0,
+      streams: this.table.size,
+      consumers,
+      limits: {
+        max_memory: -1,
+        max_storage: -1,
+        max_streams: -1,
+        max_consumers: -1,
+        max_ack_pending: -1,
+        memory_max_stream_bytes: -1,
+        storage_max_stream_bytes: -1,
+        max_bytes_required: false,
+      },
+      ...(this.domain ? { domain: this.domain } : {}),
+      api: { total: this.apiTotal, errors: this.apiErrors },
+    };
+  }
+
+  // ---- stream lifecycle (serialised) ---------------------------------------------------------------
+
+  /** Runs stream create/update/delete one at a time, so checks and changes do not interleave. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.pendingMutations >= MAX_PENDING_MUTATIONS) return Promise.reject(JsErrors.insufficientResources());
+    this.pendingMutations++;
+    const run = this.mutations.then(fn, fn);
+    this.mutations = run.catch(() => undefined).finally(() => this.pendingMutations--);
+    return run;
+  }
+
+  private overlapsOthers(cfg: StreamConfig): boolean {
+    for (const s of this.table.values()) {
+      if (s.name !== cfg.name && anySubjectsCollide(cfg.subjects, s.config.subjects)) return true;
+    }
+    return false;
+  }
+
+  private async openStore(cfg: StreamConfig, dir: string): Promise<MessageStore> {
+    const limits = storeLimitsOf(cfg);
+    if (cfg.storage === 'memory') return new MemoryStore({ limits });
+    return FileStore.open({ dir: messagesDir(dir), limits, sync: this.options.fileSync ?? 'always' });
+  }
+
+  /** Creates the stream, or returns the existing one when its config is identical (10058 otherwise). */
+  createStream(cfg: StreamConfig): Promise<Stream> {
+    return this.serial(async () => {
+      const existing = this.table.get(cfg.name);
+      if (existing !== undefined) {
+        if (sameStreamConfig(existing.config, cfg)) return existing;
+        throw JsErrors.streamNameInUse();
+      }
+      if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
+      const dir = streamDir(this.options.storeDir, cfg.name);
+      // A directory left by an interrupted delete must not leak old messages into the new stream.
+      await removeStream(dir);
+      const store = await this.openStore(cfg, dir);
+      if (cfg.first_seq !== undefined && cfg.first_seq > 1) await store.skipMsgs(1, cfg.first_seq - 1);
+      const created = formatTimeNs(nowNs());
+      try {
+        await saveStream(dir, { config: cfg, created });
+      } catch (err) {
+        await store.close().catch(() => undefined);
+        throw err;
+      }
+      const stream = new Stream(this, cfg, created, dir, store);
+      await stream.start();
+      this.table.set(cfg.name, stream);
+      await this.consumers.streamAdded(stream);
+      this.streamAdvisory('CREATED', cfg.name, 'create');
+      return stream;
+    });
+  }
+
+  updateStream(requested: StreamConfig): Promise<Stream> {
+    return this.serial(async () => {
+      const stream = this.table.get(requested.name);
+      if (stream === undefined) throw JsErrors.streamNotFound();
+      const next = checkStreamUpdate(stream.config, requested);
+      if (next.num_replicas > 1) throw JsErrors.replicasNotSupported();
+      if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
+      await saveStream(stream.dir, { config: next, created: stream.created });
+      await stream.updateConfig(next);
+      this.consumers.streamUpdated(stream);
+      this.streamAdvisory('UPDATED', next.name, 'modify');
+      return stream;
+    });
+  }
+
+  deleteStream(name: string): Promise<void> {
+    return this.serial(async () => {
+      const stream = this.table.get(name);
+      if (stream === undefined) throw JsErrors.streamNotFound();
+      stream.stop();
+      this.table.delete(name);
+      await this.consumers.streamRemoved(stream);
+      await stream.store.close().catch(() => undefined);
+      await removeStream(stream.dir);
+      this.streamAdvisory('DELETED', name, 'delete');
+    });
+  }
+
+  private streamAdvisory(kind: 'CREATED' | 'UPDATED' | 'DELETED', name: string, action: string): void {
+    this.advisory(`$JS.EVENT.ADVISORY.STREAM.${kind}.${name}`, {
+      type: 'io.nats.jetstream.advisory.v1.stream_action',
+      id: randomBytes(11).toString('hex'),
+      timestamp: formatTimeNs(nowNs()),
+      stream: name,
+      action,
+      ...(this.domain ? { domain: this.domain } : {}),
+    });
   }
 }

@@ -1,0 +1,33 @@
+// Every JetStream API error this package sends, with nats-server's code, err_code and description
+// (reference jetstream-api.md §3). One table, so a description is never spelled twice.
+import { ApiError } from './api-error.js';
+
+export const JsErrors = {
+  badRequest: () => new ApiError(400, 10003, 'bad request'),
+  insufficientResources: () => new ApiError(503, 10023, 'insufficient resources'),
+  invalidJson: () => new ApiError(400, 10025, 'invalid JSON'),
+  noMessageFound: () => new ApiError(404, 10037, 'no message found'),
+  notEnabledForAccount: () => new ApiError(503, 10039, 'JetStream not enabled for account'),
+  clusteringRequired: () => new ApiError(503, 10010, 'JetStream clustering support required'),
+  /** 10052: the reason is the description, e.g. `maximum replicas is 5`. */
+  streamInvalidConfig: (reason: string) => new ApiError(500, 10052, reason),
+  messageSizeExceeds: () => new ApiError(400, 10054, 'message size exceeds maximum allowed'),
+  streamNameMismatch: () => new ApiError(400, 10056, 'stream name in subject does not match request'),
+  /** 10057: `no message found`, or `message delete not permitted` with deny_delete. */
+  streamMsgDeleteFailed: (reason: string) => new ApiError(500, 10057, reason),
+  streamNameInUse: () => new ApiError(400, 10058, 'stream name already in use with a different configuration'),
+  streamNotFound: () => new ApiError(404, 10059, 'stream not found'),
+  expectedStreamMismatch: () => new ApiError(400, 10060, 'expected stream does not match'),
+  subjectsOverlap: () => new ApiError(400, 10065, 'subjects overlap with an existing stream'),
+  wrongLastMsgId: (actual: string) => new ApiError(400, 10070, `wrong last msg ID: ${actual}`),
+  wrongLastSequence: (actual: number) => new ApiError(400, 10071, `wrong last sequence: ${actual}`),
+  replicasNotSupported: () => new ApiError(500, 10074, 'replicas > 1 not supported in non-clustered mode'),
+  /** 10077: the store's text, e.g. `maximum messages exceeded`. */
+  storeFailed: (text: string) => new ApiError(503, 10077, text),
+  headersTooLarge: () => new ApiError(400, 10097, 'header size exceeds maximum allowed of 64k'),
+  streamSealed: () => new ApiError(400, 10109, 'invalid operation on sealed stream'),
+  /** 10110: `stream purge not permitted` with deny_purge. */
+  streamPurgeFailed: (reason: string) => new ApiError(500, 10110, reason),
+  rollupNotPermitted: () => new ApiError(500, 10111, 'rollup not permitted'),
+  nameHasPathSeparators: () => new ApiError(400, 10128, 'stream name can not contain path separators'),
+} as const;

@@ -1,0 +1,50 @@
+// Request bodies of the JetStream API: empty is allowed (undefined), anything else must be JSON.
+import { JsErrors } from './api-errors.js';
+
+/** Decoded JSON body, or undefined when the body is empty / whitespace. Throws 10025 on bad JSON. */
+export function parseRequestBody(data: Uint8Array): unknown {
+  if (data.length === 0) return undefined;
+  const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
+  if (text.trim().length === 0) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw JsErrors.invalidJson();
+  }
+}
+
+/** Reads optional typed fields of a request object; a wrong type is "invalid JSON" (Go's decoder). */
+export class RequestFields {
+  private readonly o: Record<string, unknown>;
+
+  constructor(body: unknown) {
+    if (body === undefined || body === null) {
+      this.o = {};
+    } else if (typeof body === 'object' && !Array.isArray(body)) {
+      this.o = body as Record<string, unknown>;
+    } else {
+      throw JsErrors.invalidJson();
+    }
+  }
+
+  int(key: string): number | undefined {
+    const v = this.o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw JsErrors.invalidJson();
+    return v;
+  }
+
+  string(key: string): string | undefined {
+    const v = this.o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'string') throw JsErrors.invalidJson();
+    return v;
+  }
+
+  bool(key: string): boolean | undefined {
+    const v = this.o[key];
+    if (v === undefined || v === null) return undefined;
+    if (typeof v !== 'boolean') throw JsErrors.invalidJson();
+    return v;
+  }
+}

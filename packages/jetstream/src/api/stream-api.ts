@@ -1,0 +1,212 @@
+// `$JS.API.INFO` and `$JS.API.STREAM.*`: request parsing, error order and response shapes as
+// nats-server 2.9/2.10 (reference §2-§7). Stream state changes go through the service.
+import type { BusMessage } from '../message-bus.js';
+import type { JetStreamService } from '../jetstream-service.js';
+import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
+import { subjectsCollide } from '../stream/subjects-collide.js';
+import type { Stream } from '../stream/stream.js';
+import { ApiError } from './api-error.js';
+import { JsErrors } from './api-errors.js';
+import { RequestFields, parseRequestBody } from './request-body.js';
+import { storedMessageJson, streamInfo, streamState, subjectsPage, SUBJECTS_PAGE_LIMIT } from './stream-info.js';
+
+const T = 'io.nats.jetstream.api.v1.';
+export const ResponseType = {
+  accountInfo: `${T}account_info_response`,
+  streamCreate: `${T}stream_create_response`,
+  streamUpdate: `${T}stream_update_response`,
+  streamDelete: `${T}stream_delete_response`,
+  streamInfo: `${T}stream_info_response`,
+  streamNames: `${T}stream_names_response`,
+  streamList: `${T}stream_list_response`,
+  streamPurge: `${T}stream_purge_response`,
+  msgGet: `${T}stream_msg_get_response`,
+  msgDelete: `${T}stream_msg_delete_response`,
+  streamStepdown: `${T}stream_leader_stepdown_response`,
+} as const;
+
+const NAMES_PAGE_LIMIT = 1024;
+const LIST_PAGE_LIMIT = 256;
+const NO_PAGE = { total: 0, offset: 0, limit: 0 };
+
+/** Extra fields nats-server keeps in an error response of each type (non-omitempty fields). */
+const ERROR_EXTRA: Record<string, object> = {
+  [ResponseType.streamInfo]: NO_PAGE,
+  [ResponseType.streamNames]: NO_PAGE,
+  [ResponseType.streamList]: { ...NO_PAGE, streams: [] },
+  [ResponseType.streamPurge]: { purged: 0 },
+};
+
+export class StreamApi {
+  constructor(private readonly js: JetStreamService) {}
+
+  /** Runs a handler, turning its ApiError into the typed error response. */
+  async run(type: string, reply: string | null, fn: () => Promise<object> | object): Promise<void> {
+    try {
+      const body = await fn();
+      this.js.respond(reply, type, body);
+    } catch (err) {
+      const apiErr =
+        err instanceof ApiError ? err : new ApiError(500, 10049, err instanceof Error ? err.message : String(err));
+      if (!(err instanceof ApiError)) this.js.log.error({ err: String(err), type }, 'jetstream api request failed');
+      this.js.respondError(reply, type, apiErr, ERROR_EXTRA[type]);
+    }
+  }
+
+  private mustStream(name: string): Stream {
+    const s = this.js.streamByName(name);
+    if (s === undefined) throw JsErrors.streamNotFound();
+    return s;
+  }
+
+  private info(stream: Stream): object {
+    const state = streamState(stream, { consumerCount: this.js.consumers.consumerCount(stream.name) });
+    return streamInfo(stream, state, this.js.options.domain);
+  }
+
+  accountInfo(msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.accountInfo, msg.reply, () => this.js.accountInfo());
+  }
+
+  create(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamCreate, msg.reply, async () => {
+      const body = parseRequestBody(msg.data);
+      if (body === undefined) throw JsErrors.invalidJson();
+      const req = parseStreamConfigRequest(body);
+      if (req.name !== name) throw JsErrors.streamNameMismatch();
+      if (/[\\/]/.test(name)) throw JsErrors.nameHasPathSeparators();
+      checkCreateRequest(req);
+      const cfg = normaliseStreamConfig(req);
+      if (cfg.num_replicas > 1) throw JsErrors.replicasNotSupported();
+      const stream = await this.js.createStream(cfg);
+      return { ...this.info(stream), did_create: true };
+    });
+  }
+
+  update(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamUpdate, msg.reply, async () => {
+      const body = parseRequestBody(msg.data);
+      if (body === undefined) throw JsErrors.invalidJson();
+      const cfg = normaliseStreamConfig(parseStreamConfigRequest(body));
+      if (cfg.name !== name) throw JsErrors.streamNameMismatch();
+      const stream = await this.js.updateStream(cfg);
+      return this.info(stream);
+    });
+  }
+
+  delete(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamDelete, msg.reply, async () => {
+      await this.js.deleteStream(name);
+      return { success: true };
+    });
+  }
+
+  streamInfo(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamInfo, msg.reply, () => {
+      const f = new RequestFields(parseRequestBody(msg.data));
+      const subjectsFilter = f.string('subjects_filter');
+      const deletedDetails = f.bool('deleted_details') === true;
+      const offset = f.int('offset') ?? 0;
+      const stream = this.mustStream(name);
+      const state = streamState(stream, { deletedDetails, consumerCount: this.js.consumers.consumerCount(name) });
+      let page = NO_PAGE;
+      if (subjectsFilter !== undefined && subjectsFilter !== '') {
+        const { total, subjects } = subjectsPage(stream, subjectsFilter, offset);
+        if (total > 0) state.subjects = subjects;
+        page = { total, offset, limit: SUBJECTS_PAGE_LIMIT };
+      }
+      return { ...page, ...streamInfo(stream, state, this.js.options.domain) };
+    });
+  }
+
+  /** Streams whose subjects overlap `subject` (all when empty), sorted by name. */
+  private filtered(subject: string | undefined): Stream[] {
+    const all = [...this.js.streams()] as Stream[];
+    const out = subject ? all.filter((s) => s.config.subjects.some((x) => subjectsCollide(subject, x))) : all;
+    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  names(msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamNames, msg.reply, () => {
+      const f = new RequestFields(parseRequestBody(msg.data));
+      const matched = this.filtered(f.string('subject'));
+      const offset = Math.min(f.int('offset') ?? 0, matched.length);
+      const streams = matched.slice(offset, offset + NAMES_PAGE_LIMIT).map((s) => s.name);
+      return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams };
+    });
+  }
+
+  list(msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamList, msg.reply, () => {
+      const f = new RequestFields(parseRequestBody(msg.data));
+      const matched = this.filtered(f.string('subject'));
+      const offset = Math.min(f.int('offset') ?? 0, matched.length);
+      const streams = matched.slice(offset, offset + LIST_PAGE_LIMIT).map((s) => this.info(s));
+      return { total: matched.length, offset, limit: LIST_PAGE_LIMIT, streams };
+    });
+  }
+
+  purge(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamPurge, msg.reply, async () => {
+      const stream = this.mustStream(name);
+      if (stream.config.sealed) throw JsErrors.streamSealed();
+      if (stream.config.deny_purge) throw JsErrors.streamPurgeFailed('stream purge not permitted');
+      const f = new RequestFields(parseRequestBody(msg.data));
+      const filter = f.string('filter');
+      const seq = f.int('seq');
+      const keep = f.int('keep');
+      if (seq !== undefined && seq > 0 && keep !== undefined && keep > 0) throw JsErrors.badRequest();
+      const entry: { op: 'purge'; filter?: string; seq?: number; keep?: number } = { op: 'purge' };
+      if (filter !== undefined) entry.filter = filter;
+      if (seq !== undefined) entry.seq = seq;
+      if (keep !== undefined) entry.keep = keep;
+      const purged = (await stream.propose(entry)) as number;
+      return { success: true, purged };
+    });
+  }
+
+  msgGet(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.msgGet, msg.reply, async () => {
+      const body = parseRequestBody(msg.data);
+      if (body === undefined) throw JsErrors.badRequest();
+      const f = new RequestFields(body);
+      const seq = f.int('seq') ?? 0;
+      const last = f.string('last_by_subj') ?? '';
+      const next = f.string('next_by_subj') ?? '';
+      const stream = this.mustStream(name);
+      if ((seq > 0 && last !== '') || (seq === 0 && last === '' && next === '') || (next !== '' && last !== '')) {
+        throw JsErrors.badRequest();
+      }
+      const found =
+        last !== ''
+          ? await stream.store.lastBySubject(last)
+          : next !== ''
+            ? await stream.store.nextMatching(next, seq)
+            : await stream.store.get(seq);
+      if (found === null) throw JsErrors.noMessageFound();
+      return { message: storedMessageJson(found) };
+    });
+  }
+
+  msgDelete(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.msgDelete, msg.reply, async () => {
+      const body = parseRequestBody(msg.data);
+      if (body === undefined) throw JsErrors.badRequest();
+      const f = new RequestFields(body);
+      const seq = f.int('seq') ?? 0;
+      const noErase = f.bool('no_erase') === true;
+      const stream = this.mustStream(name);
+      if (stream.config.sealed) throw JsErrors.streamSealed();
+      if (stream.config.deny_delete) throw JsErrors.streamMsgDeleteFailed('message delete not permitted');
+      const removed = (await stream.propose({ op: 'delete', seq, erase: !noErase })) as boolean;
+      if (!removed) throw JsErrors.streamMsgDeleteFailed('no message found');
+      return { success: true };
+    });
+  }
+
+  leaderStepdown(msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamStepdown, msg.reply, () => {
+      throw JsErrors.clusteringRequired();
+    });
+  }
+}

@@ -1,0 +1,105 @@
+// The checks a message passes before a stream stores it, in nats-server's order (reference §9).
+// Pure: the stream supplies a view of its state, so the rules are unit-tested without a store.
+import { decodeHeaders, type NatsHeaders } from '@flotilla/protocol';
+import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
+
+/** nats-server refuses header blocks above 64 KiB. */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+export interface PublishHeaders {
+  msgId?: string;
+  expectedStream?: string;
+  expectedLastSeq?: string;
+  expectedLastSubjectSeq?: string;
+  expectedLastMsgId?: string;
+  rollup?: string;
+}
+
+const KEYS: Record<string, keyof PublishHeaders> = {
+  'Nats-Msg-Id': 'msgId',
+  'Nats-Expected-Stream': 'expectedStream',
+  'Nats-Expected-Last-Sequence': 'expectedLastSeq',
+  'Nats-Expected-Last-Subject-Sequence': 'expectedLastSubjectSeq',
+  'Nats-Expected-Last-Msg-Id': 'expectedLastMsgId',
+  'Nats-Rollup': 'rollup',
+};
+
+/** The JetStream headers of a header block (first value of each, exact case); null if unparsable. */
+export function readPublishHeaders(block: Uint8Array): PublishHeaders | null {
+  let parsed: NatsHeaders;
+  try {
+    parsed = decodeHeaders(block);
+  } catch {
+    return null;
+  }
+  const out: PublishHeaders = {};
+  for (const [key, value] of parsed.entries) {
+    const field = KEYS[key];
+    if (field !== undefined && out[field] === undefined) out[field] = value;
+  }
+  return out;
+}
+
+/** What a check needs to know of the stream. */
+export interface PublishView {
+  readonly name: string;
+  readonly sealed: boolean;
+  readonly allowRollup: boolean;
+  readonly denyPurge: boolean;
+  lastSeq(): number;
+  lastSeqForSubject(subject: string): number;
+  lastMsgId(): string;
+  duplicateOf(msgId: string): number | undefined;
+}
+
+export type PublishDecision =
+  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined }
+  | { kind: 'duplicate'; seq: number }
+  | { kind: 'reject'; error: ApiError }
+  /** nats-server drops a message with an unknown Nats-Rollup value without a reply. */
+  | { kind: 'drop' };
+
+const STORE_PLAIN: PublishDecision = { kind: 'store', msgId: undefined, rollup: undefined };
+
+function parseSeq(text: string): number {
+  const n = Number(text);
+  return Number.isFinite(n) && n >= 0 ? Math.floor(n) : 0;
+}
+
+export function checkPublish(headers: PublishHeaders | null, subject: string, view: PublishView): PublishDecision {
+  let msgId: string | undefined;
+  let rollup: 'sub' | 'all' | undefined;
+  if (headers !== null) {
+    if (headers.expectedStream !== undefined && headers.expectedStream !== view.name) {
+      return { kind: 'reject', error: JsErrors.expectedStreamMismatch() };
+    }
+    if (headers.msgId !== undefined && headers.msgId !== '') {
+      msgId = headers.msgId;
+      const seq = view.duplicateOf(msgId);
+      if (seq !== undefined) return { kind: 'duplicate', seq };
+    }
+    if (headers.expectedLastSubjectSeq !== undefined) {
+      const actual = view.lastSeqForSubject(subject);
+      if (parseSeq(headers.expectedLastSubjectSeq) !== actual) {
+        return { kind: 'reject', error: JsErrors.wrongLastSequence(actual) };
+      }
+    }
+    if (headers.expectedLastSeq !== undefined) {
+      const actual = view.lastSeq();
+      if (parseSeq(headers.expectedLastSeq) !== actual) return { kind: 'reject', error: JsErrors.wrongLastSequence(actual) };
+    }
+    if (headers.expectedLastMsgId !== undefined) {
+      const actual = view.lastMsgId();
+      if (headers.expectedLastMsgId !== actual) return { kind: 'reject', error: JsErrors.wrongLastMsgId(actual) };
+    }
+    if (headers.rollup !== undefined) {
+      if (headers.rollup !== 'sub' && headers.rollup !== 'all') return { kind: 'drop' };
+      if (!view.allowRollup || view.denyPurge) return { kind: 'reject', error: JsErrors.rollupNotPermitted() };
+      rollup = headers.rollup;
+    }
+  }
+  if (view.sealed) return { kind: 'reject', error: JsErrors.streamSealed() };
+  if (msgId === undefined && rollup === undefined) return STORE_PLAIN;
+  return { kind: 'store', msgId, rollup };
+}

@@ -1,0 +1,271 @@
+// Stream configuration as nats-server applies it: typing of the request (wrong types and unknown enum
+// values are "invalid JSON", as Go's decoder makes them), defaults, validation (checkStreamCfg) and the
+// rules for what an update may change (configUpdateCheck). Pure functions: they throw ApiError.
+import { isValidSubject } from '@flotilla/protocol';
+import { JsErrors } from '../api/api-errors.js';
+import type { StreamConfig } from './stream-config-types.js';
+import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
+
+export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
+const MIN_WINDOW_NS = 100_000_000;
+const MAX_NAME_LEN = 255;
+const MAX_DESCRIPTION_LEN = 4096;
+const MAX_METADATA_BYTES = 128 * 1024;
+const MAX_REPLICAS = 5;
+
+type Json = Record<string, unknown>;
+
+const ENUMS = {
+  retention: ['limits', 'interest', 'workqueue'],
+  discard: ['old', 'new'],
+  storage: ['file', 'memory'],
+  compression: ['none', 's2', ''],
+} as const;
+
+function fail(): never {
+  throw JsErrors.invalidJson();
+}
+
+function optString(o: Json, key: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') fail();
+  return v;
+}
+
+function optInt(o: Json, key: string): number | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v)) fail();
+  return v;
+}
+
+function optBool(o: Json, key: string): boolean | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'boolean') fail();
+  return v;
+}
+
+function optEnum<K extends keyof typeof ENUMS>(o: Json, key: K): (typeof ENUMS)[K][number] | undefined {
+  const v = optString(o, key);
+  if (v === undefined) return undefined;
+  if (!(ENUMS[key] as readonly string[]).includes(v)) fail();
+  return v as (typeof ENUMS)[K][number];
+}
+
+function optObject(o: Json, key: string): Json | undefined {
+  const v = o[key];
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) fail();
+  return v as Json;
+}
+
+/** The request as sent (after JSON typing), before defaults. */
+export type StreamConfigRequest = Partial<StreamConfig> & { name: string };
+
+/** Types a decoded JSON body as a stream config request; throws 10025 like Go's decoder would. */
+export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) fail();
+  const o = body as Json;
+  const subjectsRaw = o['subjects'];
+  let subjects: string[] | undefined;
+  if (subjectsRaw !== undefined && subjectsRaw !== null) {
+    if (!Array.isArray(subjectsRaw) || subjectsRaw.some((s) => typeof s !== 'string')) fail();
+    subjects = subjectsRaw as string[];
+  }
+  const metadataRaw = optObject(o, 'metadata');
+  if (metadataRaw !== undefined && Object.values(metadataRaw).some((v) => typeof v !== 'string')) fail();
+  const req: StreamConfigRequest = { name: optString(o, 'name') ?? '' };
+  const set = <K extends keyof StreamConfig>(key: K, value: StreamConfig[K] | undefined): void => {
+    if (value !== undefined) req[key] = value;
+  };
+  set('description', optString(o, 'description'));
+  set('subjects', subjects);
+  set('retention', optEnum(o, 'retention'));
+  set('max_consumers', optInt(o, 'max_consumers'));
+  set('max_msgs', optInt(o, 'max_msgs'));
+  set('max_bytes', optInt(o, 'max_bytes'));
+  set('max_age', optInt(o, 'max_age'));
+  set('max_msgs_per_subject', optInt(o, 'max_msgs_per_subject'));
+  set('max_msg_size', optInt(o, 'max_msg_size'));
+  set('discard', optEnum(o, 'discard'));
+  set('discard_new_per_subject', optBool(o, 'discard_new_per_subject'));
+  set('storage', optEnum(o, 'storage'));
+  set('num_replicas', optInt(o, 'num_replicas'));
+  set('no_ack', optBool(o, 'no_ack'));
+  set('duplicate_window', optInt(o, 'duplicate_window'));
+  set('placement', optObject(o, 'placement') as StreamConfig['placement']);
+  set('mirror', optObject(o, 'mirror') as StreamConfig['mirror']);
+  const sources = o['sources'];
+  if (sources !== undefined && sources !== null) {
+    if (!Array.isArray(sources)) fail();
+    if (sources.length > 0) req.sources = sources as StreamConfig['sources'];
+  }
+  set('sealed', optBool(o, 'sealed'));
+  set('deny_delete', optBool(o, 'deny_delete'));
+  set('deny_purge', optBool(o, 'deny_purge'));
+  set('allow_rollup_hdrs', optBool(o, 'allow_rollup_hdrs'));
+  set('allow_direct', optBool(o, 'allow_direct'));
+  set('mirror_direct', optBool(o, 'mirror_direct'));
+  set('republish', optObject(o, 'republish') as StreamConfig['republish']);
+  const compression = optEnum(o, 'compression');
+  if (compression !== undefined && compression !== '') req.compression = compression;
+  set('first_seq', optInt(o, 'first_seq'));
+  if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
+  const limits = optObject(o, 'consumer_limits');
+  if (limits !== undefined) {
+    const cl: NonNullable<StreamConfig['consumer_limits']> = {};
+    const it = optInt(limits, 'inactive_threshold');
+    const map = optInt(limits, 'max_ack_pending');
+    if (it !== undefined && it !== 0) cl.inactive_threshold = it;
+    if (map !== undefined && map !== 0) cl.max_ack_pending = map;
+    req.consumer_limits = cl;
+  }
+  return req;
+}
+
+/** nats-server's isValidName: non-empty, no whitespace, `.`, `*`, `>`. */
+export function isValidStreamName(name: string): boolean {
+  return name.length > 0 && !/[\s.*>]/.test(name);
+}
+
+const negOneIfZero = (v: number | undefined): number => (v === undefined || v === 0 ? -1 : v);
+
+/**
+ * Defaults and validation (checkStreamCfg). Returns the full config in nats-server's field order,
+ * which is also the form compared for an idempotent re-create and persisted.
+ */
+export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
+  if (!isValidStreamName(req.name)) {
+    throw JsErrors.streamInvalidConfig("stream name is required and can not contain '.', '*', '>'");
+  }
+  if (req.name.length > MAX_NAME_LEN) {
+    throw JsErrors.streamInvalidConfig(`stream name is too long, maximum allowed is ${MAX_NAME_LEN}`);
+  }
+  if ((req.description ?? '').length > MAX_DESCRIPTION_LEN) {
+    throw JsErrors.streamInvalidConfig(`stream description is too long, maximum allowed is ${MAX_DESCRIPTION_LEN}`);
+  }
+  let metadataBytes = 0;
+  for (const [k, v] of Object.entries(req.metadata ?? {})) metadataBytes += k.length + v.length;
+  if (metadataBytes > MAX_METADATA_BYTES) {
+    throw JsErrors.streamInvalidConfig(`stream metadata exceeds maximum size of ${MAX_METADATA_BYTES} bytes`);
+  }
+  const replicas = req.num_replicas === undefined || req.num_replicas === 0 ? 1 : req.num_replicas;
+  if (replicas > MAX_REPLICAS) throw JsErrors.streamInvalidConfig(`maximum replicas is ${MAX_REPLICAS}`);
+  if (replicas < 0) throw JsErrors.streamInvalidConfig('replicas count cannot be negative');
+  const maxAge = req.max_age ?? 0;
+  let window = req.duplicate_window ?? 0;
+  if (window === 0 && req.mirror === undefined) {
+    window = maxAge !== 0 && maxAge < DEFAULT_DUPLICATE_WINDOW_NS ? maxAge : DEFAULT_DUPLICATE_WINDOW_NS;
+  }
+  if (maxAge > 0 && maxAge < MIN_WINDOW_NS) throw JsErrors.streamInvalidConfig('max age needs to be >= 100ms');
+  if (window < 0) throw JsErrors.streamInvalidConfig('duplicates window can not be negative');
+  if (maxAge !== 0 && window > maxAge) {
+    throw JsErrors.streamInvalidConfig('duplicates window can not be larger then max age');
+  }
+  if (window > 0 && window < MIN_WINDOW_NS) throw JsErrors.streamInvalidConfig('duplicates window needs to be >= 100ms');
+  if (req.deny_purge === true && req.allow_rollup_hdrs === true) {
+    throw JsErrors.streamInvalidConfig('roll-ups require the purge permission');
+  }
+  const maxPerSubject = negOneIfZero(req.max_msgs_per_subject);
+  const discard = req.discard ?? 'old';
+  if (req.discard_new_per_subject === true) {
+    if (discard !== 'new') {
+      throw JsErrors.streamInvalidConfig('discard new per subject requires discard new policy to be set');
+    }
+    if (maxPerSubject <= 0) {
+      throw JsErrors.streamInvalidConfig('discard new per subject requires max msgs per subject > 0');
+    }
+  }
+  if (req.mirror !== undefined || req.sources !== undefined) {
+    throw JsErrors.streamInvalidConfig('stream mirrors and sources are not supported yet');
+  }
+  if (req.republish !== undefined) throw JsErrors.streamInvalidConfig('stream republish is not supported yet');
+  const noAck = req.no_ack === true;
+  const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : [req.name];
+  const seen = new Set<string>();
+  for (const subj of subjects) {
+    if (!isValidSubject(subj)) throw JsErrors.streamInvalidConfig('invalid subject');
+    if (seen.has(subj)) throw JsErrors.streamInvalidConfig('duplicate subjects detected');
+    if (subj === '>') {
+      if (!noAck) throw JsErrors.streamInvalidConfig('capturing all subjects requires no-ack to be true');
+      if (replicas !== 1) throw JsErrors.streamInvalidConfig('capturing all subjects requires replicas of 1');
+    }
+    if (!noAck && (subjectIsSubsetOf(subj, '$JS.>') || subjectIsSubsetOf(subj, '$JSC.>'))) {
+      if (!subjectIsSubsetOf(subj, '$JS.EVENT.>')) {
+        throw JsErrors.streamInvalidConfig('subjects that overlap with jetstream api require no-ack to be true');
+      }
+    }
+    if (!noAck && subjectIsSubsetOf(subj, '$SYS.>') && !subjectIsSubsetOf(subj, '$SYS.ACCOUNT.>')) {
+      throw JsErrors.streamInvalidConfig('subjects that overlap with system api require no-ack to be true');
+    }
+    seen.add(subj);
+  }
+  for (const a of subjects) {
+    for (const b of subjects) {
+      if (a !== b && subjectsCollide(a, b)) throw JsErrors.streamInvalidConfig(`subject "${a}" overlaps with "${b}"`);
+    }
+  }
+  if (req.first_seq !== undefined && req.first_seq < 0) fail();
+
+  const cfg: StreamConfig = {
+    name: req.name,
+    ...(req.description ? { description: req.description } : {}),
+    subjects,
+    retention: req.retention ?? 'limits',
+    max_consumers: negOneIfZero(req.max_consumers),
+    max_msgs: negOneIfZero(req.max_msgs),
+    max_bytes: negOneIfZero(req.max_bytes),
+    max_age: maxAge,
+    max_msgs_per_subject: maxPerSubject,
+    max_msg_size: negOneIfZero(req.max_msg_size),
+    discard,
+    ...(req.discard_new_per_subject ? { discard_new_per_subject: true } : {}),
+    storage: req.storage ?? 'file',
+    num_replicas: replicas,
+    ...(noAck ? { no_ack: true } : {}),
+    duplicate_window: window,
+    ...(req.placement !== undefined ? { placement: req.placement } : {}),
+    compression: req.compression ?? 'none',
+    ...(req.first_seq !== undefined && req.first_seq > 0 ? { first_seq: req.first_seq } : {}),
+    allow_direct: req.allow_direct ?? false,
+    mirror_direct: req.mirror_direct ?? false,
+    sealed: req.sealed ?? false,
+    deny_delete: req.deny_delete ?? false,
+    deny_purge: req.deny_purge ?? false,
+    allow_rollup_hdrs: req.allow_rollup_hdrs ?? false,
+    consumer_limits: req.consumer_limits ?? {},
+    ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
+  };
+  return cfg;
+}
+
+/** Extra checks of STREAM.CREATE (jsStreamCreateRequest) on the request. */
+export function checkCreateRequest(req: StreamConfigRequest): void {
+  if (req.sealed === true) throw JsErrors.streamInvalidConfig('stream configuration for create can not be sealed');
+  if (req.mirror_direct === true && req.mirror === undefined) {
+    throw JsErrors.streamInvalidConfig('stream has no mirror but does have mirror direct');
+  }
+}
+
+/** What an update may change (configUpdateCheck); returns the config to apply (sealing adjusts it). */
+export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): StreamConfig {
+  const invalid = JsErrors.streamInvalidConfig;
+  if (next.name !== old.name) throw invalid('stream configuration name must match original');
+  if (next.max_consumers !== old.max_consumers) throw invalid('stream configuration update can not change MaxConsumers');
+  if (next.storage !== old.storage) throw invalid('stream configuration update can not change storage type');
+  if (next.retention !== old.retention && (old.retention === 'workqueue' || next.retention === 'workqueue')) {
+    throw invalid('stream configuration update can not change retention policy to/from workqueue');
+  }
+  if (!next.sealed && old.sealed) throw invalid('stream configuration update can not unseal a sealed stream');
+  if (!next.deny_delete && old.deny_delete) throw invalid('stream configuration update can not cancel deny message deletes');
+  if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
+  if (!next.sealed) return next;
+  return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };
+}
+
+/** Canonical form for "identical configuration" comparisons (field order is fixed by normalise). */
+export function sameStreamConfig(a: StreamConfig, b: StreamConfig): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}

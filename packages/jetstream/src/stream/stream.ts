@@ -1,0 +1,303 @@
+// One stream on this node: subscribes its subjects, runs the publish checks, stores, and acknowledges
+// once the store made the message durable. Every state change goes propose(entry) → apply(entry): on
+// one node (R1) propose applies at once; the clustering work replaces propose with a Raft proposal and
+// calls apply for each committed entry, on every replica, in log order.
+import { StoreError, STORE_ERROR_API, STORE_ERROR_TEXT, type MessageStore, type StoreLimits } from '@flotilla/store';
+import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
+import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
+import { DedupeWindow } from './dedupe-window.js';
+import { PubAckEncoder } from './pub-ack.js';
+import { MAX_HEADER_BYTES, checkPublish, readPublishHeaders, type PublishView } from './publish-checks.js';
+import type { StreamConfig } from './stream-config-types.js';
+import type { StreamHandle } from './stream-handle.js';
+
+/** What a stream needs from the service that owns it. */
+export interface StreamHost {
+  readonly bus: MessageBus;
+  readonly log: JetStreamLogger;
+  readonly domain: string | undefined;
+  /** Messages left the stream other than by limits or consumers (purge, delete, rollup). */
+  streamPurged(stream: Stream): void;
+}
+
+/** The log entries a stream applies. */
+export type StreamEntry =
+  | { op: 'msg'; subject: string; header: Buffer | null; data: Buffer; reply: string | null }
+  | { op: 'purge'; filter?: string; seq?: number; keep?: number }
+  | { op: 'delete'; seq: number; erase: boolean };
+
+export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
+  return {
+    maxMsgs: cfg.max_msgs,
+    maxBytes: cfg.max_bytes,
+    maxAgeNs: BigInt(cfg.max_age),
+    maxMsgsPerSubject: cfg.max_msgs_per_subject,
+    maxMsgSize: cfg.max_msg_size,
+    discard: cfg.discard,
+    discardNewPerSubject: cfg.discard_new_per_subject === true,
+  };
+}
+
+/** A StoreError as the API error a publisher or API caller sees. */
+export function apiErrorOfStore(err: unknown): ApiError {
+  if (err instanceof StoreError) {
+    const api = STORE_ERROR_API[err.code];
+    if (err.code === 'MAX_MSG_SIZE') return JsErrors.messageSizeExceeds();
+    if (api !== undefined && api.errCode === 10077) return JsErrors.storeFailed(STORE_ERROR_TEXT[err.code]);
+    if (err.code === 'NOT_FOUND') return JsErrors.noMessageFound();
+  }
+  return JsErrors.storeFailed(err instanceof Error ? err.message : String(err));
+}
+
+/** Messages read back per step when rebuilding the de-duplication window at load. */
+const DEDUPE_SCAN_STEP = 1024;
+/** At most this many messages are read back for the window (older ids are forgotten). */
+const DEDUPE_SCAN_MAX_MSGS = 1_000_000;
+
+export class Stream implements StreamHandle, PublishView {
+  private cfg: StreamConfig;
+  private readonly unsubscribes: Array<() => void> = [];
+  private readonly listeners = new Set<(seq: number, subject: string) => void>();
+  private readonly dedupe: DedupeWindow;
+  private readonly acks: PubAckEncoder;
+  /** Nats-Msg-Id of the last message stored with one, and its sequence (lastMsgId is valid only if last). */
+  private lastIdRecord: { id: string; seq: number } | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly host: StreamHost,
+    config: StreamConfig,
+    readonly created: string,
+    readonly dir: string,
+    readonly store: MessageStore,
+  ) {
+    this.cfg = config;
+    this.dedupe = new DedupeWindow(config.duplicate_window / 1e6);
+    this.acks = new PubAckEncoder(config.name, host.domain);
+  }
+
+  get name(): string {
+    return this.cfg.name;
+  }
+
+  get config(): Readonly<StreamConfig> {
+    return this.cfg;
+  }
+
+  // ---- PublishView ------------------------------------------------------------------------------
+
+  get sealed(): boolean {
+    return this.cfg.sealed;
+  }
+  get allowRollup(): boolean {
+    return this.cfg.allow_rollup_hdrs;
+  }
+  get denyPurge(): boolean {
+    return this.cfg.deny_purge;
+  }
+  lastSeq(): number {
+    return this.store.state().last_seq;
+  }
+  lastSeqForSubject(subject: string): number {
+    return this.store.lastSeqForSubject(subject);
+  }
+  lastMsgId(): string {
+    const rec = this.lastIdRecord;
+    return rec !== null && rec.seq === this.lastSeq() ? rec.id : '';
+  }
+  duplicateOf(msgId: string): number | undefined {
+    return this.dedupe.find(msgId);
+  }
+
+  // ---- lifecycle --------------------------------------------------------------------------------
+
+  /** Rebuilds the de-duplication window from stored messages and subscribes the subjects. */
+  async start(): Promise<void> {
+    await this.rebuildDedupe();
+    this.subscribe(this.cfg.subjects);
+  }
+
+  /** Unsubscribes; the store stays open (the owner closes it). */
+  stop(): void {
+    this.stopped = true;
+    for (const u of this.unsubscribes.splice(0)) u();
+  }
+
+  onStored(listener: (seq: number, subject: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  removeMessage(seq: number): Promise<boolean> {
+    return this.store.delete(seq, { erase: false });
+  }
+
+  /** Applies an already validated new config (subjects, limits, window). */
+  async updateConfig(next: StreamConfig): Promise<void> {
+    const old = this.cfg;
+    this.cfg = next;
+    if (JSON.stringify(old.subjects) !== JSON.stringify(next.subjects)) {
+      for (const u of this.unsubscribes.splice(0)) u();
+      this.subscribe(next.subjects);
+    }
+    if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(next.duplicate_window / 1e6);
+    await this.store.updateLimits(storeLimitsOf(next));
+  }
+
+  private subscribe(subjects: readonly string[]): void {
+    for (const subject of subjects) {
+      this.unsubscribes.push(
+        this.host.bus.subscribe(subject, (msg: BusMessage) =>
+          this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply }),
+        ),
+      );
+    }
+  }
+
+  // ---- entries ----------------------------------------------------------------------------------
+
+  /** R1: apply at once. (Raft: replicate, then apply on commit.) */
+  propose(entry: StreamEntry): Promise<unknown> {
+    return this.apply(entry);
+  }
+
+  apply(entry: StreamEntry): Promise<unknown> {
+    switch (entry.op) {
+      case 'msg':
+        this.applyMsg(entry.subject, entry.header, entry.data, entry.reply);
+        return Promise.resolve();
+      case 'purge':
+        return this.applyPurge(entry.filter, entry.seq, entry.keep);
+      case 'delete':
+        return this.applyDelete(entry.seq, entry.erase);
+    }
+  }
+
+  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null): void {
+    if (this.stopped) return;
+    const reply = this.cfg.no_ack === true ? null : replyTo;
+    const hasHeader = header !== null && header.length > 0;
+    if (!hasHeader) {
+      // Hot path: no header, so no checks but sealed; the store assigns the sequence in call order.
+      if (this.cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
+      this.store.append(subject, undefined, data).then(
+        (res) => this.stored(res.seq, subject, reply),
+        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+      );
+      return;
+    }
+    if (header.length > MAX_HEADER_BYTES) return this.reject(reply, JsErrors.headersTooLarge());
+    const decision = checkPublish(readPublishHeaders(header), subject, this);
+    switch (decision.kind) {
+      case 'drop':
+        return;
+      case 'reject':
+        return this.reject(reply, decision.error);
+      case 'duplicate': {
+        const seq = decision.seq;
+        // The original may still be on its way to disk: answer once everything so far is durable.
+        if (reply !== null) this.store.flush().then(() => this.send(reply, this.acks.duplicate(seq)), () => undefined);
+        return;
+      }
+      case 'store':
+        break;
+    }
+    const before = this.lastSeq();
+    const appended = this.store.append(subject, header, data);
+    const seq = this.lastSeq();
+    if (seq !== before + 1) {
+      // Refused by a limit: the rejection carries the reason.
+      appended.catch((err: unknown) => this.reject(reply, apiErrorOfStore(err)));
+      return;
+    }
+    if (decision.msgId !== undefined) {
+      this.dedupe.add(decision.msgId, seq);
+      this.lastIdRecord = { id: decision.msgId, seq };
+    }
+    let done: Promise<unknown> = appended;
+    if (decision.rollup !== undefined) {
+      const purged =
+        decision.rollup === 'all'
+          ? this.store.purge({ seq })
+          : this.store.purge({ filter: subject, seq });
+      done = Promise.all([appended, purged.then((n) => n > 0 && this.host.streamPurged(this))]);
+    }
+    done.then(
+      () => this.stored(seq, subject, reply),
+      (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+    );
+  }
+
+  private stored(seq: number, subject: string, reply: string | null): void {
+    for (const l of this.listeners) {
+      try {
+        l(seq, subject);
+      } catch (err) {
+        this.host.log.error({ stream: this.name, err: String(err) }, 'onStored listener failed');
+      }
+    }
+    if (reply !== null) this.send(reply, this.acks.ack(seq));
+  }
+
+  private reject(reply: string | null, err: ApiError): void {
+    if (reply !== null) this.send(reply, this.acks.error(err));
+  }
+
+  private send(reply: string, body: Buffer): void {
+    this.host.bus.publish(reply, null, null, body);
+  }
+
+  private async applyPurge(filter: string | undefined, seq: number | undefined, keep: number | undefined): Promise<number> {
+    const opts: { filter?: string; seq?: number; keep?: number } = {};
+    if (filter !== undefined && filter !== '') opts.filter = filter;
+    if (seq !== undefined && seq > 0) opts.seq = seq;
+    if (keep !== undefined && keep > 0) opts.keep = keep;
+    const purged = await this.store.purge(opts);
+    if (opts.filter === undefined && opts.seq === undefined && opts.keep === undefined) this.dedupe.clear();
+    this.host.streamPurged(this);
+    return purged;
+  }
+
+  private async applyDelete(seq: number, erase: boolean): Promise<boolean> {
+    const removed = await this.store.delete(seq, { erase });
+    if (removed) this.host.streamPurged(this);
+    return removed;
+  }
+
+  // ---- load -------------------------------------------------------------------------------------
+
+  /** nats-server rebuilds its dedupe map from the messages still inside the window. */
+  private async rebuildDedupe(): Promise<void> {
+    const windowNs = BigInt(this.cfg.duplicate_window);
+    const st = this.store.state();
+    if (st.messages === 0) return;
+    const cutoffNs = BigInt(Date.now()) * 1_000_000n - windowNs;
+    const found: Array<{ id: string; seq: number; atMs: number }> = [];
+    let end = st.last_seq;
+    let scanned = 0;
+    let lastSeen = false;
+    while (end >= st.first_seq && scanned < DEDUPE_SCAN_MAX_MSGS) {
+      const start = Math.max(st.first_seq, end - DEDUPE_SCAN_STEP + 1);
+      const msgs = await this.store.readRange(start, end - start + 1);
+      scanned += end - start + 1;
+      let older = false;
+      for (let i = msgs.length - 1; i >= 0; i--) {
+        const m = msgs[i]!;
+        const id = m.header.length > 0 ? readPublishHeaders(m.header)?.msgId : undefined;
+        if (!lastSeen) {
+          lastSeen = true;
+          if (id) this.lastIdRecord = { id, seq: m.seq };
+        }
+        if (m.timestampNs < cutoffNs) {
+          older = true;
+          break;
+        }
+        if (id) found.push({ id, seq: m.seq, atMs: Number(m.timestampNs / 1_000_000n) });
+      }
+      if (older || windowNs <= 0n) break;
+      end = start - 1;
+    }
+    for (let i = found.length - 1; i >= 0; i--) this.dedupe.add(found[i]!.id, found[i]!.seq, found[i]!.atMs);
+  }
+}
