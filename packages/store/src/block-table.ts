@@ -60,6 +60,21 @@ export class BlockTable {
     return e !== undefined && !e.dead && seq <= e.last ? e : undefined;
   }
 
+  /** Up to `count` live entries after `e` (read-ahead). */
+  following(e: BlockEntry, count: number): BlockEntry[] {
+    const es = this.entries;
+    let lo = this.head;
+    let hi = es.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      if (es[mid].first <= e.first) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    const out: BlockEntry[] = [];
+    for (let i = hi + 1; i < es.length && out.length < count; i++) if (!es[i].dead) out.push(es[i]);
+    return out;
+  }
+
   *live(): IterableIterator<BlockEntry> {
     for (let i = this.head; i < this.entries.length; i++) if (!this.entries[i].dead) yield this.entries[i];
   }

@@ -26,6 +26,8 @@ const TOMB_PREFIX = 0x02;
 const META_VERSION = 1;
 const EMPTY = Buffer.alloc(0);
 const RESOLVED = Promise.resolve();
+/** Blocks read ahead when a range read has to go to disk. */
+const READ_AHEAD_BLOCKS = 4;
 /** Sequences read per step when streaming a snapshot. */
 const SNAPSHOT_STEP = 1000;
 
@@ -114,6 +116,7 @@ export class FileStore extends StoreCore {
   private readonly syncAlways: boolean;
   private readonly maxBlockBytes: number;
   private readonly maxBlockMsgs: number;
+  private readonly cacheBytes: number;
   private building: BlockEntry | null = null;
   /** Capacity for the next block, learnt from the last one (avoids regrowing and trimming). */
   private blockCapacity = 4096;
@@ -137,7 +140,8 @@ export class FileStore extends StoreCore {
     super(opts);
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024);
-    this.table = new BlockTable(opts.cacheBytes ?? 64 * 1024 * 1024);
+    this.cacheBytes = opts.cacheBytes ?? 64 * 1024 * 1024;
+    this.table = new BlockTable(this.cacheBytes);
     const sync = opts.sync ?? 'always';
     this.syncAlways = sync === 'always';
     this.maxBlockBytes = opts.maxBlockBytes ?? 256 * 1024;
@@ -443,10 +447,18 @@ export class FileStore extends StoreCore {
     let block: Block | null = null;
     let curBuf: Buffer = EMPTY;
     let c = new RecordCursor(EMPTY);
+    const lastWanted = seqs.length > 0 ? seqs[seqs.length - 1] : 0;
     for (const seq of seqs) {
       if (e === undefined || seq > e.last || seq < e.first || e.dead) {
         e = table.find(seq);
         if (e === undefined) continue;
+        if (e.block === null) {
+          // Going to disk: start reading the next blocks of this range too, so reads overlap parsing.
+          for (const ahead of table.following(e, READ_AHEAD_BLOCKS)) {
+            if (ahead.first > lastWanted) break;
+            if (ahead.block === null && ahead.loc !== null) this.loadBlock(ahead).catch(() => undefined);
+          }
+        }
         block = e.block ?? (await this.loadBlock(e));
         table.touch(e);
       }
@@ -484,9 +496,16 @@ export class FileStore extends StoreCore {
     for (const f of frames) latest.set(f.first, f); // file order: a rewritten copy comes later
     const ordered = [...latest.values()].sort((a, b) => a.first - b.first);
     const claimed = new Set<number>();
-    for (const f of ordered) {
-      this.loadFrame(f, meta.floor, tombs, claimed);
-      f.body = EMPTY; // let the segment buffer go as we move on
+    const entries = ordered.map((f) => this.loadFrame(f, meta.floor, tombs, claimed));
+    // Warm the cache with the newest blocks (their bytes are in memory now anyway).
+    let budget = this.cacheBytes / 2;
+    for (let i = ordered.length - 1; i >= 0 && budget > 0; i--) {
+      const e = entries[i];
+      if (e.live === 0) continue;
+      // A copy, so the cache does not pin whole segment-file buffers.
+      e.block = Block.parse(Buffer.from(ordered[i].body), e.first);
+      this.table.touch(e);
+      budget -= ordered[i].len;
     }
     for (const t of tombs) if (!claimed.has(t)) this.tombsToDelete.push(t);
     if (meta.last > this.lastSeq) this.lastSeq = meta.last;
@@ -498,7 +517,12 @@ export class FileStore extends StoreCore {
     await this.updateLimits({});
   }
 
-  private loadFrame(f: { first: number; segment: number; pos: number; len: number; body: Buffer }, floor: number, tombs: Set<number>, claimed: Set<number>): void {
+  private loadFrame(
+    f: { first: number; segment: number; pos: number; len: number; body: Buffer },
+    floor: number,
+    tombs: Set<number>,
+    claimed: Set<number>,
+  ): BlockEntry {
     const value = f.body;
     const cur = new RecordCursor(value);
     const e = newEntry(f.first, f.first, { segment: f.segment, pos: f.pos, len: f.len }, null);
@@ -518,6 +542,7 @@ export class FileStore extends StoreCore {
     this.table.push(e);
     this.log.addLive(f.segment, 1);
     if (e.live === 0) this.dirty.add(e);
+    return e;
   }
 
   protected async wipeStorage(): Promise<void> {
