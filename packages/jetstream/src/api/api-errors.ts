@@ -7,6 +7,8 @@ export const JsErrors = {
   insufficientResources: () => new ApiError(503, 10023, 'insufficient resources'),
   invalidJson: () => new ApiError(400, 10025, 'invalid JSON'),
   noMessageFound: () => new ApiError(404, 10037, 'no message found'),
+  /** MSG.DELETE of an interior sequence that is already gone. */
+  sequenceNotFound: (seq: number) => new ApiError(400, 10043, `sequence ${seq} not found`),
   notEnabledForAccount: () => new ApiError(503, 10039, 'JetStream not enabled for account'),
   clusteringRequired: () => new ApiError(503, 10010, 'JetStream clustering support required'),
   /** 10052: the reason is the description, e.g. `maximum replicas is 5`. */

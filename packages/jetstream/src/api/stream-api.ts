@@ -199,7 +199,13 @@ export class StreamApi {
       if (stream.config.sealed) throw JsErrors.streamSealed();
       if (stream.config.deny_delete) throw JsErrors.streamMsgDeleteFailed('message delete not permitted');
       const removed = (await stream.propose({ op: 'delete', seq, erase: !noErase })) as boolean;
-      if (!removed) throw JsErrors.streamMsgDeleteFailed('no message found');
+      if (!removed) {
+        // nats-server's store errors: below the first sequence / past the last / an interior gap.
+        const st = stream.store.state();
+        if (seq === 0 || seq < st.first_seq) throw JsErrors.streamMsgDeleteFailed('no message found');
+        if (seq > st.last_seq) throw JsErrors.streamMsgDeleteFailed('stream store EOF');
+        throw JsErrors.sequenceNotFound(seq);
+      }
       return { success: true };
     });
   }
