@@ -2,7 +2,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { FileStore, type FileStoreOptions, type MessageStore } from '@flotilla/store';
+import { Level } from 'level';
+import { FileStore, MemoryStore, type FileStoreOptions, type MessageStore } from '@flotilla/store';
 import { runStoreSuite } from './store-suite.js';
 
 const dirs: string[] = [];
@@ -125,6 +126,49 @@ describe('FileStore durability and layout', () => {
     const again = await small(dir);
     expect(again.state()).toMatchObject({ messages: 6, first_seq: 25, last_seq: 30 });
     await again.close();
+  });
+
+  it('deletes segment files and their tombstones once no block in them is live', async () => {
+    const dir = await tempDir();
+    const s = await small(dir, { maxSegmentBytes: 2048 });
+    for (let i = 0; i < 200; i++) await s.append(`g.${i % 4}`, undefined, enc(`payload-${i}`));
+    for (let seq = 20; seq < 120; seq += 3) expect(await s.delete(seq, { erase: false })).toBe(true);
+    const segmentsBefore = (await readdir(dir)).filter((n) => n.endsWith('.log')).length;
+    expect(segmentsBefore).toBeGreaterThan(5);
+    await s.compact(150);
+    for (let i = 0; i < 20; i++) await s.append('g.new', undefined, enc(`later-${i}`)); // rolls the tail segment
+    await s.flush();
+    const state = s.state();
+    await s.close();
+    const after = (await readdir(dir)).filter((n) => n.endsWith('.log'));
+    expect(after.length).toBeLessThan(segmentsBefore);
+    expect(after).not.toContain('seg-000000000001.log');
+    expect(after).not.toContain('seg-000000000002.log');
+    const db = new Level<Buffer, Buffer>(join(dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    let tombstones = 0;
+    for await (const key of db.keys()) if (key[0] === 0x02) tombstones++;
+    await db.close();
+    expect(tombstones).toBe(0);
+    const r = await small(dir, { maxSegmentBytes: 2048 });
+    expect(r.state()).toEqual(state);
+    expect(r.state()).toMatchObject({ messages: 71, first_seq: 150, last_seq: 220 });
+    await r.close();
+  });
+
+  it('restores a FileStore snapshot into a MemoryStore with the same messages', async () => {
+    const s = await small(await tempDir());
+    for (let i = 0; i < 40; i++) await s.append(`x.${i % 3}`, i % 2 ? enc('H') : undefined, enc(`m${i}`));
+    await s.delete(7);
+    const m = new MemoryStore();
+    await m.restore(s.snapshot());
+    const a = await s.readRange(1, 100);
+    const b = await m.readRange(1, 100);
+    expect(b.map((x) => [x.seq, x.subject, dec(x.header), dec(x.data), x.timestampNs])).toEqual(
+      a.map((x) => [x.seq, x.subject, dec(x.header), dec(x.data), x.timestampNs]),
+    );
+    expect(m.state({ deleted: true }).deleted).toEqual([7]);
+    await s.close();
+    await m.close();
   });
 
   it('refuses work after close', async () => {
