@@ -17,6 +17,12 @@ export interface MessageBus {
   subscribe(subject: string, handler: BusHandler, queue?: string): () => void;
   /** Publishes as the server itself (no echo suppression, no no-responders status). */
   publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
+  /**
+   * Optional (consumers): delivers to the subscribers of `route` (a deliver subject or pull inbox) while the
+   * message carries `subject` (the stored message's subject), as nats-server delivers JetStream messages.
+   * Without it consumers fall back to `publish(route, …)` and clients see the route as the subject.
+   */
+  publishTo?(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
   /** True when some subscription (client or internal) matches `subject`. */
   hasInterest(subject: string): boolean;
 }

@@ -1,48 +1,334 @@
-// Consumers of every stream: the `$JS.API.CONSUMER.*` endpoints and the delivery engines.
-// (Contract skeleton by the lead; the consumers engineer owns and grows this file.)
+// Consumers of every stream: the `$JS.API.CONSUMER.*` endpoints, the consumer table, retention
+// (workqueue / interest removal) and loading persisted consumers when a stream comes up.
+import { readdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
+import { ConsumerApi, type CreateRequest } from './consumer-api.js';
+import { systemClock, type Clock } from './clock.js';
+import {
+  DEFAULT_EPHEMERAL_INACTIVE_NS,
+  applyConsumerDefaults,
+  checkConsumerConfig,
+  checkConsumerName,
+  configsEqual,
+  consumerFilters,
+  filtersWithinStream,
+  updateRefusal,
+} from './consumer-config.js';
+import { consumerErrors as E } from './consumer-errors.js';
+import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type ConsumerStorage } from './consumer-storage.js';
+import { Consumer, randomId, type ConsumerHost } from './consumer.js';
+import { subjectsCollide } from './subject-overlap.js';
 
-export class ConsumerService {
-  constructor(private readonly ctx: JetStreamContext) {}
+interface StreamConsumers {
+  stream: StreamHandle;
+  consumers: Map<string, Consumer>;
+  unsubscribeStored: () => void;
+}
+
+/** Interest retention scans at most this many messages per read when a consumer goes away. */
+const INTEREST_SCAN_BATCH = 1024;
+
+export class ConsumerService implements ConsumerHost {
+  private readonly streams = new Map<string, StreamConsumers>();
+  private readonly api: ConsumerApi;
+  private mutations: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly ctx: JetStreamContext,
+    readonly clock: Clock = systemClock,
+  ) {
+    this.api = new ConsumerApi(this);
+  }
 
   /**
    * `$JS.API.CONSUMER.…` requests; `tokens` are the subject's tokens after `$JS.API` (e.g.
    * ['CONSUMER', 'CREATE', 'S', 'C']). Returns false for subjects it does not serve (no reply is sent).
    */
   handleApi(tokens: readonly string[], msg: BusMessage): boolean {
-    void tokens;
-    void msg;
-    void this.ctx;
-    return false;
+    return this.api.handle(tokens, msg);
   }
 
   /** A stream was created, or loaded at start: load its persisted consumers and start them. */
   async streamAdded(stream: StreamHandle): Promise<void> {
-    void stream;
+    if (this.streams.has(stream.name)) return;
+    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined };
+    this.streams.set(stream.name, entry);
+    entry.unsubscribeStored = stream.onStored((seq, subject) => {
+      for (const c of entry.consumers.values()) c.onStored(seq, subject);
+    });
+    if (stream.config.storage !== 'file') return;
+    const base = join(stream.dir, 'consumers');
+    let names: string[] = [];
+    try {
+      names = await readdir(base);
+    } catch {
+      return;
+    }
+    for (const dirName of names) {
+      const files = await readConsumerFiles(join(base, dirName));
+      if (files === null) continue;
+      try {
+        const c = this.makeConsumer(stream, files.meta.name, files.meta.config, files.meta.created);
+        c.initPosition(files.state);
+        entry.consumers.set(c.name, c);
+        c.start();
+      } catch (err) {
+        this.ctx.log.error({ stream: stream.name, consumer: dirName, err: String(err) }, 'consumer could not be loaded');
+      }
+    }
   }
 
   /** The stream was updated (limits, retention or subjects may have changed). */
   streamUpdated(stream: StreamHandle): void {
-    void stream;
+    const entry = this.streams.get(stream.name);
+    if (!entry) return;
+    entry.stream = stream;
+    for (const c of entry.consumers.values()) c.kick();
   }
 
   /** Messages were purged or deleted: consumers move their floors. */
   streamPurged(stream: StreamHandle): void {
-    void stream;
+    const entry = this.streams.get(stream.name);
+    if (!entry) return;
+    for (const c of entry.consumers.values()) c.onPurged();
   }
 
   /** The stream is being deleted: stop and remove its consumers (state included). */
   async streamRemoved(stream: StreamHandle): Promise<void> {
-    void stream;
+    const entry = this.streams.get(stream.name);
+    if (!entry) return;
+    this.streams.delete(stream.name);
+    entry.unsubscribeStored();
+    for (const c of entry.consumers.values()) await c.close(true);
+    entry.consumers.clear();
   }
 
   consumerCount(streamName: string): number {
-    void streamName;
-    return 0;
+    return this.streams.get(streamName)?.consumers.size ?? 0;
+  }
+
+  /**
+   * Interest retention: true when some consumer of the stream would take a message on `subject`. With
+   * none, nats-server does not store the message (the stream may skip it).
+   */
+  hasInterest(streamName: string, subject: string): boolean {
+    const entry = this.streams.get(streamName);
+    if (!entry) return false;
+    for (const c of entry.consumers.values()) if (c.matches(subject)) return true;
+    return false;
   }
 
   /** Stops timers and flushes consumer state. */
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    for (const entry of this.streams.values()) {
+      entry.unsubscribeStored();
+      for (const c of entry.consumers.values()) await c.close(false);
+    }
+    this.streams.clear();
+  }
+
+  // ---- used by the API ---------------------------------------------------------------------------
+
+  consumer(streamName: string, name: string): Consumer | undefined {
+    return this.streams.get(streamName)?.consumers.get(name);
+  }
+
+  consumersOf(streamName: string): Consumer[] {
+    return [...(this.streams.get(streamName)?.consumers.values() ?? [])];
+  }
+
+  pullRequest(streamName: string, name: string, msg: BusMessage): void {
+    // A pull on a missing stream or consumer gets no reply, as on nats-server.
+    this.consumer(streamName, name)?.onPullRequest(msg.reply, msg.data);
+  }
+
+  /** Creates or updates (nats-server's addConsumerWithAction); resolves with the ConsumerInfo body. */
+  createConsumer(req: CreateRequest): Promise<Record<string, unknown>> {
+    return this.serial(async () => {
+      const entry = this.streams.get(req.stream);
+      if (!entry) throw E.streamNotFound();
+      const stream = entry.stream;
+      const config = req.config;
+      if (config === null) throw E.configRequired();
+      applyConsumerDefaults(config, stream.config);
+      const invalid = checkConsumerConfig(config, stream.config);
+      if (invalid) throw invalid;
+      if (!filtersWithinStream(config, stream.config)) throw E.filterNotSubset();
+
+      const name = config.durable_name ?? config.name ?? '';
+      const existing = name !== '' ? entry.consumers.get(name) : undefined;
+      if (existing) {
+        if (req.action === 'create' && !configsEqual(config, existing.config)) throw E.alreadyExists();
+        if (stream.config.retention === 'workqueue' && !this.partitionUnique(entry, name, consumerFilters(config))) {
+          throw E.wqNotUnique();
+        }
+        const refusal = updateRefusal(existing.config, config, existing.hasDeliveryInterest());
+        if (refusal !== null) throw typeof refusal === 'string' ? E.createFailed(refusal) : refusal;
+        if (!existing.isDurable && !config.inactive_threshold) config.inactive_threshold = DEFAULT_EPHEMERAL_INACTIVE_NS;
+        existing.updateConfig(config);
+        await existing.saveMeta();
+        return existing.info();
+      }
+      if (req.action === 'update') throw E.doesNotExist();
+      const max = stream.config.max_consumers;
+      if (max > 0 && entry.consumers.size >= max) throw E.maxConsumers();
+      if (stream.config.retention === 'workqueue') {
+        if (config.ack_policy !== 'explicit') throw E.wqRequiresExplicitAck();
+        if (entry.consumers.size > 0) {
+          const filters = consumerFilters(config);
+          if (filters.length === 0) throw E.wqMultipleUnfiltered();
+          if (!this.partitionUnique(entry, name, filters)) throw E.wqNotUnique();
+        }
+        if (config.deliver_policy !== 'all') throw E.wqNotDeliverAll();
+      }
+      let finalName = name;
+      if (config.durable_name) {
+        const bad = checkConsumerName(config.durable_name);
+        if (bad) throw bad;
+      } else if (finalName === '') {
+        // Legacy ephemeral without a name: 8 random characters, unique in this stream.
+        for (let i = 0; i < 100 && (finalName === '' || entry.consumers.has(finalName)); i++) finalName = randomId(8);
+        config.name = finalName;
+      } else {
+        const bad = checkConsumerName(finalName);
+        if (bad) throw bad;
+      }
+      // Ephemerals always have an inactivity threshold (the config shows the default without jitter).
+      if (!config.durable_name && !config.inactive_threshold) config.inactive_threshold = DEFAULT_EPHEMERAL_INACTIVE_NS;
+      const created = new Date(this.clock.nowMs()).toISOString();
+      const consumer = this.makeConsumer(stream, finalName, config, created);
+      await consumer.saveMeta();
+      consumer.initPosition(null);
+      await consumer.resolveStartTime();
+      if (!this.streams.has(stream.name) || entry.consumers.has(finalName)) throw E.nameExists();
+      entry.consumers.set(finalName, consumer);
+      const info = consumer.info();
+      // Deliveries start after the create response is on its way (the caller responds synchronously).
+      queueMicrotask(() => consumer.start());
+      this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.CREATED.${stream.name}.${finalName}`, {
+        type: 'io.nats.jetstream.advisory.v1.consumer_action',
+        id: randomId(22),
+        timestamp: created,
+        stream: stream.name,
+        consumer: finalName,
+        action: 'create',
+        ...(this.ctx.options.domain ? { domain: this.ctx.options.domain } : {}),
+      });
+      return info;
+    });
+  }
+
+  deleteConsumer(streamName: string, name: string): Promise<void> {
+    return this.serial(async () => {
+      const entry = this.streams.get(streamName);
+      if (!entry) throw E.streamNotFound();
+      const c = entry.consumers.get(name);
+      if (!c) throw E.notFound();
+      await this.removeConsumer(entry, c);
+    });
+  }
+
+  private async removeConsumer(entry: StreamConsumers, c: Consumer): Promise<void> {
+    entry.consumers.delete(c.name);
+    await c.close(true);
+    this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.DELETED.${entry.stream.name}.${c.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.consumer_action',
+      id: randomId(22),
+      timestamp: new Date(this.clock.nowMs()).toISOString(),
+      stream: entry.stream.name,
+      consumer: c.name,
+      action: 'delete',
+      ...(this.ctx.options.domain ? { domain: this.ctx.options.domain } : {}),
+    });
+    if (entry.stream.config.retention === 'interest') await this.dropUninterested(entry, c.state.asflr + 1);
+  }
+
+  /** After a consumer left an interest stream: remove messages no remaining consumer needs. */
+  private async dropUninterested(entry: StreamConsumers, fromSeq: number): Promise<void> {
+    const store = entry.stream.store;
+    const last = store.state().last_seq;
+    let seq = Math.max(fromSeq, store.state().first_seq);
+    for (let guard = 0; guard < 1_000_000 && seq <= last; guard++) {
+      const batch = await store.readRange(seq, INTEREST_SCAN_BATCH);
+      if (batch.length === 0) break;
+      for (const m of batch) {
+        if (m.seq > last) return;
+        if (!this.someoneNeeds(entry, m.seq, m.subject, null)) await entry.stream.removeMessage(m.seq).catch(() => false);
+      }
+      seq = batch[batch.length - 1]!.seq + 1;
+    }
+  }
+
+  private partitionUnique(entry: StreamConsumers, name: string, filters: string[]): boolean {
+    for (const other of entry.consumers.values()) {
+      if (other.name === name) continue;
+      if (other.filters.length === 0) return false;
+      for (const f of filters) for (const g of other.filters) if (subjectsCollide(f, g)) return false;
+    }
+    return true;
+  }
+
+  private makeConsumer(stream: StreamHandle, name: string, config: Consumer['config'], created: string): Consumer {
+    let consumer: Consumer | null = null;
+    const storage: ConsumerStorage =
+      stream.config.storage === 'file' && !config.mem_storage
+        ? new FileConsumerStorage(
+            join(stream.dir, 'consumers', name),
+            () => consumer!.state.snapshot(),
+            (err) => this.ctx.log.error({ stream: stream.name, consumer: name, err: String(err) }, 'consumer state write failed'),
+          )
+        : new MemoryConsumerStorage();
+    consumer = new Consumer(this, stream, name, config, created, storage);
+    return consumer;
+  }
+
+  // ---- ConsumerHost ---------------------------------------------------------------------------------
+
+  settled(consumer: Consumer, seqs: readonly number[], subjects: ReadonlyMap<number, string>): void {
+    const entry = this.streams.get(consumer.stream.name);
+    if (!entry) return;
+    const retention = entry.stream.config.retention;
+    if (retention === 'limits') return;
+    for (const seq of seqs) {
+      if (retention === 'workqueue') {
+        void entry.stream.removeMessage(seq).catch(() => false);
+        continue;
+      }
+      const subject = subjects.get(seq);
+      if (subject !== undefined) {
+        if (!this.someoneNeeds(entry, seq, subject, consumer)) void entry.stream.removeMessage(seq).catch(() => false);
+        continue;
+      }
+      void entry.stream.store.get(seq).then((m) => {
+        if (m && !this.someoneNeeds(entry, seq, m.subject, consumer)) return entry.stream.removeMessage(seq);
+        return false;
+      });
+    }
+  }
+
+  inactive(consumer: Consumer): void {
+    void this.serial(async () => {
+      const entry = this.streams.get(consumer.stream.name);
+      if (!entry || entry.consumers.get(consumer.name) !== consumer) return;
+      this.ctx.log.debug({ stream: consumer.stream.name, consumer: consumer.name }, 'consumer removed after inactivity');
+      await this.removeConsumer(entry, consumer);
+    });
+  }
+
+  private someoneNeeds(entry: StreamConsumers, seq: number, subject: string, except: Consumer | null): boolean {
+    for (const c of entry.consumers.values()) {
+      if (c !== except && c.needsAck(seq, subject)) return true;
+    }
+    return false;
+  }
+
+  /** Consumer create/delete run one at a time so name checks and table changes do not interleave. */
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.mutations.then(fn, fn);
+    this.mutations = run.catch(() => undefined);
+    return run;
+  }
 }

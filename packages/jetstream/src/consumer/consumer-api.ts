@@ -1,0 +1,181 @@
+// `$JS.API.CONSUMER.*` requests (§2, §8): subject forms, request checks in nats-server's order, responses.
+import { ApiError } from '../api/api-error.js';
+import type { BusMessage } from '../message-bus.js';
+import { parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
+import { consumerErrors as E } from './consumer-errors.js';
+import type { ConsumerService } from './consumer-service.js';
+
+const T = 'io.nats.jetstream.api.v1.';
+const NAMES_PAGE = 1024;
+const LIST_PAGE = 256;
+
+export type CreateAction = '' | 'create' | 'update';
+
+/** What a create request asks for once its subject and body are checked. */
+export interface CreateRequest {
+  stream: string;
+  config: ConsumerConfig | null;
+  action: CreateAction;
+  /** Legacy `CONSUMER.CREATE.<S>`: the name may be generated. */
+  legacyEphemeral: boolean;
+}
+
+export class ConsumerApi {
+  constructor(private readonly service: ConsumerService) {}
+
+  /** Routes `tokens` (after `$JS.API`); false = not a consumer subject we serve (no reply). */
+  handle(t: readonly string[], msg: BusMessage): boolean {
+    const n = t.length;
+    if (t[0] !== 'CONSUMER' || n < 3) return false;
+    switch (t[1]) {
+      case 'CREATE':
+        this.create(t, msg);
+        return true;
+      case 'DURABLE':
+        if (n !== 5 || t[2] !== 'CREATE') return false;
+        this.create(t, msg);
+        return true;
+      case 'INFO':
+        if (n !== 4) return false;
+        this.info(t[2]!, t[3]!, msg);
+        return true;
+      case 'DELETE':
+        if (n !== 4) return false;
+        void this.delete(t[2]!, t[3]!, msg);
+        return true;
+      case 'NAMES':
+      case 'LIST':
+        if (n !== 3) return false;
+        this.page(t[1], t[2]!, msg);
+        return true;
+      case 'MSG':
+        if (n !== 5 || t[2] !== 'NEXT') return false;
+        this.service.pullRequest(t[3]!, t[4]!, msg);
+        return true;
+      case 'LEADER':
+        if (n !== 5 || t[2] !== 'STEPDOWN') return false;
+        this.service.ctx.respondError(msg.reply, `${T}consumer_leader_stepdown_response`, clusteringRequired());
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private create(t: readonly string[], msg: BusMessage): void {
+    const type = `${T}consumer_create_response`;
+    const ctx = this.service.ctx;
+    const fail = (err: ApiError): void => ctx.respondError(msg.reply, type, err);
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(Buffer.from(msg.data).toString('utf8')) as Record<string, unknown>;
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('not an object');
+    } catch {
+      return fail(E.invalidJson());
+    }
+    let config: ConsumerConfig | null = null;
+    if (body['config'] !== undefined && body['config'] !== null) {
+      const parsed = parseConsumerConfig(body['config']);
+      if (!('deliver_policy' in parsed)) return fail(parsed);
+      config = parsed;
+    }
+    const action = body['action'] ?? '';
+    if (action !== '' && action !== 'create' && action !== 'update') return fail(E.invalidJson());
+    const requestedStream = typeof body['stream_name'] === 'string' ? body['stream_name'] : '';
+
+    let streamName: string;
+    let consumerName = '';
+    let filter = '';
+    let kind: 'legacyEphemeral' | 'legacyDurable' | 'new';
+    if (t[1] === 'DURABLE') {
+      kind = 'legacyDurable';
+      streamName = t[3]!;
+      consumerName = t[4]!;
+    } else if (t.length === 3) {
+      kind = 'legacyEphemeral';
+      streamName = t[2]!;
+    } else {
+      kind = 'new';
+      streamName = t[2]!;
+      consumerName = t[3]!;
+      if (t.length > 4) filter = t.slice(4).join('.');
+    }
+    if (streamName !== requestedStream) return fail(E.streamMismatch());
+    if (consumerName !== '' && /[\\/]/.test(consumerName)) return fail(E.pathSeparators());
+    const durable = config?.durable_name ?? '';
+    if (kind === 'legacyDurable') {
+      if (durable === '') return fail(E.durableNotSet());
+      if (consumerName !== durable) return fail(E.durableMismatch());
+    }
+    if (kind === 'new') {
+      if (durable !== '' && consumerName !== durable) return fail(E.durableMismatch());
+      config ??= { deliver_policy: 'all', ack_policy: 'none', replay_policy: 'instant', num_replicas: 0 };
+      config.name = consumerName;
+    }
+    if (kind === 'legacyEphemeral' && durable !== '') return fail(E.ephemeralWithDurable());
+    if (filter !== '' && config?.filter_subjects) return fail(E.multipleFiltersNotAllowed());
+    if (filter !== '' && (config?.filter_subject ?? '') !== filter) return fail(E.filterMismatch());
+    if (config && config.num_replicas > 1) return fail(E.replicasNotSupported());
+
+    const req: CreateRequest = { stream: streamName, config, action, legacyEphemeral: kind === 'legacyEphemeral' };
+    this.service.createConsumer(req).then(
+      (info) => ctx.respond(msg.reply, type, info),
+      (err: unknown) => fail(asApiError(err)),
+    );
+  }
+
+  private info(streamName: string, name: string, msg: BusMessage): void {
+    const type = `${T}consumer_info_response`;
+    const ctx = this.service.ctx;
+    if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
+    const c = this.service.consumer(streamName, name);
+    if (!c) return ctx.respondError(msg.reply, type, E.notFound());
+    ctx.respond(msg.reply, type, c.info());
+  }
+
+  private async delete(streamName: string, name: string, msg: BusMessage): Promise<void> {
+    const type = `${T}consumer_delete_response`;
+    const ctx = this.service.ctx;
+    try {
+      await this.service.deleteConsumer(streamName, name);
+      ctx.respond(msg.reply, type, { success: true });
+    } catch (err) {
+      ctx.respondError(msg.reply, type, asApiError(err));
+    }
+  }
+
+  private page(kind: 'NAMES' | 'LIST', streamName: string, msg: BusMessage): void {
+    const names = kind === 'NAMES';
+    const type = `${T}consumer_${names ? 'names' : 'list'}_response`;
+    const ctx = this.service.ctx;
+    let offset = 0;
+    if (msg.data.length > 0 && Buffer.from(msg.data).toString('utf8').trim().length > 0) {
+      try {
+        const req = JSON.parse(Buffer.from(msg.data).toString('utf8')) as { offset?: unknown };
+        if (req !== null && typeof req === 'object' && typeof req.offset === 'number') offset = Math.max(0, Math.floor(req.offset));
+      } catch {
+        return ctx.respondError(msg.reply, type, E.invalidJson(), { total: 0, offset: 0, limit: 0, consumers: [] });
+      }
+    }
+    if (!ctx.stream(streamName)) {
+      return ctx.respondError(msg.reply, type, E.streamNotFound(), { total: 0, offset: 0, limit: 0, consumers: [] });
+    }
+    const all = this.service.consumersOf(streamName).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const limit = names ? NAMES_PAGE : LIST_PAGE;
+    const slice = all.slice(offset, offset + limit);
+    ctx.respond(msg.reply, type, {
+      total: all.length,
+      offset,
+      limit,
+      consumers: names ? slice.map((c) => c.name) : slice.map((c) => c.info()),
+    });
+  }
+}
+
+function clusteringRequired(): ApiError {
+  return new ApiError(503, 10010, 'JetStream clustering support required');
+}
+
+function asApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  return E.createFailed(err instanceof Error ? err.message : String(err));
+}

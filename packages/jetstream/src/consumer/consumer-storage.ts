@@ -1,0 +1,134 @@
+// Where a consumer keeps its config and state: files under `<stream.dir>/consumers/<name>/` for file
+// streams, nothing for memory streams. State writes are coalesced: many changes in one tick cost one
+// write (temp file, fdatasync, rename), and flush() resolves once everything so far is on disk.
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ConsumerConfig } from './consumer-config.js';
+import type { ConsumerStateSnapshot } from './consumer-state.js';
+
+export interface ConsumerMeta {
+  stream_name: string;
+  name: string;
+  created: string;
+  config: ConsumerConfig;
+}
+
+export interface ConsumerStorage {
+  saveMeta(meta: ConsumerMeta): Promise<void>;
+  /** Marks the state dirty; `read` is called when the write happens. */
+  stateChanged(): void;
+  /** Resolves when every state change so far is durable. */
+  flush(): Promise<void>;
+  /** Stops writing and deletes everything stored. */
+  remove(): Promise<void>;
+  /** Final flush; no writes after. */
+  close(): Promise<void>;
+}
+
+/** Memory streams and mem_storage consumers: state lives only in the consumer object. */
+export class MemoryConsumerStorage implements ConsumerStorage {
+  async saveMeta(): Promise<void> {}
+  stateChanged(): void {}
+  async flush(): Promise<void> {}
+  async remove(): Promise<void> {}
+  async close(): Promise<void> {}
+}
+
+export class FileConsumerStorage implements ConsumerStorage {
+  private dirty = false;
+  private writing: Promise<void> | null = null;
+  private scheduled = false;
+  private closed = false;
+  private waiters: Array<() => void> = [];
+
+  constructor(
+    readonly dir: string,
+    private readonly read: () => ConsumerStateSnapshot,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  async saveMeta(meta: ConsumerMeta): Promise<void> {
+    await mkdir(this.dir, { recursive: true });
+    await writeDurably(join(this.dir, 'meta.json'), JSON.stringify(meta));
+  }
+
+  stateChanged(): void {
+    if (this.closed) return;
+    this.dirty = true;
+    if (!this.scheduled && this.writing === null) {
+      this.scheduled = true;
+      setImmediate(() => this.writeLoop());
+    }
+  }
+
+  flush(): Promise<void> {
+    if (!this.dirty && this.writing === null) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  private writeLoop(): void {
+    this.scheduled = false;
+    if (this.writing !== null || this.closed) return;
+    this.writing = (async () => {
+      // Each pass writes the newest state; changes during a write are picked up by the next pass.
+      for (let pass = 0; this.dirty && !this.closed && pass < 1_000_000; pass++) {
+        this.dirty = false;
+        const waiters = this.waiters;
+        this.waiters = [];
+        try {
+          await mkdir(this.dir, { recursive: true });
+          await writeDurably(join(this.dir, 'state.json'), JSON.stringify(this.read()));
+        } catch (err) {
+          this.onError(err);
+        }
+        for (const w of waiters) w();
+      }
+    })().finally(() => {
+      this.writing = null;
+      const waiters = this.waiters;
+      this.waiters = [];
+      for (const w of waiters) w();
+      if (this.dirty && !this.closed) this.stateChanged();
+    });
+  }
+
+  async remove(): Promise<void> {
+    this.closed = true;
+    await this.writing;
+    await rm(this.dir, { recursive: true, force: true });
+  }
+
+  async close(): Promise<void> {
+    if (this.dirty) this.writeLoop();
+    await this.writing;
+    this.closed = true;
+  }
+}
+
+async function writeDurably(path: string, text: string): Promise<void> {
+  const tmp = `${path}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(text);
+    await fh.datasync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, path);
+}
+
+export async function readConsumerFiles(dir: string): Promise<{ meta: ConsumerMeta; state: ConsumerStateSnapshot | null } | null> {
+  let meta: ConsumerMeta;
+  try {
+    meta = JSON.parse(await readFile(join(dir, 'meta.json'), 'utf8')) as ConsumerMeta;
+  } catch {
+    return null;
+  }
+  let state: ConsumerStateSnapshot | null = null;
+  try {
+    state = JSON.parse(await readFile(join(dir, 'state.json'), 'utf8')) as ConsumerStateSnapshot;
+  } catch {
+    state = null;
+  }
+  return { meta, state };
+}

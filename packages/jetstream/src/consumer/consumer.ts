@@ -1,0 +1,1035 @@
+// One consumer: its state machine plus the delivery engine (pull requests or a push deliver subject),
+// ack processing, redelivery timers, flow control and heartbeats.
+import { subjectMatchesFilter } from '@flotilla/protocol';
+import type { StoredMessage } from '@flotilla/store';
+import type { BusMessage } from '../message-bus.js';
+import type { JetStreamContext } from '../jetstream-context.js';
+import type { StreamHandle } from '../stream/stream-handle.js';
+import { ackReplyPrefix, formatAckReply, parseAckReply } from './ack-reply.js';
+import type { Clock } from './clock.js';
+import { consumerFilters, isPushConfig, type ConsumerConfig } from './consumer-config.js';
+import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
+import type { ConsumerStorage } from './consumer-storage.js';
+import { goDuration } from './consumer-errors.js';
+import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
+import * as S from './status-headers.js';
+
+/** What the consumer needs from its owner (the ConsumerService). */
+export interface ConsumerHost {
+  ctx: JetStreamContext;
+  clock: Clock;
+  /** Messages this consumer settled (acked/termed; ack none: delivered) — retention decides removal. */
+  settled(consumer: Consumer, seqs: readonly number[], subjects: ReadonlyMap<number, string>): void;
+  /** The consumer saw no interest for inactive_threshold. */
+  inactive(consumer: Consumer): void;
+}
+
+/** New messages read ahead per store read. */
+const READ_AHEAD = 256;
+/** Deliveries per pump turn before yielding the event loop. */
+const MAX_DELIVERIES_PER_TURN = 4096;
+/** How often a push consumer without interest looks again. */
+const INTEREST_POLL_MS = 100;
+/** Flow control: ask for a reply once this many bytes are unanswered, stall at twice that. */
+const FC_WINDOW_BYTES = 1024 * 1024;
+
+interface Candidate {
+  msg: StoredMessage;
+  count: number;
+  redelivery: boolean;
+  /** From the last_per_subject start list (counted there, not in numPending). */
+  lastPerSubject?: boolean;
+}
+
+export class Consumer {
+  readonly state: ConsumerState;
+  readonly filters: string[];
+  private readonly ackPrefix: string;
+  private readonly waiting: PullRequestQueue | null;
+  private unsubscribers: Array<() => void> = [];
+  private closed = false;
+
+  // Delivery engine.
+  private pumping = false;
+  private kickAgain = false;
+  private readAhead: StoredMessage[] = [];
+  private readonly redeliverQueue: number[] = [];
+  private readonly queuedForRedelivery = new Set<number>();
+  private readonly nakDeadlines = new Map<number, number>();
+  /** Subjects of pending messages, kept only when retention needs them. */
+  private readonly pendingSubjects: Map<number, string> | null;
+  /** Matching messages at or after state.sseq not yet delivered (nats-server's npc). */
+  private numPending = 0;
+  /** last_per_subject start: the sequences still to deliver before normal order resumes. */
+  private lastPerSubject: number[] = [];
+  private lastPerSubjectResume = 0;
+
+  // Timers.
+  private cancelAckTimer: (() => void) | null = null;
+  private ackTimerAtMs = 0;
+  private cancelWaitTimer: (() => void) | null = null;
+  private cancelHeartbeat: (() => void) | null = null;
+  private cancelInterestPoll: (() => void) | null = null;
+  private cancelPacing: (() => void) | null = null;
+  private cancelInactive: (() => void) | null = null;
+
+  // Push flow control, pacing and activity.
+  private fcPendingBytes = 0;
+  private fcOutstanding: { subject: string; bytes: number } | null = null;
+  private fcCounter = 0;
+  private nextSendAtMs = 0;
+  private lastReplayTsNs = 0n;
+  private lastReplaySentMs = 0;
+  private lastDeliveryMs: number;
+  private lastActivityMs: number;
+  private noInterestSinceMs = 0;
+  private pushBound = false;
+
+  constructor(
+    private readonly host: ConsumerHost,
+    readonly stream: StreamHandle,
+    readonly name: string,
+    public config: ConsumerConfig,
+    readonly created: string,
+    private readonly storage: ConsumerStorage,
+  ) {
+    this.state = new ConsumerState(config.ack_policy);
+    this.filters = consumerFilters(config);
+    this.ackPrefix = ackReplyPrefix(stream.name, name);
+    this.waiting = isPushConfig(config) ? null : new PullRequestQueue(config.max_waiting ?? 512);
+    this.pendingSubjects = stream.config.retention === 'limits' ? null : new Map();
+    this.lastDeliveryMs = host.clock.nowMs();
+    this.lastActivityMs = this.lastDeliveryMs;
+  }
+
+  get isPush(): boolean {
+    return this.waiting === null;
+  }
+  get isDurable(): boolean {
+    return this.config.durable_name !== undefined;
+  }
+  get isClosed(): boolean {
+    return this.closed;
+  }
+  private get ctx(): JetStreamContext {
+    return this.host.ctx;
+  }
+  private get clock(): Clock {
+    return this.host.clock;
+  }
+
+  // ---- lifecycle ---------------------------------------------------------------------------------
+
+  /** Sets the start position from deliver_policy (new consumers) or restores saved state. */
+  initPosition(saved: ConsumerStateSnapshot | null): void {
+    if (saved) {
+      this.state.restore(saved);
+      const nowMs = this.clock.nowMs();
+      for (const [, p] of this.state.pending) if (p.tsMs > nowMs) p.tsMs = nowMs;
+    } else {
+      this.selectStart();
+    }
+    this.recountPending();
+  }
+
+  private selectStart(): void {
+    const store = this.stream.store;
+    const st = store.state();
+    const first = st.messages > 0 ? st.first_seq : st.last_seq + 1;
+    let start = first;
+    switch (this.config.deliver_policy) {
+      case 'all':
+        break;
+      case 'new':
+        start = st.last_seq + 1;
+        break;
+      case 'last': {
+        // The last message matching the filter(s), or the stream's last.
+        let last = 0;
+        if (this.filters.length === 0) last = st.last_seq;
+        else for (const f of this.filters) last = Math.max(last, store.filteredState(f, 0).last);
+        start = last > 0 ? last : st.last_seq + 1;
+        break;
+      }
+      case 'by_start_sequence':
+        start = Math.max(this.config.opt_start_seq ?? 1, 1);
+        break;
+      case 'by_start_time': {
+        start = this.seqForTime(Date.parse(this.config.opt_start_time!));
+        break;
+      }
+      case 'last_per_subject': {
+        const seqs: number[] = [];
+        for (const f of this.filters) {
+          for (const subject of store.subjectCounts(f).keys()) {
+            const s = store.lastSeqForSubject(subject);
+            if (s > 0) seqs.push(s);
+          }
+        }
+        seqs.sort((a, b) => a - b);
+        this.lastPerSubject = seqs;
+        this.lastPerSubjectResume = seqs.length > 0 ? seqs[seqs.length - 1]! + 1 : 0;
+        start = seqs.length > 0 ? seqs[0]! : st.last_seq + 1;
+        break;
+      }
+    }
+    this.state.sseq = start;
+    this.state.asflr = start - 1;
+  }
+
+  /** First sequence stored at or after `ms` (binary search over timestamps by sequence). */
+  private seqForTime(ms: number): number {
+    const st = this.stream.store.state();
+    if (st.messages === 0) return st.last_seq + 1;
+    const targetNs = BigInt(Math.floor(ms)) * 1_000_000n;
+    if (st.first_ts >= targetNs) return st.first_seq;
+    if (st.last_ts < targetNs) return st.last_seq + 1;
+    // Timestamps follow sequences; scan in steps of the read-ahead size (bounded by the stream).
+    return -1;
+  }
+
+  /** Async part of by_start_time positioning (reads timestamps). */
+  async resolveStartTime(): Promise<void> {
+    if (this.state.sseq !== -1) return;
+    const targetNs = BigInt(Math.floor(Date.parse(this.config.opt_start_time!))) * 1_000_000n;
+    const store = this.stream.store;
+    const st = store.state();
+    let seq = st.first_seq;
+    for (let guard = 0; guard < 1_000_000 && seq <= st.last_seq; guard++) {
+      const batch = await store.readRange(seq, 1024);
+      if (batch.length === 0) break;
+      for (const m of batch) {
+        if (m.timestampNs >= targetNs) {
+          this.state.sseq = m.seq;
+          this.state.asflr = m.seq - 1;
+          this.recountPending();
+          return;
+        }
+      }
+      seq = batch[batch.length - 1]!.seq + 1;
+    }
+    this.state.sseq = st.last_seq + 1;
+    this.state.asflr = st.last_seq;
+    this.recountPending();
+  }
+
+  saveMeta(): Promise<void> {
+    return this.storage.saveMeta({ stream_name: this.stream.name, name: this.name, created: this.created, config: this.config });
+  }
+
+  /** Subscribes for acks (and flow control) and starts delivering. */
+  start(): void {
+    const bus = this.ctx.bus;
+    this.unsubscribers.push(bus.subscribe(`${this.ackPrefix}>`, (m) => this.onAck(m)));
+    if (this.isPush) {
+      this.unsubscribers.push(bus.subscribe(`$JS.FC.${this.stream.name}.${this.name}.*`, (m) => this.onFlowControlReply(m)));
+      this.pushBound = bus.hasInterest(this.config.deliver_subject!);
+      if (this.config.idle_heartbeat) this.scheduleHeartbeat();
+    }
+    this.scheduleAckTimer();
+    this.scheduleInactivityCheck();
+    this.kick();
+  }
+
+  /** Stops timers and subscriptions; `deleted` also answers waiting pulls with 409 Consumer Deleted. */
+  async close(deleted: boolean): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const u of this.unsubscribers) u();
+    this.unsubscribers = [];
+    for (const c of [this.cancelAckTimer, this.cancelWaitTimer, this.cancelHeartbeat, this.cancelInterestPoll, this.cancelPacing, this.cancelInactive]) c?.();
+    if (this.waiting) {
+      for (const req of this.waiting.clear()) {
+        if (deleted) this.ctx.bus.publish(req.reply, null, S.CONSUMER_DELETED, EMPTY);
+      }
+    }
+    if (deleted) await this.storage.remove();
+    else await this.storage.close();
+  }
+
+  /** Config change from an update (allowed fields only; validated by the caller). */
+  updateConfig(next: ConsumerConfig): void {
+    const prevDeliver = this.config.deliver_subject;
+    this.config = next;
+    if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasInterest(next.deliver_subject!);
+    this.scheduleInactivityCheck();
+    this.kick();
+  }
+
+  // ---- info ---------------------------------------------------------------------------------------
+
+  info(): Record<string, unknown> {
+    if (!this.closed) this.recountPending();
+    const st = this.state;
+    const delivered: Record<string, unknown> = { consumer_seq: st.dseq - 1, stream_seq: st.sseq - 1 };
+    if (st.lastDeliveredMs > 0) delivered['last_active'] = new Date(st.lastDeliveredMs).toISOString();
+    const ackFloor: Record<string, unknown> = { consumer_seq: st.adflr, stream_seq: st.asflr };
+    if (st.lastAckedMs > 0) ackFloor['last_active'] = new Date(st.lastAckedMs).toISOString();
+    const out: Record<string, unknown> = {
+      stream_name: this.stream.name,
+      name: this.name,
+      created: this.created,
+      config: this.config,
+      delivered,
+      ack_floor: ackFloor,
+      num_ack_pending: st.pending.size,
+      num_redelivered: st.redelivered.size,
+      num_waiting: this.waiting ? this.liveWaitingCount() : 0,
+      num_pending: this.numPending + this.lastPerSubject.length,
+    };
+    if (this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!)) out['push_bound'] = true;
+    return out;
+  }
+
+  private liveWaitingCount(): number {
+    let n = 0;
+    const now = this.clock.nowMs();
+    for (const r of this.waiting!.all()) if (r.expiresAtMs === 0 || r.expiresAtMs > now) n++;
+    return n;
+  }
+
+  /** True when a deliver subject has a subscriber right now (push re-bind checks). */
+  hasDeliveryInterest(): boolean {
+    return this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!);
+  }
+
+  /** nats-server's needAck for interest retention. */
+  needsAck(sseq: number, subject: string): boolean {
+    if (!this.matches(subject)) return false;
+    return this.state.needsAck(sseq);
+  }
+
+  matches(subject: string): boolean {
+    const f = this.filters;
+    if (f.length === 0) return true;
+    for (let i = 0; i < f.length; i++) if (subjectMatchesFilter(subject, f[i]!)) return true;
+    return false;
+  }
+
+  // ---- stream events ------------------------------------------------------------------------------
+
+  onStored(seq: number, subject: string): void {
+    if (this.closed || seq < this.state.sseq || !this.matches(subject)) return;
+    if (this.lastPerSubject.length === 0) this.numPending++;
+    this.kick();
+  }
+
+  /** Purge / delete: move past vanished messages and recount. */
+  onPurged(): void {
+    const st = this.stream.store.state();
+    const first = st.messages > 0 ? st.first_seq : st.last_seq + 1;
+    if (this.state.sseq < first) this.apply({ op: 'skip', sseq: first });
+    this.readAhead = [];
+    this.lastPerSubject = this.lastPerSubject.filter((s) => s >= first);
+    this.recountPending();
+    this.kick();
+  }
+
+  private recountPending(): void {
+    const store = this.stream.store;
+    const from = this.lastPerSubject.length > 0 ? this.lastPerSubject[this.lastPerSubject.length - 1]! + 1 : this.state.sseq;
+    if (from < 1) return;
+    if (this.filters.length === 0) {
+      this.numPending = store.filteredState('', from).msgs;
+    } else {
+      let n = 0;
+      for (const f of this.filters) n += store.filteredState(f, from).msgs;
+      this.numPending = n;
+    }
+  }
+
+  // ---- state changes -------------------------------------------------------------------------------
+
+  apply(entry: ConsumerEntry): ApplyResult {
+    const result = this.state.apply(entry);
+    this.storage.stateChanged();
+    return result;
+  }
+
+  flushState(): Promise<void> {
+    return this.storage.flush();
+  }
+
+  // ---- pull requests ------------------------------------------------------------------------------
+
+  /** `CONSUMER.MSG.NEXT` (or `+NXT`): validates and queues a request (§12). */
+  onPullRequest(reply: string | null, body: Uint8Array): void {
+    if (reply === null || this.closed) return;
+    const bus = this.ctx.bus;
+    if (this.waiting === null) {
+      bus.publish(reply, null, S.CONSUMER_IS_PUSH, EMPTY);
+      return;
+    }
+    const parsed = parsePullRequest(body);
+    if ('error' in parsed) {
+      bus.publish(reply, null, S.status(400, `Bad Request - ${parsed.error}`), EMPTY);
+      return;
+    }
+    const cfg = this.config;
+    const batch = parsed.batch <= 0 ? 1 : parsed.batch;
+    if (cfg.max_batch && batch > cfg.max_batch) {
+      bus.publish(reply, null, S.status(409, `Exceeded MaxRequestBatch of ${cfg.max_batch}`), EMPTY);
+      return;
+    }
+    if (parsed.expiresNs > 0 && cfg.max_expires && parsed.expiresNs > cfg.max_expires) {
+      bus.publish(reply, null, S.status(409, `Exceeded MaxRequestExpires of ${goDuration(cfg.max_expires)}`), EMPTY);
+      return;
+    }
+    if (parsed.maxBytes > 0 && cfg.max_bytes && parsed.maxBytes > cfg.max_bytes) {
+      bus.publish(reply, null, S.status(409, `Exceeded MaxRequestMaxBytes of ${cfg.max_bytes}`), EMPTY);
+      return;
+    }
+    const now = this.clock.nowMs();
+    this.lastActivityMs = now;
+    if (this.waiting.isFull()) this.expireWaiting(now, false);
+    if (parsed.noWait) {
+      const available = this.numPending + this.lastPerSubject.length + this.redeliverQueue.length;
+      if (available === 0 && parsed.expiresNs === 0) {
+        bus.publish(reply, null, S.NO_MESSAGES, EMPTY);
+        return;
+      }
+      if (available > 0 && available < this.waiting.pendingBatch()) {
+        bus.publish(reply, null, S.REQUESTS_PENDING, EMPTY);
+        return;
+      }
+    }
+    const heartbeatMs = Math.floor(parsed.heartbeatNs / 1e6);
+    const req: PullRequest = {
+      reply,
+      batch,
+      maxBytes: parsed.maxBytes,
+      noWait: parsed.noWait,
+      expiresAtMs: parsed.expiresNs > 0 ? now + parsed.expiresNs / 1e6 : 0,
+      heartbeatMs,
+      nextHeartbeatAtMs: heartbeatMs > 0 ? now + heartbeatMs : 0,
+      delivered: 0,
+      receivedAtMs: now,
+    };
+    if (!this.waiting.add(req)) {
+      bus.publish(reply, null, S.EXCEEDED_MAX_WAITING, EMPTY);
+      return;
+    }
+    if (req.expiresAtMs > 0 || req.heartbeatMs > 0) this.scheduleWaitTimer();
+    this.kick();
+  }
+
+  /**
+   * Expires timed-out requests (408 with the unfilled batch), drops those whose reply lost interest, sends
+   * due heartbeats. `endOfStream` also ends no_wait requests that already got messages.
+   */
+  private expireWaiting(now: number, endOfStream: boolean): void {
+    const q = this.waiting;
+    if (!q || q.length === 0) return;
+    const bus = this.ctx.bus;
+    for (const req of [...q.all()]) {
+      if (req.expiresAtMs > 0 && now >= req.expiresAtMs) {
+        bus.publish(req.reply, null, S.requestTimeout(req.batch, req.maxBytes), EMPTY);
+        q.remove(req);
+        continue;
+      }
+      if (req.noWait && endOfStream) {
+        bus.publish(req.reply, null, req.delivered > 0 ? S.requestTimeout(req.batch, req.maxBytes) : S.NO_MESSAGES, EMPTY);
+        q.remove(req);
+        continue;
+      }
+      if (!bus.hasInterest(req.reply)) {
+        q.remove(req);
+        continue;
+      }
+      if (req.heartbeatMs > 0 && now >= req.nextHeartbeatAtMs) {
+        bus.publish(req.reply, null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1), EMPTY);
+        req.nextHeartbeatAtMs = now + req.heartbeatMs;
+      }
+    }
+  }
+
+  private scheduleWaitTimer(): void {
+    if (!this.waiting || this.closed) return;
+    this.cancelWaitTimer?.();
+    this.cancelWaitTimer = null;
+    let next = Infinity;
+    for (const r of this.waiting.all()) {
+      if (r.expiresAtMs > 0) next = Math.min(next, r.expiresAtMs);
+      if (r.heartbeatMs > 0) next = Math.min(next, r.nextHeartbeatAtMs);
+    }
+    if (next === Infinity) return;
+    this.cancelWaitTimer = this.clock.setTimer(() => {
+      this.cancelWaitTimer = null;
+      this.expireWaiting(this.clock.nowMs(), false);
+      this.scheduleWaitTimer();
+    }, next - this.clock.nowMs());
+  }
+
+  // ---- delivery -------------------------------------------------------------------------------------
+
+  /** Asks the engine to look for work; coalesces while a pump is running. */
+  kick(): void {
+    if (this.closed) return;
+    if (this.pumping) {
+      this.kickAgain = true;
+      return;
+    }
+    this.pumping = true;
+    void this.pump().catch((err: unknown) => this.ctx.log.error({ err, stream: this.stream.name, consumer: this.name }, 'consumer delivery failed'));
+  }
+
+  private async pump(): Promise<void> {
+    try {
+      let delivered = 0;
+      for (;;) {
+        this.kickAgain = false;
+        const n = await this.deliverBatch();
+        delivered += n;
+        if (this.closed) return;
+        if (n === 0 && !this.kickAgain) return;
+        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+          this.kickAgain = true;
+          return;
+        }
+      }
+    } finally {
+      this.pumping = false;
+      if (this.kickAgain && !this.closed) setImmediate(() => this.kick());
+    }
+  }
+
+  /** Delivers while a target and a message are available; returns how many went out. */
+  private async deliverBatch(): Promise<number> {
+    let sent = 0;
+    for (let guard = 0; guard < READ_AHEAD; guard++) {
+      if (this.closed || !this.canDeliver()) return sent;
+      const cand = await this.nextCandidate();
+      if (this.closed) return sent;
+      if (cand === null) {
+        if (this.waiting) this.expireWaiting(this.clock.nowMs(), true);
+        return sent;
+      }
+      if (!this.canDeliver()) {
+        this.putBack(cand);
+        return sent;
+      }
+      // Pacing (rate_limit_bps, replay original) holds the message until its time.
+      const waitMs = this.pacingDelay(cand);
+      if (waitMs > 0) {
+        this.putBack(cand);
+        this.schedulePacing(waitMs);
+        return sent;
+      }
+      if (this.deliver(cand)) sent++;
+    }
+    return sent;
+  }
+
+  private canDeliver(): boolean {
+    const cfg = this.config;
+    if (this.waiting) {
+      if (this.waiting.length === 0) return false;
+    } else {
+      if (!this.ctx.bus.hasInterest(cfg.deliver_subject!)) {
+        this.pushBound = false;
+        this.startInterestPoll();
+        return false;
+      }
+      this.pushBound = true;
+      if (this.fcOutstanding && this.fcPendingBytes >= 2 * FC_WINDOW_BYTES) return false;
+    }
+    if (this.cancelPacing) return false;
+    const maxAckPending = cfg.max_ack_pending ?? 0;
+    if (cfg.ack_policy !== 'none' && maxAckPending > 0 && this.state.pending.size >= maxAckPending && this.redeliverQueue.length === 0) {
+      return false;
+    }
+    return true;
+  }
+
+  /** The next message to send: redeliveries first, then new messages in stream order. */
+  private async nextCandidate(): Promise<Candidate | null> {
+    const store = this.stream.store;
+    // Bounded by the queue length: every pass removes one entry.
+    while (this.redeliverQueue.length > 0) {
+      const sseq = this.redeliverQueue.shift()!;
+      this.queuedForRedelivery.delete(sseq);
+      if (!this.state.pending.has(sseq)) continue;
+      const count = this.state.deliveryCount(sseq) + 1;
+      const maxDeliver = this.config.max_deliver ?? -1;
+      if (maxDeliver > 0 && count > maxDeliver) {
+        this.maxDeliveriesReached(sseq, count - 1);
+        continue;
+      }
+      const msg = await store.get(sseq).catch(() => null);
+      if (msg === null) {
+        // Gone from the stream (limits, purge): nothing left to wait for.
+        this.settle(this.apply({ op: 'ack', sseq, dseq: this.state.pending.get(sseq)?.dseq ?? 0 }));
+        continue;
+      }
+      return { msg, count, redelivery: true };
+    }
+    if (this.maxAckPendingReached()) return null;
+    if (this.lastPerSubject.length > 0) {
+      for (let guard = this.lastPerSubject.length; guard > 0 && this.lastPerSubject.length > 0; guard--) {
+        const seq = this.lastPerSubject.shift()!;
+        const msg = await store.get(seq).catch(() => null);
+        if (msg !== null) return { msg, count: 1, redelivery: false, lastPerSubject: true };
+      }
+      this.state.sseq = Math.max(this.state.sseq, this.lastPerSubjectResume);
+      this.recountPending();
+    }
+    for (let attempt = 0; attempt < 2; attempt++) {
+      while (this.readAhead.length > 0) {
+        const msg = this.readAhead.shift()!;
+        if (msg.seq >= this.state.sseq) return { msg, count: 1, redelivery: false };
+      }
+      if (attempt === 1) break;
+      const fetched = await this.readNew(this.state.sseq);
+      if (fetched.length === 0) {
+        this.numPending = 0;
+        return null;
+      }
+      this.readAhead = fetched;
+    }
+    return null;
+  }
+
+  private maxAckPendingReached(): boolean {
+    const max = this.config.max_ack_pending ?? 0;
+    return this.config.ack_policy !== 'none' && max > 0 && this.state.pending.size >= max;
+  }
+
+  private async readNew(from: number): Promise<StoredMessage[]> {
+    const store = this.stream.store;
+    if (this.filters.length <= 1) return store.readRange(from, READ_AHEAD, this.filters[0]);
+    const parts = await Promise.all(this.filters.map((f) => store.readRange(from, READ_AHEAD, f)));
+    return parts.flat().sort((a, b) => a.seq - b.seq).slice(0, READ_AHEAD);
+  }
+
+  private putBack(c: Candidate): void {
+    if (c.redelivery) {
+      this.redeliverQueue.unshift(c.msg.seq);
+      this.queuedForRedelivery.add(c.msg.seq);
+    } else if (c.lastPerSubject) {
+      this.lastPerSubject.unshift(c.msg.seq);
+    } else {
+      this.readAhead.unshift(c.msg);
+    }
+  }
+
+  private pacingDelay(c: Candidate): number {
+    const now = this.clock.nowMs();
+    if (this.config.rate_limit_bps && this.nextSendAtMs > now) return this.nextSendAtMs - now;
+    if (this.config.replay_policy === 'original' && !c.redelivery && this.lastReplayTsNs > 0n) {
+      const gapMs = Number((c.msg.timestampNs - this.lastReplayTsNs) / 1_000_000n);
+      const due = this.lastReplaySentMs + gapMs;
+      if (due > now) return due - now;
+    }
+    return 0;
+  }
+
+  private schedulePacing(ms: number): void {
+    if (this.cancelPacing) return;
+    this.cancelPacing = this.clock.setTimer(() => {
+      this.cancelPacing = null;
+      this.kick();
+    }, ms);
+  }
+
+  /** Sends one message to the head pull request or the deliver subject; false if it could not. */
+  private deliver(c: Candidate): boolean {
+    const { msg } = c;
+    const cfg = this.config;
+    const bus = this.ctx.bus;
+    const size = msg.subject.length + msg.header.length + msg.data.length;
+    let target: string;
+    if (this.waiting) {
+      const req = this.headRequest(size);
+      if (req === null) {
+        this.putBack(c);
+        return false;
+      }
+      target = req.reply;
+    } else {
+      target = cfg.deliver_subject!;
+    }
+    const now = this.clock.nowMs();
+    const dseq = this.state.dseq;
+    if (!c.redelivery && !c.lastPerSubject && this.numPending > 0) this.numPending--;
+    const pendingAfter = this.numPending + this.lastPerSubject.length;
+    const reply = formatAckReply(this.ackPrefix, c.count, msg.seq, dseq, msg.timestampNs, pendingAfter);
+    const header = cfg.headers_only ? S.headersOnlyBlock(msg.header, msg.data.length) : msg.header.length > 0 ? msg.header : null;
+    const data = cfg.headers_only ? EMPTY : msg.data;
+    if (bus.publishTo) bus.publishTo(target, msg.subject, reply, header, data);
+    else bus.publish(target, reply, header, data);
+    if (this.pendingSubjects && cfg.ack_policy !== 'none') this.pendingSubjects.set(msg.seq, msg.subject);
+    const result = this.apply({ op: 'deliver', sseq: msg.seq, dseq, count: c.count, tsMs: now });
+    if (result.settled.length > 0) this.settle(result, new Map([[msg.seq, msg.subject]]));
+    this.lastDeliveryMs = now;
+    if (cfg.rate_limit_bps) this.nextSendAtMs = Math.max(this.nextSendAtMs, now) + Math.ceil((size * 8 * 1000) / cfg.rate_limit_bps);
+    if (cfg.replay_policy === 'original' && !c.redelivery) {
+      this.lastReplayTsNs = msg.timestampNs;
+      this.lastReplaySentMs = now;
+    }
+    if (cfg.ack_policy !== 'none') this.armAckTimer(now + this.ackWaitMs(c.count));
+    if (!this.waiting && cfg.flow_control) this.trackFlowControl(size);
+    return true;
+  }
+
+  /** The pull request to serve next, applying max_bytes (409) and interest; null if none is left. */
+  private headRequest(size: number): PullRequest | null {
+    const q = this.waiting!;
+    const bus = this.ctx.bus;
+    const now = this.clock.nowMs();
+    for (let guard = q.length; guard > 0; guard--) {
+      const req = q.peek();
+      if (req === undefined) return null;
+      if (req.expiresAtMs > 0 && now >= req.expiresAtMs) {
+        bus.publish(req.reply, null, S.requestTimeout(req.batch, req.maxBytes), EMPTY);
+        q.removeHead();
+        continue;
+      }
+      if (!bus.hasInterest(req.reply)) {
+        q.removeHead();
+        continue;
+      }
+      if (req.maxBytes > 0) {
+        if (size > req.maxBytes) {
+          bus.publish(req.reply, null, S.maxBytesExceeded(req.batch, req.maxBytes), EMPTY);
+          q.removeHead();
+          continue;
+        }
+        req.maxBytes -= size;
+        // Exactly used up: this message is the request's last.
+        if (req.maxBytes === 0) req.batch = 1;
+      }
+      q.popOne();
+      return req;
+    }
+    return null;
+  }
+
+  private ackWaitMs(count: number): number {
+    const backoff = this.config.backoff;
+    if (backoff && backoff.length > 0) return backoff[Math.min(count - 1, backoff.length - 1)]! / 1e6;
+    return (this.config.ack_wait ?? 30e9) / 1e6;
+  }
+
+  // ---- acks ------------------------------------------------------------------------------------------
+
+  private onAck(m: BusMessage): void {
+    if (this.closed) return;
+    const tokens = parseAckReply(m.subject);
+    if (tokens === null || tokens.streamSeq === 0) return;
+    const body = m.data;
+    const kind = ackKind(body);
+    const { streamSeq: sseq, consumerSeq: dseq } = tokens;
+    switch (kind) {
+      case 'ack':
+        this.processAck(sseq, dseq);
+        break;
+      case 'nak':
+        this.processNak(sseq, body);
+        break;
+      case 'progress':
+        this.processProgress(sseq);
+        break;
+      case 'term':
+        this.processTerm(sseq, dseq, tokens.deliveryCount, body);
+        break;
+      case 'next':
+        this.processAck(sseq, dseq);
+        this.onPullRequest(m.reply, body.subarray(4));
+        return;
+      case 'unknown':
+        return;
+    }
+    if (m.reply !== null) {
+      const reply = m.reply;
+      // ack-sync: answer once the acknowledgement is durable.
+      void this.storage.flush().then(() => this.ctx.bus.publish(reply, null, null, EMPTY));
+    }
+  }
+
+  processAck(sseq: number, dseq: number): void {
+    if (this.config.ack_policy === 'none') return;
+    const subjects = this.pendingSubjects;
+    const result = this.apply({ op: 'ack', sseq, dseq });
+    if (result.settled.length > 0) {
+      this.state.lastAckedMs = this.clock.nowMs();
+      for (const s of result.settled) this.nakDeadlines.delete(s);
+      this.settle(result, subjects ?? EMPTY_SUBJECTS);
+      this.kick();
+    }
+  }
+
+  private settle(result: ApplyResult, subjects: ReadonlyMap<number, string> = this.pendingSubjects ?? EMPTY_SUBJECTS): void {
+    if (result.settled.length === 0) return;
+    this.host.settled(this, result.settled, subjects);
+    if (this.pendingSubjects) for (const s of result.settled) this.pendingSubjects.delete(s);
+  }
+
+  private processNak(sseq: number, body: Uint8Array): void {
+    if (!this.state.pending.has(sseq)) return;
+    const delayMs = parseNakDelayMs(body);
+    this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MSG_NAKED.${this.stream.name}.${this.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.nak',
+      ...this.advisoryBase(),
+      consumer_seq: this.state.pending.get(sseq)!.dseq,
+      stream_seq: sseq,
+      deliveries: this.state.deliveryCount(sseq),
+    });
+    if (delayMs > 0) {
+      const at = this.clock.nowMs() + delayMs;
+      this.nakDeadlines.set(sseq, at);
+      this.armAckTimer(at);
+      return;
+    }
+    this.nakDeadlines.delete(sseq);
+    this.queueRedelivery([sseq]);
+  }
+
+  private processProgress(sseq: number): void {
+    const p = this.state.pending.get(sseq);
+    if (!p) return;
+    const now = this.clock.nowMs();
+    p.tsMs = now;
+    this.nakDeadlines.delete(sseq);
+    this.armAckTimer(now + this.ackWaitMs(this.state.deliveryCount(sseq)));
+  }
+
+  private processTerm(sseq: number, dseq: number, count: number, body: Uint8Array): void {
+    const p = this.state.pending.get(sseq);
+    if (!p && this.config.ack_policy !== 'none') return;
+    const reason = body.length > 6 ? Buffer.from(body.subarray(6)).toString('utf8').trim() : '';
+    const result = this.apply({ op: 'term', sseq, dseq: p?.dseq ?? dseq });
+    this.nakDeadlines.delete(sseq);
+    this.settle(result);
+    this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.${this.stream.name}.${this.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.terminated',
+      ...this.advisoryBase(),
+      consumer_seq: dseq,
+      stream_seq: sseq,
+      deliveries: count,
+      ...(reason ? { reason } : {}),
+    });
+    this.kick();
+  }
+
+  private maxDeliveriesReached(sseq: number, deliveries: number): void {
+    this.apply({ op: 'drop', sseq });
+    this.nakDeadlines.delete(sseq);
+    this.pendingSubjects?.delete(sseq);
+    this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.${this.stream.name}.${this.name}`, {
+      type: 'io.nats.jetstream.advisory.v1.max_deliver',
+      ...this.advisoryBase(),
+      stream_seq: sseq,
+      deliveries,
+    });
+  }
+
+  private advisoryBase(): Record<string, unknown> {
+    return {
+      id: randomId(22),
+      timestamp: new Date(this.clock.nowMs()).toISOString(),
+      stream: this.stream.name,
+      consumer: this.name,
+      ...(this.ctx.options.domain ? { domain: this.ctx.options.domain } : {}),
+    };
+  }
+
+  private queueRedelivery(seqs: number[]): void {
+    let added = false;
+    for (const s of seqs) {
+      if (this.queuedForRedelivery.has(s)) continue;
+      this.queuedForRedelivery.add(s);
+      this.redeliverQueue.push(s);
+      added = true;
+    }
+    if (added) {
+      // Stream order, as nats-server sorts expired sequences.
+      this.redeliverQueue.sort((a, b) => a - b);
+      this.kick();
+    }
+  }
+
+  // ---- ack wait ---------------------------------------------------------------------------------------
+
+  private armAckTimer(atMs: number): void {
+    if (this.closed) return;
+    if (this.cancelAckTimer && this.ackTimerAtMs <= atMs) return;
+    this.cancelAckTimer?.();
+    this.ackTimerAtMs = atMs;
+    this.cancelAckTimer = this.clock.setTimer(() => this.checkPending(), atMs - this.clock.nowMs());
+  }
+
+  private scheduleAckTimer(): void {
+    if (this.config.ack_policy === 'none' || this.state.pending.size === 0) return;
+    let next = Infinity;
+    for (const [s, p] of this.state.pending) next = Math.min(next, this.deadlineOf(s, p.tsMs));
+    if (next < Infinity) this.armAckTimer(next);
+  }
+
+  private deadlineOf(sseq: number, tsMs: number): number {
+    return this.nakDeadlines.get(sseq) ?? tsMs + this.ackWaitMs(this.state.deliveryCount(sseq));
+  }
+
+  /** Timer: every pending message past its deadline goes to the redelivery queue. */
+  private checkPending(): void {
+    this.cancelAckTimer = null;
+    if (this.closed) return;
+    const now = this.clock.nowMs();
+    const expired: number[] = [];
+    let next = Infinity;
+    for (const [s, p] of this.state.pending) {
+      if (this.queuedForRedelivery.has(s)) continue;
+      const deadline = this.deadlineOf(s, p.tsMs);
+      if (deadline <= now) expired.push(s);
+      else if (deadline < next) next = deadline;
+    }
+    for (const s of expired) this.nakDeadlines.delete(s);
+    if (next < Infinity) this.armAckTimer(next);
+    if (expired.length > 0) this.queueRedelivery(expired);
+  }
+
+  // ---- push: flow control, heartbeats, interest ---------------------------------------------------------
+
+  private trackFlowControl(size: number): void {
+    this.fcPendingBytes += size;
+    if (this.fcOutstanding === null && this.fcPendingBytes >= FC_WINDOW_BYTES) this.sendFlowControl();
+  }
+
+  private sendFlowControl(): void {
+    const subject = `$JS.FC.${this.stream.name}.${this.name}.${(this.fcCounter++).toString(36).padStart(4, '0').slice(-4)}`;
+    this.fcOutstanding = { subject, bytes: this.fcPendingBytes };
+    this.ctx.bus.publish(this.config.deliver_subject!, subject, S.FLOW_CONTROL_REQUEST, EMPTY);
+  }
+
+  private onFlowControlReply(m: BusMessage): void {
+    const fc = this.fcOutstanding;
+    if (fc === null || m.subject !== fc.subject) return;
+    this.fcPendingBytes = Math.max(0, this.fcPendingBytes - fc.bytes);
+    this.fcOutstanding = null;
+    if (this.fcPendingBytes >= FC_WINDOW_BYTES) this.sendFlowControl();
+    this.kick();
+  }
+
+  private scheduleHeartbeat(): void {
+    const hbMs = (this.config.idle_heartbeat ?? 0) / 1e6;
+    if (hbMs <= 0 || this.closed) return;
+    const now = this.clock.nowMs();
+    const due = Math.max(this.lastDeliveryMs + hbMs, now + 1);
+    this.cancelHeartbeat = this.clock.setTimer(() => {
+      this.cancelHeartbeat = null;
+      if (this.closed) return;
+      const t = this.clock.nowMs();
+      if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+        const stalled = this.fcOutstanding && this.fcPendingBytes >= 2 * FC_WINDOW_BYTES ? this.fcOutstanding.subject : undefined;
+        this.ctx.bus.publish(this.config.deliver_subject!, stalled ?? null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
+        this.lastDeliveryMs = t;
+      }
+      this.scheduleHeartbeat();
+    }, due - now);
+  }
+
+  private startInterestPoll(): void {
+    if (this.cancelInterestPoll || this.closed) return;
+    this.cancelInterestPoll = this.clock.setTimer(() => {
+      this.cancelInterestPoll = null;
+      if (this.closed) return;
+      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) this.kick();
+      else this.startInterestPoll();
+    }, INTEREST_POLL_MS);
+  }
+
+  // ---- inactivity ----------------------------------------------------------------------------------------
+
+  private inactiveThresholdMs(): number {
+    const t = this.config.inactive_threshold ?? 0;
+    return t > 0 ? t / 1e6 : 0;
+  }
+
+  private scheduleInactivityCheck(): void {
+    this.cancelInactive?.();
+    this.cancelInactive = null;
+    const thresholdMs = this.inactiveThresholdMs();
+    if (thresholdMs <= 0 || this.closed) return;
+    // Check a few times per threshold so deletion happens within ~1.25x of it.
+    const everyMs = Math.max(50, Math.min(thresholdMs / 4, 1000));
+    this.cancelInactive = this.clock.setTimer(() => {
+      this.cancelInactive = null;
+      if (this.closed) return;
+      if (this.isInactive(thresholdMs)) {
+        this.host.inactive(this);
+        return;
+      }
+      this.scheduleInactivityCheck();
+    }, everyMs);
+  }
+
+  private isInactive(thresholdMs: number): boolean {
+    const now = this.clock.nowMs();
+    if (this.isPush) {
+      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+        this.noInterestSinceMs = 0;
+        return false;
+      }
+      if (this.noInterestSinceMs === 0) this.noInterestSinceMs = now;
+      return now - this.noInterestSinceMs >= thresholdMs;
+    }
+    if (now - this.lastActivityMs < thresholdMs) return false;
+    for (const r of this.waiting!.all()) if (this.ctx.bus.hasInterest(r.reply)) return false;
+    return true;
+  }
+}
+
+const EMPTY = new Uint8Array(0);
+const EMPTY_SUBJECTS: ReadonlyMap<number, string> = new Map();
+
+type AckKind = 'ack' | 'nak' | 'progress' | 'term' | 'next' | 'unknown';
+
+/** Classifies an ack body by its first bytes (§11): no string is made on the +ACK hot path. */
+function ackKind(b: Uint8Array): AckKind {
+  if (b.length === 0) return 'ack';
+  const c0 = b[0];
+  if (c0 === 0x2b /* + */ && b.length >= 3) {
+    const c1 = b[1];
+    if (c1 === 0x41 && b[2] === 0x43 && b[3] === 0x4b) return 'ack'; // +ACK
+    if (c1 === 0x4f && b[2] === 0x4b) return 'ack'; // +OK
+    if (c1 === 0x57 && b[2] === 0x50 && b[3] === 0x49) return 'progress'; // +WPI
+    if (c1 === 0x54 && b[2] === 0x45 && b[3] === 0x52 && b[4] === 0x4d) return 'term'; // +TERM
+    if (c1 === 0x4e && b[2] === 0x58 && b[3] === 0x54) return 'next'; // +NXT
+  }
+  if (c0 === 0x2d /* - */ && b[1] === 0x4e && b[2] === 0x41 && b[3] === 0x4b) return 'nak'; // -NAK
+  return 'unknown';
+}
+
+/** `-NAK {"delay":ns}` or `-NAK <go duration>`; 0 = redeliver now. */
+export function parseNakDelayMs(body: Uint8Array): number {
+  if (body.length <= 4) return 0;
+  const rest = Buffer.from(body.subarray(4)).toString('utf8').trim();
+  if (rest.length === 0) return 0;
+  if (rest[0] === '{') {
+    try {
+      const v = (JSON.parse(rest) as { delay?: unknown }).delay;
+      return typeof v === 'number' && v > 0 ? v / 1e6 : 0;
+    } catch {
+      return 0;
+    }
+  }
+  return parseGoDurationMs(rest);
+}
+
+function parseGoDurationMs(text: string): number {
+  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+    total += Number(m[1]) * units[m[2]!]!;
+    matched += m[0].length;
+  }
+  return matched === text.length ? total : 0;
+}
+
+const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+export function randomId(len: number): string {
+  let s = '';
+  for (let i = 0; i < len; i++) s += ID_CHARS[Math.floor(Math.random() * ID_CHARS.length)];
+  return s;
+}

@@ -1,0 +1,159 @@
+// In-process stand-ins for the bus, clock and stream, so the consumer engine can be tested (and later
+// replicated) without a server: a real MemoryStore behind a minimal StreamHandle.
+import { subjectMatchesFilter } from '@flotilla/protocol';
+import { MemoryStore } from '@flotilla/store';
+import type { ApiError } from '../../api/api-error.js';
+import type { JetStreamContext } from '../../jetstream-context.js';
+import type { JetStreamServiceOptions } from '../../jetstream-service.js';
+import type { BusHandler, BusMessage, JetStreamLogger, MessageBus } from '../../message-bus.js';
+import type { StreamConfig } from '../../stream/stream-config-types.js';
+import type { StreamHandle } from '../../stream/stream-handle.js';
+import type { Clock } from '../clock.js';
+
+export interface Delivered extends BusMessage {
+  route: string;
+}
+
+/** Synchronous bus: handlers run inside publish, like the server's internal bus. */
+export class FakeBus implements MessageBus {
+  private subs: Array<{ subject: string; handler: BusHandler; active: boolean }> = [];
+  readonly published: Delivered[] = [];
+
+  subscribe(subject: string, handler: BusHandler): () => void {
+    const sub = { subject, handler, active: true };
+    this.subs.push(sub);
+    return () => {
+      sub.active = false;
+      this.subs = this.subs.filter((s) => s !== sub);
+    };
+  }
+  publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    this.publishTo(subject, subject, reply, header, data);
+  }
+  publishTo(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    const msg: Delivered = {
+      route,
+      subject,
+      reply,
+      header: header && header.length > 0 ? Buffer.from(header) : null,
+      data: Buffer.from(data),
+    };
+    this.published.push(msg);
+    for (const s of [...this.subs]) if (s.active && subjectMatchesFilter(route, s.subject)) s.handler(msg);
+  }
+  hasInterest(subject: string): boolean {
+    return this.subs.some((s) => subjectMatchesFilter(subject, s.subject));
+  }
+  /** Collects what reaches `subject` (a client inbox or deliver subject). */
+  inbox(subject: string): { msgs: Delivered[]; close: () => void } {
+    const msgs: Delivered[] = [];
+    const close = this.subscribe(subject, (m) => msgs.push(m as Delivered));
+    return { msgs, close };
+  }
+}
+
+/** Timers run only when the test advances time. */
+export class FakeClock implements Clock {
+  private now = 1_700_000_000_000;
+  private timers: Array<{ at: number; fn: () => void; id: number }> = [];
+  private nextId = 1;
+
+  nowMs(): number {
+    return this.now;
+  }
+  setTimer(fn: () => void, ms: number): () => void {
+    const t = { at: this.now + Math.max(0, ms), fn, id: this.nextId++ };
+    this.timers.push(t);
+    return () => {
+      this.timers = this.timers.filter((x) => x !== t);
+    };
+  }
+  /** Moves time forward, firing due timers in time order. */
+  advance(ms: number): void {
+    const end = this.now + ms;
+    for (let guard = 0; guard < 100_000; guard++) {
+      this.timers.sort((a, b) => a.at - b.at || a.id - b.id);
+      const t = this.timers[0];
+      if (!t || t.at > end) break;
+      this.timers.shift();
+      this.now = Math.max(this.now, t.at);
+      t.fn();
+    }
+    this.now = end;
+  }
+}
+
+export function streamConfig(partial: Partial<StreamConfig> & { name: string }): StreamConfig {
+  return {
+    subjects: [partial.name.toLowerCase() + '.>'],
+    retention: 'limits',
+    max_consumers: -1,
+    max_msgs: -1,
+    max_bytes: -1,
+    max_age: 0,
+    max_msgs_per_subject: -1,
+    max_msg_size: -1,
+    discard: 'old',
+    storage: 'memory',
+    num_replicas: 1,
+    duplicate_window: 120e9,
+    sealed: false,
+    deny_delete: false,
+    deny_purge: false,
+    allow_rollup_hdrs: false,
+    allow_direct: false,
+    mirror_direct: false,
+    ...partial,
+  };
+}
+
+export class FakeStream implements StreamHandle {
+  readonly store = new MemoryStore();
+  readonly created = new Date(0).toISOString();
+  private listeners = new Set<(seq: number, subject: string) => void>();
+
+  constructor(
+    public config: StreamConfig,
+    readonly dir: string = '/nonexistent',
+  ) {}
+  get name(): string {
+    return this.config.name;
+  }
+  onStored(listener: (seq: number, subject: string) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+  removeMessage(seq: number): Promise<boolean> {
+    return this.store.delete(seq, { erase: false });
+  }
+  async publish(subject: string, data: string | Uint8Array, header?: Uint8Array): Promise<number> {
+    const body = typeof data === 'string' ? Buffer.from(data) : data;
+    const { seq } = await this.store.append(subject, header, body);
+    for (const l of this.listeners) l(seq, subject);
+    return seq;
+  }
+}
+
+const silentLog: JetStreamLogger = { debug() {}, info() {}, warn() {}, error() {} };
+
+export class FakeContext implements JetStreamContext {
+  readonly log = silentLog;
+  readonly options: JetStreamServiceOptions = { storeDir: '/nonexistent', maxMemoryStoreBytes: -1, maxFileStoreBytes: -1, serverName: 't', serverId: 't' };
+  readonly table = new Map<string, StreamHandle>();
+  constructor(readonly bus: FakeBus) {}
+  stream(name: string): StreamHandle | undefined {
+    return this.table.get(name);
+  }
+  streams(): Iterable<StreamHandle> {
+    return this.table.values();
+  }
+  respond(reply: string | null, type: string, body: object): void {
+    if (reply !== null) this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, ...body })));
+  }
+  respondError(reply: string | null, type: string, error: ApiError, extra?: object): void {
+    if (reply !== null) this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, error: error.toJSON(), ...extra })));
+  }
+  advisory(subject: string, body: object): void {
+    this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
+  }
+}
