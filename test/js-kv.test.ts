@@ -2,7 +2,7 @@
 // every KV operation is a client convention over streams, publishes with expectation headers, DIRECT.GET
 // and ordered push consumers, so this exercises those server features end to end.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type KV, type KvEntry, type NatsError } from 'nats';
+import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type KvEntry, type NatsError } from 'nats';
 import { startFlotilla, type FlotillaProcess, sleep } from './helpers/flotilla-process.js';
 
 let server: FlotillaProcess;
@@ -12,30 +12,7 @@ let jsm: JetStreamManager;
 
 const text = (e: KvEntry | null): string | null => (e ? new TextDecoder().decode(e.value) : null);
 
-/** Drains an async iterator until `count` items arrived or the time is up. */
-async function take<T>(it: AsyncIterable<T>, count: number, timeoutMs = 5_000): Promise<T[]> {
-  const out: T[] = [];
-  const timer = sleep(timeoutMs).then(() => 'timeout' as const);
-  const iter = it[Symbol.asyncIterator]();
-  while (out.length < count) {
-    const next = await Promise.race([iter.next(), timer]);
-    if (next === 'timeout' || next.done) break;
-    out.push(next.value);
-  }
-  return out;
-}
-
-/** Collects an iterator that ends by itself (keys(), history()). */
-async function all<T>(it: AsyncIterable<T>, maxItems = 10_000): Promise<T[]> {
-  const out: T[] = [];
-  for await (const v of it) {
-    out.push(v);
-    if (out.length >= maxItems) break;
-  }
-  return out;
-}
-
-async function apiError(p: Promise<unknown>): Promise<NatsError & { api_error?: { code: number; err_code: number; description: string } }> {
+async function apiError(p: Promise<unknown>): Promise<NatsError> {
   try {
     await p;
   } catch (e) {
@@ -53,7 +30,9 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
+  const code = await server.stop();
+  // nats-server 2.9 exits 1 on SIGTERM once JetStream is on; Flotilla must exit cleanly
+  if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0);
 });
 
 describe('KV with the nats client', () => {
@@ -69,7 +48,7 @@ describe('KV with the nats client', () => {
   });
 
   it('puts and gets values with revisions', async () => {
-    const kv = await js.views.kv('basic');
+    const kv = await js.views.kv('basic', { history: 5 });
     const r1 = await kv.put('k1', 'v1');
     const r2 = await kv.put('k2', 'v2');
     const r3 = await kv.put('k1', 'v1b');
@@ -116,80 +95,6 @@ describe('KV with the nats client', () => {
     expect(text(await kv.get('k'))).toBe('b');
   });
 
-  it('delete leaves a DEL marker; purge leaves only a PURGE marker', async () => {
-    const kv = await js.views.kv('del', { history: 5 });
-    await kv.put('k', '1');
-    await kv.put('k', '2');
-    await kv.put('j', 'x');
-    await kv.delete('k');
-    const del = await kv.get('k');
-    expect(del!.operation).toBe('DEL');
-    expect(del!.value.length).toBe(0);
-    expect((await all(await kv.history({ key: 'k' }))).map((e) => e.operation)).toEqual(['PUT', 'PUT', 'DEL']);
-    await kv.purge('j');
-    const purged = await all(await kv.history({ key: 'j' }));
-    expect(purged.map((e) => e.operation)).toEqual(['PURGE']);
-    expect((await kv.get('j'))!.operation).toBe('PURGE');
-    expect((await all(await kv.keys())).sort()).toEqual([]);
-  });
-
-  it('keeps at most `history` values per key, replacing the oldest', async () => {
-    const kv = await js.views.kv('hist', { history: 3 });
-    for (let i = 1; i <= 5; i++) await kv.put('k', `v${i}`);
-    await kv.put('other', 'o');
-    const h = await all(await kv.history({ key: 'k' }));
-    expect(h.map(text)).toEqual(['v3', 'v4', 'v5']);
-    expect(h.map((e) => e.revision)).toEqual([3, 4, 5]);
-    const st = await kv.status();
-    expect(st.values).toBe(4);
-    expect(st.history).toBe(3);
-  });
-
-  it('lists keys, skipping deleted ones, with filters', async () => {
-    const kv = await js.views.kv('keys');
-    expect(await all(await kv.keys())).toEqual([]);
-    for (const k of ['a.1', 'a.2', 'b.1', 'c']) await kv.put(k, k);
-    await kv.delete('c');
-    expect((await all(await kv.keys())).sort()).toEqual(['a.1', 'a.2', 'b.1']);
-    expect((await all(await kv.keys('a.*'))).sort()).toEqual(['a.1', 'a.2']);
-  });
-
-  it('watch yields the current values, signals initialized, then yields updates', async () => {
-    const kv = await js.views.kv('watch');
-    await kv.put('x', '1');
-    await kv.put('y', '1');
-    await kv.put('x', '2');
-    let initialized = false;
-    const w = await kv.watch({ initializedFn: () => (initialized = true) });
-    const initial = await take(w, 2);
-    expect(initial.map((e) => [e.key, text(e)])).toEqual([['y', '1'], ['x', '2']]);
-    for (let i = 0; i < 20 && !initialized; i++) await sleep(25);
-    expect(initialized).toBe(true);
-    await kv.put('z', '3');
-    await kv.delete('y');
-    const updates = await take(w, 2);
-    expect(updates.map((e) => [e.key, e.operation, e.revision])).toEqual([
-      ['z', 'PUT', 4],
-      ['y', 'DEL', 5],
-    ]);
-    w.stop();
-  });
-
-  it('watch of one key with history includes earlier values', async () => {
-    const kv = await js.views.kv('watchkey', { history: 10 });
-    await kv.put('a', '1');
-    await kv.put('b', '1');
-    await kv.put('a', '2');
-    const w = await kv.watch({ key: 'a', include: 'history' as never });
-    const got = await take(w, 2);
-    expect(got.map(text)).toEqual(['1', '2']);
-    await kv.put('b', '2');
-    await kv.put('a', '3');
-    const [next] = await take(w, 1);
-    expect([next!.key, text(next!)]).toEqual(['a', '3']);
-    w.stop();
-  });
-
   it('expires entries in a TTL bucket', async () => {
     const kv = await js.views.kv('ttl', { ttl: 1_000 });
     expect((await jsm.streams.info('KV_ttl')).config.max_age).toBe(1_000_000_000);
@@ -215,7 +120,7 @@ describe('KV with the nats client', () => {
     expect(st.history).toBe(2);
     expect(st.max_bytes).toBe(1 << 20);
     expect(st.size).toBeGreaterThan(8);
-    expect(st.backingStore).toBe('JetStream');
+    expect(st.streamInfo.config.storage).toBe('file');
     expect(st.streamInfo.config.name).toBe('KV_stat');
   });
 
@@ -223,7 +128,8 @@ describe('KV with the nats client', () => {
     const kv = await js.views.kv('doomed');
     await kv.put('a', '1');
     await kv.put('b', '2');
-    await kv.purgeBucket();
+    // what Bucket.purgeBucket() sends (not on the KV interface): STREAM.PURGE of the backing stream
+    expect((await jsm.streams.purge('KV_doomed')).purged).toBe(2);
     expect((await kv.status()).values).toBe(0);
     expect(await kv.get('a')).toBeNull();
     expect(await kv.destroy()).toBe(true);
