@@ -1,6 +1,10 @@
-// Checks CONNECT credentials against `authorization { user/password | token | users [] }`.
+// Checks CONNECT credentials against `authorization { user/password | token | users [] }` (plain or bcrypt
+// passwords and tokens), or, with `tls { verify_and_map }`, maps the client certificate to a user. A user's
+// permissions are compiled once here and shared by its connections.
 import { timingSafeEqual } from 'node:crypto';
-import type { AuthorizationOptions } from './config/options.js';
+import type { AuthorizationOptions, TlsOptions } from './config/options.js';
+import { BcryptVerifier, isBcryptHash } from './security/bcrypt-verifier.js';
+import { UserPermissions } from './security/user-permissions.js';
 
 export interface ConnectCredentials {
   user?: unknown;
@@ -8,33 +12,80 @@ export interface ConnectCredentials {
   auth_token?: unknown;
 }
 
+/** Who a connection authenticated as: '' for token or no auth; permissions null when unrestricted. */
+export interface AuthResult {
+  user: string;
+  permissions: UserPermissions | null;
+}
+
+interface UserRecord {
+  password: string;
+  permissions: UserPermissions | null;
+}
+
+const NO_AUTH: AuthResult = { user: '', permissions: null };
+
 export class ClientAuth {
-  private readonly users = new Map<string, string>();
+  private readonly users = new Map<string, UserRecord>();
   private readonly token: string | undefined;
+  private readonly bcrypt = new BcryptVerifier();
   readonly required: boolean;
   readonly timeoutMs: number;
+  /** tls verify_and_map: the certificate names the user, no password is asked */
+  readonly mapsCertificates: boolean;
 
-  constructor(options: AuthorizationOptions | undefined) {
-    if (options?.user !== undefined) this.users.set(options.user, options.password ?? '');
-    for (const u of options?.users ?? []) this.users.set(u.user, u.password);
+  constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions) {
+    if (options?.user !== undefined) this.users.set(options.user, { password: options.password ?? '', permissions: null });
+    const defaults = options?.defaultPermissions;
+    for (const u of options?.users ?? []) {
+      const p = u.permissions ?? defaults;
+      this.users.set(u.user, { password: u.password, permissions: p === undefined ? null : new UserPermissions(p) });
+    }
     this.token = options?.token;
+    this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
     this.required = this.users.size > 0 || this.token !== undefined;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
   }
 
-  /** Returns the authenticated user name ('' for token or no auth), or null when refused. */
-  check(creds: ConnectCredentials): string | null {
-    if (!this.required) return '';
-    if (this.token !== undefined && typeof creds.auth_token === 'string' && sameText(creds.auth_token, this.token)) {
-      return '';
+  /**
+   * The authenticated identity, or null when refused. A promise only when a bcrypt hash must be checked
+   * (off the event loop); everything else answers synchronously.
+   */
+  check(creds: ConnectCredentials, certIdentities: readonly string[] | null = null): AuthResult | null | Promise<AuthResult | null> {
+    if (!this.required) return NO_AUTH;
+    if (this.mapsCertificates) return this.mapCertificate(certIdentities);
+    if (this.token !== undefined && typeof creds.auth_token === 'string') {
+      return this.outcome(this.secretMatches(creds.auth_token, this.token), NO_AUTH);
     }
-    if (typeof creds.user === 'string') {
-      const expected = this.users.get(creds.user);
-      if (expected !== undefined && typeof creds.pass === 'string' && sameText(creds.pass, expected)) {
-        return creds.user;
-      }
+    if (typeof creds.user === 'string' && typeof creds.pass === 'string') {
+      const record = this.users.get(creds.user);
+      if (record === undefined) return null;
+      const result: AuthResult = { user: creds.user, permissions: record.permissions };
+      return this.outcome(this.secretMatches(creds.pass, record.password), result);
     }
     return null;
+  }
+
+  /** Stops the bcrypt worker. */
+  close(): Promise<void> {
+    return this.bcrypt.close();
+  }
+
+  private mapCertificate(identities: readonly string[] | null): AuthResult | null {
+    for (const name of identities ?? []) {
+      const record = this.users.get(name);
+      if (record !== undefined) return { user: name, permissions: record.permissions };
+    }
+    return null;
+  }
+
+  private secretMatches(given: string, expected: string): boolean | Promise<boolean> {
+    return isBcryptHash(expected) ? this.bcrypt.verify(given, expected) : sameText(given, expected);
+  }
+
+  private outcome(matched: boolean | Promise<boolean>, result: AuthResult): AuthResult | null | Promise<AuthResult | null> {
+    if (typeof matched === 'boolean') return matched ? result : null;
+    return matched.then((ok) => (ok ? result : null));
   }
 }
 

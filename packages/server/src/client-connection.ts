@@ -1,6 +1,8 @@
 // One client TCP connection: the handshake (INFO, CONNECT, auth), its subscriptions, keep-alive pings,
-// and its outbound buffer, flushed once per event-loop turn by the server.
+// and its outbound buffer, flushed once per event-loop turn by the server. Permissions, limits and the
+// write deadline are enforced here; a connection without permissions pays one null check per message.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import {
   ClientParser,
   type ClientOpHandler,
@@ -19,10 +21,19 @@ import {
   ERR_INVALID_SUBJECT,
   ERR_MAX_CONTROL_LINE,
   ERR_MAX_PAYLOAD,
+  ERR_MAX_SUBSCRIPTIONS,
   ERR_NO_RESPONDERS_NEEDS_HEADERS,
   ERR_STALE_CONNECTION,
   ERR_UNKNOWN_OP,
+  permissionsViolationPublish,
+  permissionsViolationSubscribe,
 } from '@flotilla/protocol';
+import type { AuthResult } from './client-auth.js';
+import { certificateIdentities } from './security/certificate-identity.js';
+import { redactedConnect } from './security/connect-redaction.js';
+import { ErrorRateBound } from './security/error-rate-bound.js';
+import { ResponsePermits } from './security/response-permits.js';
+import type { UserPermissions } from './security/user-permissions.js';
 import { OutboundBuffer } from './outbound-buffer.js';
 import { Subscription, type SubscriptionOwner } from './subscription.js';
 import type { ClientHost } from './client-host.js';
@@ -32,6 +43,8 @@ export type CloseReason =
   | 'Client Closed'
   | 'Server Shutdown'
   | 'Slow Consumer (Pending Bytes)'
+  | 'Slow Consumer (Write Deadline)'
+  | 'TLS Handshake Failure'
   | 'Stale Connection'
   | 'Authentication Timeout'
   | 'Authentication Failure'
@@ -46,6 +59,13 @@ const PARSE_ERROR_TEXT: Record<ParseErrorKind, string | null> = {
   'max-payload': ERR_MAX_PAYLOAD,
   'bad-args': null, // nats-server closes these without an -ERR
 };
+
+/** Ops that arrive while a bcrypt check of CONNECT is running wait, up to this many. */
+const MAX_DEFERRED_OPS = 1024;
+/** Malformed ops that nats-server answers without closing (Invalid Subject, ...): more per second closes. */
+const MAX_MALFORMED_OPS_PER_SECOND = 100;
+/** Permission and limit errors are logged up to this many per second per connection. */
+const MAX_VIOLATION_LOGS_PER_SECOND = 10;
 
 export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   readonly parser: ClientParser;
@@ -64,6 +84,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   lang = '';
   version = '';
   user = '';
+  /** the user's permissions; null when unrestricted */
+  permissions: UserPermissions | null = null;
+  /** allow_responses permits, when the user has them */
+  private responsePermits: ResponsePermits | null = null;
+  /** set once a wildcard subscription overlaps the subscribe deny list */
+  private filterDeliveries = false;
+  /** non-null while CONNECT waits for a bcrypt check: the ops that came after it */
+  private deferred: Array<() => void> | null = null;
+  private readonly malformed = new ErrorRateBound(MAX_MALFORMED_OPS_PER_SECOND);
+  private readonly violationLogs = new ErrorRateBound(MAX_VIOLATION_LOGS_PER_SECOND);
+  private writeDeadlineTimer: NodeJS.Timeout | null = null;
   // counters
   inMsgs = 0;
   inBytes = 0;
@@ -101,9 +132,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     return this.out.pendingBytes + this.socket.writableLength;
   }
 
-  /** Sends INFO and arms the auth and ping timers. */
-  start(info: Buffer): void {
-    this.enqueue(info);
+  /** Sends INFO (null when it went out before a TLS upgrade) and arms the auth and ping timers. */
+  start(info: Buffer | null): void {
+    if (info !== null) this.enqueue(info);
     if (this.host.auth.required) {
       this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.host.auth.timeoutMs);
       this.authTimer.unref();
@@ -123,6 +154,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   // ---- client ops ----------------------------------------------------------------------------
 
   onConnect(json: string): void {
+    if (this.deferred !== null) return this.defer(() => this.onConnect(json));
     let opts: Record<string, unknown>;
     try {
       const parsed: unknown = JSON.parse(json);
@@ -132,16 +164,52 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       // nats-server closes on unparsable CONNECT without an -ERR.
       return this.close('Protocol Violation');
     }
-    this.host.log.trace({ cid: this.cid, op: 'CONNECT', json }, 'client op');
+    // Secrets never reach the log, not even at trace level.
+    if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'CONNECT', json: redactedConnect(opts) }, 'client op');
     const protocol = opts['protocol'];
     if (protocol !== undefined && protocol !== 0 && protocol !== 1) {
       return this.fail(ERR_INVALID_PROTOCOL, 'Protocol Violation');
     }
-    const user = this.host.auth.check(opts);
-    if (user === null) {
-      this.host.log.info({ cid: this.cid, ip: this.remoteIp }, 'authorization violation');
+    const identities = this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
+    const auth = this.host.auth.check(opts, identities);
+    if (auth instanceof Promise) {
+      // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
+      this.deferred = [];
+      this.socket.pause();
+      auth.then(
+        (result) => this.resumeAfterAuth(result, opts),
+        () => this.resumeAfterAuth(null, opts),
+      );
+      return;
+    }
+    this.completeConnect(auth, opts);
+  }
+
+  private resumeAfterAuth(auth: AuthResult | null, opts: Record<string, unknown>): void {
+    const ops = this.deferred ?? [];
+    this.deferred = null;
+    if (this.closed) return;
+    this.completeConnect(auth, opts);
+    for (let i = 0; i < ops.length && !this.closed; i++) ops[i]!();
+    if (!this.closed) this.socket.resume();
+  }
+
+  private defer(op: () => void): void {
+    const ops = this.deferred!;
+    if (ops.length >= MAX_DEFERRED_OPS) return this.close('Protocol Violation');
+    ops.push(op);
+  }
+
+  private completeConnect(auth: AuthResult | null, opts: Record<string, unknown>): void {
+    if (auth === null) {
+      const user = typeof opts['user'] === 'string' ? opts['user'] : undefined;
+      this.host.log.info({ cid: this.cid, ip: this.remoteIp, user }, 'authorization violation');
       return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     }
+    const user = auth.user;
+    this.permissions = auth.permissions;
+    const responses = auth.permissions?.responses ?? null;
+    this.responsePermits = responses === null ? null : new ResponsePermits(responses);
     this.headers = opts['headers'] === true;
     this.noResponders = opts['no_responders'] === true;
     if (this.noResponders && !this.headers) return this.fail(ERR_NO_RESPONDERS_NEEDS_HEADERS, 'Protocol Violation');
@@ -161,11 +229,19 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   }
 
   onPub(subject: string, reply: string | null, payload: Buffer): void {
+    if (this.deferred !== null) {
+      const copy = Buffer.from(payload); // the parser's view is only valid during this call
+      return this.defer(() => this.onPub(subject, reply, copy));
+    }
     if (!this.authorized()) return;
     this.publish(subject, reply, -1, payload);
   }
 
   onHpub(subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    if (this.deferred !== null) {
+      const copy = Buffer.from(message);
+      return this.defer(() => this.onHpub(subject, reply, headerBytes, copy));
+    }
     if (!this.authorized()) return;
     // HPUB without negotiated headers: nats-server drops the connection without an -ERR.
     if (!this.headers) return this.close('Protocol Violation');
@@ -174,14 +250,26 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   }
 
   onSub(subject: string, queue: string | null, sid: string): void {
+    if (this.deferred !== null) return this.defer(() => this.onSub(subject, queue, sid));
     if (!this.authorized()) return;
     if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'SUB', subject, queue, sid }, 'client op');
     if (!isValidSubject(subject)) {
-      this.enqueue(encodeErr(ERR_INVALID_SUBJECT));
+      this.malformedOp(ERR_INVALID_SUBJECT);
       return;
+    }
+    const perms = this.permissions;
+    if (perms !== null) {
+      if (!perms.canSubscribe(subject, queue)) return this.subscribeViolation(subject, queue, sid);
+      if (!this.filterDeliveries && perms.subscriptionNeedsDeliveryFilter(subject)) this.filterDeliveries = true;
     }
     const existing = this.subs.get(sid);
     if (existing === undefined) {
+      const max = this.host.options.maxSubscriptions;
+      if (max > 0 && this.subs.size >= max) {
+        if (!this.violationLogs.exceeded(Date.now())) this.host.log.error({ cid: this.cid, user: this.user, max }, 'maximum subscriptions exceeded');
+        this.enqueue(encodeErr(ERR_MAX_SUBSCRIPTIONS));
+        return;
+      }
       const sub = new Subscription(this, subject, queue, sid);
       this.subs.set(sid, sub);
       this.host.router.subscribe(sub);
@@ -190,6 +278,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   }
 
   onUnsub(sid: string, maxMsgs: number | null): void {
+    if (this.deferred !== null) return this.defer(() => this.onUnsub(sid, maxMsgs));
     if (!this.authorized()) return;
     if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'UNSUB', sid, maxMsgs }, 'client op');
     const sub = this.subs.get(sid);
@@ -201,6 +290,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   }
 
   onPing(): void {
+    if (this.deferred !== null) return this.defer(() => this.onPing());
     // Before CONNECT with auth required, anything but CONNECT is a violation.
     if (!this.authorized()) return;
     this.enqueue(PONG_BYTES);
@@ -221,6 +311,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
     if (this.closed) return;
+    if (this.permissions !== null && !this.admitDelivery(subject, reply)) return;
     if (headerBytes >= 0 && !this.headers) {
       // A client without header support gets the body only, as nats-server does.
       message = message.subarray(headerBytes);
@@ -244,6 +335,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.dirty = false;
     if (this.closed) return;
     this.out.flushTo(this.socket);
+    // The socket's buffer is full: the peer must drain it within write_deadline or it is a slow consumer.
+    if (this.writeDeadlineTimer === null && this.socket.writableNeedDrain) this.armWriteDeadline();
   }
 
   // ---- lifecycle -----------------------------------------------------------------------------
@@ -261,14 +354,21 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.closeReason = reason;
     if (this.pingTimer !== null) clearInterval(this.pingTimer);
     if (this.authTimer !== null) clearTimeout(this.authTimer);
+    if (this.writeDeadlineTimer !== null) clearTimeout(this.writeDeadlineTimer);
+    this.deferred = null;
     for (const sub of this.subs.values()) this.host.router.unsubscribe(sub);
     this.subs.clear();
-    // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer.
-    if (reason !== 'Slow Consumer (Pending Bytes)') this.out.flushTo(this.socket);
+    // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer,
+    // whose socket is dropped at once so its backlog is freed.
+    const slow = reason === 'Slow Consumer (Pending Bytes)' || reason === 'Slow Consumer (Write Deadline)';
+    if (!slow) this.out.flushTo(this.socket);
     this.out.clear();
-    this.socket.end();
-    // A peer that never reads would hold the socket open: destroy after a grace period.
-    setTimeout(() => this.socket.destroy(), 1000).unref();
+    if (slow) this.socket.destroy();
+    else {
+      this.socket.end();
+      // A peer that never reads would hold the socket open: destroy after a grace period.
+      setTimeout(() => this.socket.destroy(), 1000).unref();
+    }
     this.host.onClientClosed(this);
   }
 
@@ -282,7 +382,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.inMsgs++;
     this.inBytes += message.length;
     if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
-      this.enqueue(encodeErr(ERR_INVALID_PUBLISH_SUBJECT));
+      this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
       return;
     }
     if (!isValidPublishSubject(subject)) {
@@ -290,12 +390,72 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       if (this.verbose) this.enqueue(OK_BYTES);
       return;
     }
+    // The JetStream API is subjects too, so this also governs $JS.API.*.
+    if (this.permissions !== null && !this.mayPublish(subject)) return this.publishViolation(subject);
     if (this.verbose) this.enqueue(OK_BYTES);
     const host = this.host;
     if (host.traceEnabled) host.log.trace({ cid: this.cid, op: 'PUB', subject, reply, bytes: message.length }, 'client op');
     const delivered = host.router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
     if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);
   }
+
+  private mayPublish(subject: string): boolean {
+    if (this.permissions!.canPublish(subject)) return true;
+    return this.responsePermits !== null && this.responsePermits.use(subject, Date.now());
+  }
+
+  /** Subscribe deny lists hidden behind wildcards, and allow_responses bookkeeping. */
+  private admitDelivery(subject: string, reply: string | null): boolean {
+    if (this.filterDeliveries && this.permissions!.deniesDelivery(subject)) return false;
+    if (reply !== null && this.responsePermits !== null) this.responsePermits.grant(reply, Date.now());
+    return true;
+  }
+
+  private publishViolation(subject: string): void {
+    if (!this.violationLogs.exceeded(Date.now())) {
+      this.host.log.error({ cid: this.cid, user: this.user, subject }, 'publish violation');
+    }
+    this.enqueue(encodeErr(permissionsViolationPublish(subject)));
+  }
+
+  private subscribeViolation(subject: string, queue: string | null, sid: string): void {
+    if (!this.violationLogs.exceeded(Date.now())) {
+      this.host.log.error({ cid: this.cid, user: this.user, subject, queue, sid }, 'subscription violation');
+    }
+    // nats-server 2.9 names the queue group when there is one.
+    const text = permissionsViolationSubscribe(subject) + (queue === null ? '' : ` using queue "${queue}"`);
+    this.enqueue(encodeErr(text));
+  }
+
+  /** An -ERR that keeps the connection open, unless such errors keep coming. */
+  private malformedOp(errText: string): void {
+    if (this.malformed.exceeded(Date.now())) {
+      this.host.log.info({ cid: this.cid, maxPerSecond: MAX_MALFORMED_OPS_PER_SECOND }, 'too many malformed operations; closing');
+      return this.fail(errText, 'Protocol Violation');
+    }
+    this.enqueue(encodeErr(errText));
+  }
+
+  private armWriteDeadline(): void {
+    const deadlineMs = this.host.options.writeDeadlineMs;
+    if (deadlineMs <= 0) return;
+    this.writeDeadlineTimer = setTimeout(this.onWriteDeadline, deadlineMs);
+    this.writeDeadlineTimer.unref();
+    this.socket.once('drain', this.onDrained);
+  }
+
+  private readonly onDrained = (): void => {
+    if (this.writeDeadlineTimer !== null) clearTimeout(this.writeDeadlineTimer);
+    this.writeDeadlineTimer = null;
+  };
+
+  private readonly onWriteDeadline = (): void => {
+    this.writeDeadlineTimer = null;
+    if (this.closed) return;
+    this.host.log.info({ cid: this.cid, writeDeadlineMs: this.host.options.writeDeadlineMs, pendingBytes: this.pendingBytes }, 'slow consumer detected: write deadline exceeded');
+    this.host.countSlowConsumer();
+    this.close('Slow Consumer (Write Deadline)');
+  };
 
   private authorized(): boolean {
     if (this.connected || !this.host.auth.required) return true;

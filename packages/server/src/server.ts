@@ -8,6 +8,7 @@ import { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
 import { ClientAuth } from './client-auth.js';
 import { ClientConnection } from './client-connection.js';
+import { ClientTls } from './security/client-tls.js';
 import { InternalBus } from './internal-bus.js';
 import type { ClientHost } from './client-host.js';
 import { MessageRouter } from './message-router.js';
@@ -15,6 +16,9 @@ import { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
 import { newServerId } from './server-id.js';
 import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
+import { advertisedHost } from '@flotilla/cluster';
+import { ClusterRouting } from './cluster/cluster-routing.js';
+import { FaultControl, faultHookEnabled } from './cluster/fault-control.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -50,9 +54,14 @@ export class FlotillaServer implements ClientHost {
   /** JetStream on this node, when enabled (`-js` / `jetstream {}`). */
   jetstream: JetStreamService | null = null;
   private portsFile: PortsFile | null = null;
+  /** Routes to the other nodes, when clustering is configured (`--cluster`/`--routes`/`cluster {}`). */
+  cluster: ClusterRouting | null = null;
+  private faultControl: FaultControl | null = null;
   private dirty: ClientConnection[] = [];
   private flushScheduled = false;
   private clientPort = 0;
+  /** client TLS when configured (tls {} or --tls...) */
+  private readonly clientTls: ClientTls | null;
   private shuttingDown = false;
 
   constructor(
@@ -60,7 +69,9 @@ export class FlotillaServer implements ClientHost {
     readonly log: Logger,
   ) {
     this.serverName = options.serverName ?? this.serverId;
-    this.auth = new ClientAuth(options.authorization);
+    this.auth = new ClientAuth(options.authorization, options.tls);
+    // Unreadable certificate files fail here, before anything listens.
+    this.clientTls = options.tls ? new ClientTls(options.tls) : null;
     this.traceEnabled = options.logLevel === 'trace';
     this.listener = createServer({ noDelay: true }, (socket) => this.accept(socket));
   }
@@ -102,6 +113,7 @@ export class FlotillaServer implements ClientHost {
     });
     this.clientPort = (this.listener.address() as AddressInfo).port;
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
+    await this.startCluster();
     if (o.httpPort !== 0) {
       this.monitoring = new MonitoringServer(this);
       await this.monitoring.start(o.httpHost, o.httpPort < 0 ? 0 : o.httpPort);
@@ -112,6 +124,9 @@ export class FlotillaServer implements ClientHost {
       this.portsFile.write({
         nats: PortsFile.urls('nats', o.host, this.clientPort),
         monitoring: this.monitoring ? PortsFile.urls('http', o.httpHost, this.monitoring.port) : [],
+        ...(this.cluster && this.cluster.node.port > 0
+          ? { cluster: PortsFile.urls('nats', o.cluster!.listen!.host, this.cluster.node.port) }
+          : {}),
       });
     }
     this.log.info({ version: ADVERTISED_NATS_VERSION }, 'server is ready');
@@ -124,8 +139,11 @@ export class FlotillaServer implements ClientHost {
     this.log.info('shutting down');
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
+    this.faultControl?.stop();
+    await this.cluster?.stop();
     await this.monitoring?.stop();
     await this.jetstream?.stop();
+    await this.auth.close();
     this.portsFile?.remove();
     await closed;
   }
@@ -166,6 +184,35 @@ export class FlotillaServer implements ClientHost {
 
   // ---- internals -----------------------------------------------------------------------------
 
+  private async startCluster(): Promise<void> {
+    const c = this.options.cluster;
+    if (c === undefined || (c.listen === undefined && c.routes.length === 0)) return;
+    const cluster = new ClusterRouting(
+      this.router,
+      {
+        clusterName: c.name ?? '',
+        serverName: this.serverName,
+        serverId: this.serverId,
+        clientUrl: `${advertisedHost(this.options.host)}:${this.clientPort}`,
+        ...(c.listen ? { listen: c.listen } : {}),
+        routes: c.routes,
+        faultsEnabled: faultHookEnabled(),
+      },
+      this.log.child({ component: 'cluster' }),
+    );
+    // nats-server sends an async INFO with the new connect_urls whenever the set changes.
+    cluster.onConnectUrlsChanged = () => {
+      for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn)));
+    };
+    await cluster.start();
+    this.cluster = cluster;
+    if (faultHookEnabled()) {
+      this.faultControl = new FaultControl(this.router, cluster.node);
+      this.faultControl.start();
+      this.log.warn({ subject: `$FLOTILLA.FAULT.${this.serverName}` }, 'cluster fault hook enabled');
+    }
+  }
+
   private readonly flushDirty = (): void => {
     this.flushScheduled = false;
     const dirty = this.dirty;
@@ -173,36 +220,53 @@ export class FlotillaServer implements ClientHost {
     for (let i = 0; i < dirty.length; i++) dirty[i]!.flush();
   };
 
-  private accept(socket: Socket): void {
+  private accept(raw: Socket): void {
     const cid = this.nextCid++;
-    const conn = new ClientConnection(cid, socket, this);
     if (this.shuttingDown) {
-      socket.destroy();
+      raw.destroy();
       return;
     }
+    const info = encodeInfo(this.infoFor(cid, raw.remoteAddress ?? ''));
     if (this.clients.size >= this.options.maxConnections) {
       // nats-server still speaks first: INFO, then the -ERR, then the close.
-      socket.on('error', () => undefined);
-      socket.write(encodeInfo(this.infoFor(conn)));
-      socket.end(encodeErr(ERR_MAX_CONNECTIONS));
+      raw.on('error', () => undefined);
+      raw.write(info);
+      raw.end(encodeErr(ERR_MAX_CONNECTIONS));
       this.log.info({ cid, max: this.options.maxConnections }, 'maximum connections exceeded');
       return;
     }
+    let socket: Socket = raw;
+    let secured = true;
+    if (this.clientTls !== null) {
+      // INFO in plain text, then the client's handshake (nats-server 2.9).
+      raw.write(info);
+      secured = false;
+      socket = this.clientTls.upgrade(raw, () => {
+        this.log.error({ cid, ip: raw.remoteAddress }, 'TLS handshake error: timeout');
+        conn.close('TLS Handshake Failure');
+      });
+      socket.once('secure', () => (secured = true));
+    }
+    const conn = new ClientConnection(cid, socket, this);
     this.clients.set(cid, conn);
     this.totalConnections++;
     socket.on('data', (chunk: Buffer) => conn.onData(chunk));
     socket.on('end', () => conn.close('Client Closed'));
     socket.on('error', (err) => {
+      if (!secured) {
+        this.log.error({ cid, ip: raw.remoteAddress, err: err.message }, 'TLS handshake error');
+        return conn.close('TLS Handshake Failure');
+      }
       this.log.debug({ cid, err: err.message }, 'client socket error');
       conn.close('Client Closed');
     });
     socket.on('close', () => conn.close('Client Closed'));
     this.log.debug({ cid, ip: socket.remoteAddress, port: socket.remotePort }, 'client connection created');
-    conn.start(encodeInfo(this.infoFor(conn)));
+    conn.start(this.clientTls !== null ? null : info);
   }
 
   /** INFO as nats-server sends it. */
-  private infoFor(conn: ClientConnection): Record<string, unknown> {
+  private infoFor(cid: number, remoteIp: string): Record<string, unknown> {
     const o = this.options;
     const info: Record<string, unknown> = {
       server_id: this.serverId,
@@ -213,13 +277,17 @@ export class FlotillaServer implements ClientHost {
       host: o.host,
       port: this.clientPort,
       headers: true,
+      ...(this.auth.required ? { auth_required: true } : {}),
+      ...(this.clientTls !== null ? { tls_required: true } : {}),
+      ...(this.clientTls?.verify ? { tls_verify: true } : {}),
       max_payload: o.maxPayloadBytes,
       jetstream: this.jetstream !== null,
-      client_id: conn.cid,
-      client_ip: conn.remoteIp.replace(/^::ffff:/, ''),
+      client_id: cid,
+      client_ip: remoteIp.replace(/^::ffff:/, ''),
     };
-    if (this.auth.required) info['auth_required'] = true;
-    if (o.cluster?.name) info['cluster'] = o.cluster.name;
+    const clusterName = this.cluster?.node.clusterName || o.cluster?.name;
+    if (clusterName) info['cluster'] = clusterName;
+    if (this.cluster) info['connect_urls'] = this.cluster.connectUrls();
     return info;
   }
 

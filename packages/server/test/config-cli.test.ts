@@ -90,8 +90,8 @@ describe('cli: flag forms', () => {
   });
 
   it('accepts nats-server-only flags and lists them as ignored', () => {
-    const f = flagsOf(['-P', '/tmp/pid', '-T=false', '--tls', '--tlscert', 'c.pem', '--connect_retries', '3', '-ms', '8443']);
-    expect(f.ignoredFlags).toEqual(['P', 'T', 'tls', 'tlscert', 'connect_retries', 'ms']);
+    const f = flagsOf(['-P', '/tmp/pid', '-T=false', '--connect_retries', '3', '-ms', '8443']);
+    expect(f.ignoredFlags).toEqual(['P', 'T', 'connect_retries', 'ms']);
   });
 });
 

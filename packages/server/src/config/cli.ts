@@ -29,6 +29,12 @@ export interface CliFlags {
   /** --routes, normalised host:port; [] when given as "" */
   routes?: string[];
   portsFileDir?: string;
+  /** --tls, --tlscert, --tlskey, --tlsverify, --tlscacert: any of them turns client TLS on */
+  tls?: boolean;
+  tlsCert?: string;
+  tlsKey?: string;
+  tlsVerify?: boolean;
+  tlsCaCert?: string;
   /** nats-server flags accepted so scripts keep working, but without effect in Flotilla */
   ignoredFlags: string[];
 }
@@ -112,6 +118,11 @@ const FLAG_SPECS: FlagSpec[] = [
     },
   },
   { names: ['ports_file_dir'], kind: 'string', apply: (f, v) => void (f.portsFileDir = v as string) },
+  { names: ['tls'], kind: 'bool', apply: (f, v) => void (f.tls = v as boolean) },
+  { names: ['tlscert'], kind: 'string', apply: (f, v) => void (f.tlsCert = v as string) },
+  { names: ['tlskey'], kind: 'string', apply: (f, v) => void (f.tlsKey = v as string) },
+  { names: ['tlsverify'], kind: 'bool', apply: (f, v) => void (f.tlsVerify = v as boolean) },
+  { names: ['tlscacert'], kind: 'string', apply: (f, v) => void (f.tlsCaCert = v as string) },
   // Accepted for nats-server compatibility, no effect in Flotilla (reported as warnings).
   { names: ['P', 'pid'], kind: 'string' },
   { names: ['ms', 'https_port'], kind: 'int' },
@@ -121,11 +132,6 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['r', 'remote_syslog'], kind: 'string' },
   { names: ['log_size_limit'], kind: 'int' },
   { names: ['max_traced_msg_len'], kind: 'int' },
-  { names: ['tls'], kind: 'bool' },
-  { names: ['tlsverify'], kind: 'bool' },
-  { names: ['tlscert'], kind: 'string' },
-  { names: ['tlskey'], kind: 'string' },
-  { names: ['tlscacert'], kind: 'string' },
   { names: ['no_advertise'], kind: 'bool' },
   { names: ['cluster_advertise'], kind: 'string' },
   { names: ['connect_retries'], kind: 'int' },

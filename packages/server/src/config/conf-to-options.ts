@@ -6,7 +6,20 @@
 import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
 import { parseGoDurationMs } from './go-duration.js';
 import { normaliseRouteUrl, splitHostPort, type HostPort } from './host-port.js';
-import type { AuthorizationOptions, ServerOptions, UserEntry } from './options.js';
+import { isValidSubject } from '@flotilla/protocol';
+import {
+  DEFAULT_TLS_TIMEOUT_MS,
+  type AuthorizationOptions,
+  type Permissions,
+  type ResponsePermission,
+  type ServerOptions,
+  type SubjectPermission,
+  type TlsOptions,
+  type UserEntry,
+} from './options.js';
+
+/** nats-server's allow_responses: true (one response within two minutes). */
+const DEFAULT_RESPONSE_PERMISSION: ResponsePermission = { maxMsgs: 1, expiresMs: 2 * 60_000 };
 
 export interface ConfApplyResult {
   errors: string[];
@@ -27,8 +40,8 @@ const UNSERVED_BLOCKS = new Set(['leaf', 'leafnodes', 'websocket', 'ws', 'gatewa
 const UNSUPPORTED_KEYS = new Set([
   'client_advertise', 'logtime', 'mappings', 'maps', 'disable_sublist_cache', 'no_sublist_cache', 'https',
   'https_port', 'http_base_path', 'logfile_size_limit', 'log_size_limit', 'syslog', 'remote_syslog', 'pidfile',
-  'pid_file', 'prof_port', 'max_traced_msg_len', 'max_subscriptions', 'max_subs', 'max_sub_tokens',
-  'max_subscription_tokens', 'tls', 'ocsp', 'allow_non_tls', 'lame_duck_duration', 'lame_duck_grace_period',
+  'pid_file', 'prof_port', 'max_traced_msg_len', 'max_sub_tokens',
+  'max_subscription_tokens', 'ocsp', 'allow_non_tls', 'lame_duck_duration', 'lame_duck_grace_period',
   'operator', 'operators', 'roots', 'root', 'root_operators', 'root_operator', 'resolver', 'account_resolver',
   'accounts_resolver', 'resolver_tls', 'resolver_preload', 'resolver_pinned_accounts', 'no_auth_user',
   'system_account', 'system', 'no_system_account', 'no_system', 'no_sys_acc', 'no_header_support', 'trusted',
@@ -270,6 +283,14 @@ class ConfApplier {
         if (n) o.maxPendingBytes = n;
         return;
       }
+      case 'max_subscriptions':
+      case 'max_subs': {
+        const n = this.count(e, MAX_INT32);
+        if (n !== undefined) o.maxSubscriptions = n;
+        return;
+      }
+      case 'tls':
+        return this.applyTls(e);
       case 'max_connections':
       case 'max_conn': {
         const n = this.count(e);
@@ -441,9 +462,11 @@ class ConfApplier {
           break;
         case 'default_permission':
         case 'default_permissions':
-        case 'permissions':
-          this.ignoreWithWarning(item, ' in authorization');
+        case 'permissions': {
+          const p = this.parsePermissions(item);
+          if (p !== undefined) auth.defaultPermissions = p;
           break;
+        }
         default:
           this.unknown(item);
       }
@@ -471,6 +494,7 @@ class ConfApplier {
       if (!um) return;
       let user: string | undefined;
       let password = '';
+      let permissions: Permissions | undefined;
       let nkey = false;
       for (const k of Object.keys(um)) {
         const item = this.entry(um, k);
@@ -489,6 +513,8 @@ class ConfApplier {
             break;
           case 'permission':
           case 'permissions':
+            permissions = this.parsePermissions(item);
+            break;
           case 'authorization':
           case 'allowed_connection_types':
           case 'connection_types':
@@ -503,9 +529,199 @@ class ConfApplier {
       if (user === undefined) return this.error(ue, 'User entry requires a user');
       if (seen.has(user)) return this.error(ue, `Duplicate user "${user}" detected`);
       seen.add(user);
-      users.push({ user, password });
+      const entry: UserEntry = { user, password };
+      if (permissions !== undefined) entry.permissions = permissions;
+      users.push(entry);
     });
     return users;
+  }
+
+  /** `permissions { publish, subscribe, allow_responses }` as nats-server's parseUserPermissions reads it. */
+  private parsePermissions(e: Located): Permissions | undefined {
+    const m = this.map(e);
+    if (!m) return undefined;
+    const p: Permissions = {};
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'pub':
+        case 'publish':
+        case 'import': {
+          const sp = this.parseSubjectPermission(item, false);
+          if (sp !== undefined) p.publish = sp;
+          break;
+        }
+        case 'sub':
+        case 'subscribe':
+        case 'export': {
+          const sp = this.parseSubjectPermission(item, true);
+          if (sp !== undefined) p.subscribe = sp;
+          break;
+        }
+        case 'allow_responses':
+        case 'allow_response': {
+          const rp = this.parseResponsePermission(item);
+          if (rp !== undefined) p.allowResponses = rp;
+          break;
+        }
+        default:
+          this.unknown(item);
+      }
+    }
+    // With allow_responses and no publish allow list, publishing is limited to responses (nats-server).
+    if (p.allowResponses !== undefined) {
+      p.publish ??= {};
+      p.publish.allow ??= [];
+    }
+    return p;
+  }
+
+  /** A subject, an array of subjects (both mean allow), or `{ allow, deny }`. */
+  private parseSubjectPermission(e: Located, queuesAllowed: boolean): SubjectPermission | undefined {
+    const kind = this.kindOf(e);
+    if (kind === 'string' || kind === 'array') {
+      const allow = this.subjectList(e, queuesAllowed);
+      return allow === undefined ? undefined : { allow };
+    }
+    const m = this.map(e);
+    if (!m) return undefined;
+    const sp: SubjectPermission = {};
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'allow': {
+          const l = this.subjectList(item, queuesAllowed);
+          if (l !== undefined) sp.allow = l;
+          break;
+        }
+        case 'deny': {
+          const l = this.subjectList(item, queuesAllowed);
+          if (l !== undefined) sp.deny = l;
+          break;
+        }
+        default:
+          this.error(item, `Unknown field "${item.name}" parsing subject permissions`);
+      }
+    }
+    return sp;
+  }
+
+  private subjectList(e: Located, queuesAllowed: boolean): string[] | undefined {
+    const items: Located[] = [];
+    if (typeof e.value === 'string') items.push(e);
+    else if (Array.isArray(e.value)) {
+      e.value.forEach((_, index) => {
+        const item = this.entry(e.value as unknown[], index);
+        item.name = `${e.name}[${index}]`;
+        items.push(item);
+      });
+    } else return void this.typeError(e, 'a subject or an array of subjects');
+    const out: string[] = [];
+    for (const item of items) {
+      const s = this.str(item);
+      if (s === undefined) continue;
+      // "subject queue" names a queue group (subscribe permissions only)
+      const parts = s.split(' ');
+      const valid = isValidSubject(parts[0]!) && (parts.length === 1 || (queuesAllowed && parts.length === 2 && parts[1] !== ''));
+      if (!valid) this.error(item, `subject "${s}" is not a valid subject`);
+      else out.push(s);
+    }
+    return out;
+  }
+
+  /** `true` (one response within 2 minutes), `false`, or `{ max, expires }`. */
+  private parseResponsePermission(e: Located): ResponsePermission | undefined {
+    if (this.kindOf(e) === 'bool') return e.value === true ? { ...DEFAULT_RESPONSE_PERMISSION } : undefined;
+    const m = this.map(e);
+    if (!m) return undefined;
+    const rp: ResponsePermission = { ...DEFAULT_RESPONSE_PERMISSION };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'max':
+        case 'max_msgs':
+        case 'max_messages':
+        case 'max_responses': {
+          const n = this.count(item);
+          if (n !== undefined) rp.maxMsgs = n;
+          break;
+        }
+        case 'expires':
+        case 'expiration':
+        case 'ttl': {
+          const ms = this.durationMs(item);
+          if (ms !== undefined) rp.expiresMs = ms;
+          break;
+        }
+        default:
+          this.error(item, `Unknown field "${item.name}" parsing allow responses`);
+      }
+    }
+    return rp;
+  }
+
+  /** `tls { cert_file, key_file, ca_file, verify, verify_and_map, timeout }` for client connections. */
+  private applyTls(e: Located): void {
+    const m = this.map(e);
+    if (!m) return;
+    let certFile: string | undefined;
+    let keyFile: string | undefined;
+    const tls: Omit<TlsOptions, 'certFile' | 'keyFile'> = { verify: false, verifyAndMap: false, timeoutMs: DEFAULT_TLS_TIMEOUT_MS };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'cert_file':
+          certFile = this.str(item);
+          break;
+        case 'key_file':
+          keyFile = this.str(item);
+          break;
+        case 'ca_file': {
+          const s = this.str(item);
+          if (s !== undefined) tls.caFile = s;
+          break;
+        }
+        case 'verify': {
+          const b = this.bool(item);
+          if (b !== undefined) tls.verify = b;
+          break;
+        }
+        case 'verify_and_map': {
+          const b = this.bool(item);
+          if (b !== undefined) {
+            tls.verifyAndMap = b;
+            if (b) tls.verify = true;
+          }
+          break;
+        }
+        case 'timeout': {
+          const kind = this.kindOf(item);
+          if (kind === 'string') {
+            const ms = this.durationMs(item);
+            if (ms !== undefined) tls.timeoutMs = ms;
+          } else if (kind !== 'integer' && kind !== 'float') this.typeError(item, 'a number of seconds');
+          else if ((item.value as number) < 0) this.error(item, 'timeout: can not be negative');
+          else tls.timeoutMs = Math.round((item.value as number) * 1000);
+          break;
+        }
+        case 'cipher_suites':
+        case 'curve_preferences':
+        case 'insecure':
+        case 'pinned_certs':
+        case 'verify_cert_and_check_known_urls':
+        case 'cert_store':
+        case 'cert_match':
+        case 'cert_match_by':
+        case 'handshake_first':
+          this.ignoreWithWarning(item, ' in tls');
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    if (certFile === undefined) return this.error(e, "missing 'cert_file' in TLS configuration");
+    if (keyFile === undefined) return this.error(e, "missing 'key_file' in TLS configuration");
+    this.options.tls = { certFile, keyFile, ...tls };
   }
 
   private applyCluster(e: Located): void {

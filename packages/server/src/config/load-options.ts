@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { parseCommandLine, type CliFlags } from './cli.js';
 import { ConfParseError, parseConfDocument } from './conf-parser.js';
 import { applyConfDocument } from './conf-to-options.js';
-import { defaultServerOptions, type ServerOptions } from './options.js';
+import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type TlsOptions } from './options.js';
 import { USAGE_TEXT } from './usage-text.js';
 
 export { USAGE_TEXT };
@@ -79,6 +79,8 @@ export function resolveOptions(
 
   const flagProblem = applyFlags(flags, options, warnings);
   if (flagProblem) return usageError(flagProblem);
+  const tlsProblem = applyTlsFlags(flags, options);
+  if (tlsProblem) return { kind: 'config-error', message: tlsProblem };
 
   const debug = flags.debug ?? fileDebug;
   const trace = flags.trace ?? fileTrace;
@@ -152,6 +154,32 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
   }
 
   for (const name of flags.ignoredFlags) warnings.push(`flag -${name} is accepted for nats-server compatibility but has no effect in flotilla`);
+  return undefined;
+}
+
+/**
+ * Any of --tls/--tlscert/--tlskey/--tlsverify/--tlscacert turns client TLS on, over the file's `tls {}`
+ * (nats-server's overrideTLS); cert and key must then be known. Returns nats-server's error, if any.
+ */
+function applyTlsFlags(flags: CliFlags, options: ServerOptions): string | undefined {
+  const given =
+    flags.tls === true || flags.tlsCert !== undefined || flags.tlsKey !== undefined || flags.tlsVerify === true || flags.tlsCaCert !== undefined;
+  if (!given) return undefined;
+  const base = options.tls;
+  const certFile = flags.tlsCert ?? base?.certFile ?? '';
+  const keyFile = flags.tlsKey ?? base?.keyFile ?? '';
+  if (certFile === '') return 'TLS Server certificate must be present and valid';
+  if (keyFile === '') return 'TLS Server private key must be present and valid';
+  const tls: TlsOptions = {
+    certFile,
+    keyFile,
+    verify: flags.tlsVerify ?? base?.verify ?? false,
+    verifyAndMap: base?.verifyAndMap ?? false,
+    timeoutMs: base?.timeoutMs ?? DEFAULT_TLS_TIMEOUT_MS,
+  };
+  const caFile = flags.tlsCaCert ?? base?.caFile;
+  if (caFile !== undefined) tls.caFile = caFile;
+  options.tls = tls;
   return undefined;
 }
 

@@ -1,9 +1,29 @@
 // The resolved configuration of one Flotilla process: defaults, then the config file, then flags.
 // Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
 
+/** One direction of a user's permissions: subjects (wildcards allowed; "subj queue" for queue groups). */
+export interface SubjectPermission {
+  allow?: string[];
+  deny?: string[];
+}
+
+/** `allow_responses`: may publish to reply subjects of messages received, `maxMsgs` times within `expiresMs`. */
+export interface ResponsePermission {
+  maxMsgs: number; // 0 = unlimited
+  expiresMs: number; // 0 = never
+}
+
+export interface Permissions {
+  publish?: SubjectPermission;
+  subscribe?: SubjectPermission;
+  allowResponses?: ResponsePermission;
+}
+
 export interface UserEntry {
   user: string;
+  /** plain text or a bcrypt hash ($2a$/$2b$/$2x$/$2y$); '' for users authenticated by certificate */
   password: string;
+  permissions?: Permissions;
 }
 
 export interface AuthorizationOptions {
@@ -11,6 +31,8 @@ export interface AuthorizationOptions {
   password?: string;
   token?: string;
   users?: UserEntry[];
+  /** for users without their own (nats-server's default_permissions) */
+  defaultPermissions?: Permissions;
   /** seconds; nats-server's auth_timeout (default 2 when auth is configured) */
   timeoutSec?: number;
 }
@@ -31,6 +53,21 @@ export interface ClusterOptions {
   routes: string[];
 }
 
+/** Client TLS (`tls {}` or --tls/--tlscert/--tlskey/--tlsverify/--tlscacert). */
+export interface TlsOptions {
+  certFile: string;
+  keyFile: string;
+  caFile?: string;
+  /** require and check client certificates */
+  verify: boolean;
+  /** verify, and authenticate the client as the user its certificate names */
+  verifyAndMap: boolean;
+  /** handshake must complete within this (nats-server default 2 s) */
+  timeoutMs: number;
+}
+
+export const DEFAULT_TLS_TIMEOUT_MS = 2000;
+
 export type LogLevel = 'info' | 'debug' | 'trace';
 
 export interface ServerOptions {
@@ -42,6 +79,7 @@ export interface ServerOptions {
   maxPayloadBytes: number; // default 1048576
   maxControlLineBytes: number; // default 4096
   maxConnections: number; // default 65536
+  maxSubscriptions: number; // per connection; 0 = unlimited (default)
   maxPendingBytes: number; // default 64 MiB; per-connection outbound bound (slow consumer)
   pingIntervalMs: number; // default 120000
   pingMax: number; // default 2
@@ -49,6 +87,7 @@ export interface ServerOptions {
   logLevel: LogLevel;
   logFile?: string;
   authorization?: AuthorizationOptions;
+  tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
   portsFileDir?: string;
@@ -69,6 +108,7 @@ export function defaultServerOptions(): ServerOptions {
     maxPayloadBytes: DEFAULT_MAX_PAYLOAD_BYTES,
     maxControlLineBytes: 4096,
     maxConnections: 64 * 1024,
+    maxSubscriptions: 0,
     maxPendingBytes: 64 * 1024 * 1024,
     pingIntervalMs: 120_000,
     pingMax: 2,

@@ -40,8 +40,11 @@ Authorization Options:
         --auth <token>               Token clients must present
 
 TLS Options:
-        --tls, --tlscert <file>, --tlskey <file>, --tlsverify, --tlscacert <file>
-                                     (ignored; TLS is not supported yet)
+        --tls                        Enable TLS, do not verify clients (default: false)
+        --tlscert <file>             Server certificate file
+        --tlskey <file>              Private key for server certificate
+        --tlsverify                  Enable TLS, verify client certificates
+        --tlscacert <file>           Client certificate CA for verification
 
 Cluster Options:
         --routes <url-1, url-2>      Cluster peers to connect to (nats://host:port or host:port)
