@@ -202,7 +202,7 @@ export class FlotillaServer implements ClientHost {
     );
     // nats-server sends an async INFO with the new connect_urls whenever the set changes.
     cluster.onConnectUrlsChanged = () => {
-      for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn)));
+      for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn.cid, conn.remoteIp)));
     };
     await cluster.start();
     this.cluster = cluster;
@@ -251,7 +251,7 @@ export class FlotillaServer implements ClientHost {
     this.clients.set(cid, conn);
     this.totalConnections++;
     socket.on('data', (chunk: Buffer) => conn.onData(chunk));
-    socket.on('end', () => conn.close('Client Closed'));
+    socket.on('end', () => conn.close(secured ? 'Client Closed' : 'TLS Handshake Failure'));
     socket.on('error', (err) => {
       if (!secured) {
         this.log.error({ cid, ip: raw.remoteAddress, err: err.message }, 'TLS handshake error');
@@ -260,7 +260,7 @@ export class FlotillaServer implements ClientHost {
       this.log.debug({ cid, err: err.message }, 'client socket error');
       conn.close('Client Closed');
     });
-    socket.on('close', () => conn.close('Client Closed'));
+    socket.on('close', () => conn.close(secured ? 'Client Closed' : 'TLS Handshake Failure'));
     this.log.debug({ cid, ip: socket.remoteAddress, port: socket.remotePort }, 'client connection created');
     conn.start(this.clientTls !== null ? null : info);
   }
