@@ -108,7 +108,7 @@ describe('FileStore crash recovery', () => {
       try {
         // Each run reopens what the previous kill left behind: recovery of recovered stores too.
         for (let run = 0; run < KILLS_PER_CHAIN; run++) {
-          const killAfterMs = Math.floor(random() * 120);
+          const killAfterMs = Math.floor(random() * 80);
           await runAndKill(dir, (c * KILLS_PER_CHAIN + run) * 1_000_000, Math.floor(random() * 1e9), killAfterMs, acked);
           checked += await check(dir, acked, `chain ${c} run ${run} (kill after ${killAfterMs} ms)`);
         }
