@@ -1,5 +1,6 @@
 // JetStream on this node: owns the streams, serves `$JS.API.>`, and persists the catalogue under storeDir.
 import { randomBytes } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
 import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flotilla/store';
 import type { ApiError } from './api/api-error.js';
 import { JsErrors } from './api/api-errors.js';
@@ -274,7 +275,10 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       if (cfg.first_seq !== undefined && cfg.first_seq > 1) await store.skipMsgs(1, cfg.first_seq - 1);
       const created = formatTimeNs(nowNs());
       try {
-        await saveStream(dir, { config: cfg, created });
+        // Like standalone nats-server, memory streams are not recreated at start: no record for them
+        // (their directory still holds consumer state while they live, and is cleared at start).
+        if (cfg.storage === 'file') await saveStream(dir, { config: cfg, created });
+        else await mkdir(dir, { recursive: true });
       } catch (err) {
         await store.close().catch(() => undefined);
         throw err;
@@ -295,7 +299,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       const next = checkStreamUpdate(stream.config, requested);
       if (next.num_replicas > 1) throw JsErrors.replicasNotSupported();
       if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
-      await saveStream(stream.dir, { config: next, created: stream.created });
+      if (next.storage === 'file') await saveStream(stream.dir, { config: next, created: stream.created });
       await stream.updateConfig(next);
       this.consumers.streamUpdated(stream);
       this.streamAdvisory('UPDATED', next.name, 'modify');
