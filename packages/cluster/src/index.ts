@@ -1,1 +1,11 @@
-export {};
+export { ClusterNode, advertisedHost, raftNodeIdFor } from './cluster-node.js';
+export type { ClusterNodeOptions, ClusterListener, ClusterLogger, PeerView, RaftFrameHandler } from './cluster-node.js';
+export { GrpcRaftTransport } from './grpc-raft-transport.js';
+export { LocalInterest, interestKey } from './local-interest.js';
+export { RemoteInterestTable, RemoteInterest, type ForwardPlan } from './remote-interest.js';
+export { FaultRules, type FaultState } from './fault-rules.js';
+export { Backoff } from './backoff.js';
+export { PeerLink, type LinkStream, type LinkOwner, type LinkState } from './peer-link.js';
+export { RouteDialer, type DialOutcome, type DialerHost } from './route-dialer.js';
+export { raftToWire, raftFromWire } from './raft-wire.js';
+export * from './wire.js';

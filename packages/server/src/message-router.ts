@@ -3,8 +3,18 @@
 // further subscription owners.
 import { Sublist, encodeStatusHeaders } from '@flotilla/protocol';
 import type { Subscription } from './subscription.js';
+import { isClusterVisible } from './cluster/cluster-visible.js';
 
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
+const NO_QUEUES: readonly string[] = [];
+
+/** The cluster's side of routing (packages/server/src/cluster): interest propagation and forwarding. */
+export interface ClusterRoute {
+  subscribed(sub: Subscription): void;
+  unsubscribed(sub: Subscription): void;
+  /** Sends a locally published message to peers with interest; returns how many peers it went to. */
+  forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number;
+}
 
 export interface RouterStats {
   inMsgs: number;
@@ -17,13 +27,16 @@ export class MessageRouter {
   readonly sublist = new Sublist<Subscription>();
   readonly stats: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
   private queueCursor = 0;
+  /** Set while this node is part of a cluster. */
+  cluster: ClusterRoute | null = null;
 
   subscribe(sub: Subscription): void {
     this.sublist.insert(sub);
+    this.cluster?.subscribed(sub);
   }
 
   unsubscribe(sub: Subscription): void {
-    this.sublist.remove(sub);
+    if (this.sublist.remove(sub)) this.cluster?.unsubscribed(sub);
   }
 
   /**
@@ -51,9 +64,43 @@ export class MessageRouter {
       delivered++;
     }
     const queues = result.queues;
+    const cluster = this.cluster;
+    let served: string[] | null = null;
     for (let q = 0; q < queues.length; q++) {
       const members = queues[q]!;
       const chosen = this.pickMember(members, echo ? -1 : publisherCid);
+      if (chosen === null) continue;
+      this.deliver(chosen, subject, reply, headerBytes, message);
+      delivered++;
+      if (cluster !== null) (served ??= []).push(chosen.queue!);
+    }
+    if (cluster !== null) delivered += cluster.forward(subject, reply, headerBytes, message, served ?? NO_QUEUES);
+    return delivered;
+  }
+
+  /**
+   * A message a peer forwarded: only local subscriptions the cluster knows of get it (plain ones, and one
+   * member of each queue group in `queues`); it is never forwarded again.
+   */
+  deliverRouted(subject: string, reply: string | null, headerBytes: number, message: Buffer, queues: readonly string[]): number {
+    const stats = this.stats;
+    stats.inMsgs++;
+    stats.inBytes += message.length;
+    const result = this.sublist.match(subject);
+    let delivered = 0;
+    const plain = result.plain;
+    for (let i = 0; i < plain.length; i++) {
+      const sub = plain[i]!;
+      if (!isClusterVisible(sub)) continue;
+      this.deliver(sub, subject, reply, headerBytes, message);
+      delivered++;
+    }
+    if (queues.length === 0) return delivered;
+    const groups = result.queues;
+    for (let q = 0; q < groups.length; q++) {
+      const members = groups[q]!;
+      if (!queues.includes(members[0]!.queue!)) continue;
+      const chosen = this.pickMember(members, -1, true);
       if (chosen === null) continue;
       this.deliver(chosen, subject, reply, headerBytes, message);
       delivered++;
@@ -74,12 +121,12 @@ export class MessageRouter {
   }
 
   /** Rotates through the group so load spreads evenly; skips the publisher when echo is off. */
-  private pickMember(members: readonly Subscription[], excludeCid: number): Subscription | null {
+  private pickMember(members: readonly Subscription[], excludeCid: number, clusterVisibleOnly = false): Subscription | null {
     const n = members.length;
     const start = this.queueCursor++ % n;
     for (let i = 0; i < n; i++) {
       const sub = members[(start + i) % n]!;
-      if (sub.owner.cid !== excludeCid) return sub;
+      if (sub.owner.cid !== excludeCid && (!clusterVisibleOnly || isClusterVisible(sub))) return sub;
     }
     return null;
   }

@@ -1,0 +1,523 @@
+// This node's place in the cluster: the gRPC listener, a dialer per route, one active link per peer
+// (duplicates resolved the same way on both ends), identity checks, gossip of peers, liveness pings, and
+// dispatch of incoming frames to the routing layer and to Raft.
+import { networkInterfaces } from 'node:os';
+import * as grpc from '@grpc/grpc-js';
+import { FaultRules } from './fault-rules.js';
+import { PeerLink, type LinkOwner, type LinkStream } from './peer-link.js';
+import { RouteDialer, type DialOutcome, type DialerHost } from './route-dialer.js';
+import {
+  LINK_METHOD_PATH,
+  LINK_PROTOCOL_VERSION,
+  decodeBatch,
+  encodeBatch,
+  type Frame,
+  type HelloFrame,
+  type InterestFrame,
+  type PeerInfoWire,
+  type RaftMessageWire,
+  type RefuseFrame,
+  type RoutedMessageFrame,
+} from './wire.js';
+
+export interface ClusterLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+  debug(obj: object, msg: string): void;
+}
+
+export interface ClusterNodeOptions {
+  /** '' = no configured name: adopt the first peer's */
+  clusterName: string;
+  serverName: string;
+  serverId: string;
+  /** host:port clients can use to reach this node */
+  clientUrl: string;
+  /** where the gRPC listener binds; port -1 or 0 = any free port; absent = dial only */
+  listen?: { host: string; port: number };
+  /** host advertised to peers when listening on a wildcard address */
+  advertiseHost?: string;
+  /** peers' cluster addresses, host:port */
+  routes: readonly string[];
+  /** Raft NodeId of this node in every group; default derived from the server name */
+  raftNodeId?: number;
+  /** drop/delay/partition rules may be set (see FaultRules); false keeps them inert */
+  faultsEnabled?: boolean;
+  log: ClusterLogger;
+  pingIntervalMs?: number;
+  /** a link that has received nothing for this long is closed */
+  staleAfterMs?: number;
+  /** per-link bound of frames waiting to be written */
+  maxPendingBytes?: number;
+  backoffMinMs?: number;
+  backoffMaxMs?: number;
+}
+
+export interface PeerView {
+  serverId: string;
+  serverName: string;
+  clientUrl: string;
+  clusterUrl: string;
+  raftNodeId: number;
+  /** true when this node dialed the link in use */
+  outbound: boolean;
+}
+
+/** What the routing layer hears from the cluster. */
+export interface ClusterListener {
+  peerUp(peer: PeerView): void;
+  peerDown(peer: PeerView): void;
+  interest(peerId: string, update: InterestFrame): void;
+  message(peerId: string, msg: RoutedMessageFrame): void;
+}
+
+export type RaftFrameHandler = (msg: RaftMessageWire, peerId: string) => void;
+
+const GOSSIPED_ROUTE_MAX_FAILURES = 10;
+const BATCH_BYTES_LIMIT = 256 * 1024 * 1024;
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  'grpc.max_receive_message_length': BATCH_BYTES_LIMIT,
+  'grpc.max_send_message_length': BATCH_BYTES_LIMIT,
+  'grpc-node.flow_control_window': 16 * 1024 * 1024,
+  // A fresh TCP connection per dial, so a restarted peer is never reached through a dead pooled one.
+  'grpc.use_local_subchannel_pool': 1,
+  'grpc.enable_retries': 0,
+};
+
+const SERVER_OPTIONS: grpc.ServerOptions = {
+  'grpc.max_receive_message_length': BATCH_BYTES_LIMIT,
+  'grpc.max_send_message_length': BATCH_BYTES_LIMIT,
+  'grpc-node.flow_control_window': 16 * 1024 * 1024,
+  'grpc-node.max_session_memory': 1024,
+};
+
+export class ClusterNode implements LinkOwner, DialerHost {
+  readonly serverId: string;
+  readonly serverName: string;
+  readonly raftNodeId: number;
+  readonly faults = new FaultRules();
+  stopped = false;
+  listener: ClusterListener | null = null;
+  onRaft: RaftFrameHandler | null = null;
+  private name: string;
+  private readonly log: ClusterLogger;
+  private server: grpc.Server | null = null;
+  private boundPort = 0;
+  private readonly links = new Set<PeerLink>();
+  private readonly active = new Map<string, PeerLink>();
+  private readonly byRaftId = new Map<number, PeerLink>();
+  private readonly dialers = new Map<string, RouteDialer>();
+  private readonly dialWaiters = new Map<PeerLink, (o: DialOutcome) => void>();
+  private readonly downWaiters = new Map<string, Array<() => void>>();
+  private pingTimer: NodeJS.Timeout | null = null;
+  private readonly pingIntervalMs: number;
+  private readonly staleAfterMs: number;
+  private readonly maxPendingBytes: number;
+
+  constructor(private readonly options: ClusterNodeOptions) {
+    this.serverId = options.serverId;
+    this.serverName = options.serverName;
+    this.name = options.clusterName;
+    this.log = options.log;
+    this.raftNodeId = options.raftNodeId ?? raftNodeIdFor(options.serverName);
+    this.pingIntervalMs = options.pingIntervalMs ?? 1000;
+    this.staleAfterMs = options.staleAfterMs ?? 5000;
+    this.maxPendingBytes = options.maxPendingBytes ?? 256 * 1024 * 1024;
+  }
+
+  /** The cluster name in force: the configured one, or the one adopted from a peer ('' before that). */
+  get clusterName(): string {
+    return this.name;
+  }
+
+  /** Bound gRPC port (0 when not listening). */
+  get port(): number {
+    return this.boundPort;
+  }
+
+  /** host:port peers dial to reach this node; '' when not listening. */
+  get clusterUrl(): string {
+    if (this.server === null) return '';
+    return `${advertisedHost(this.options.listen!.host, this.options.advertiseHost)}:${this.boundPort}`;
+  }
+
+  async start(): Promise<void> {
+    const listen = this.options.listen;
+    if (listen !== undefined) {
+      const server = new grpc.Server(SERVER_OPTIONS);
+      server.addService(
+        {
+          link: {
+            path: LINK_METHOD_PATH,
+            requestStream: true,
+            responseStream: true,
+            requestSerialize: encodeBatch,
+            requestDeserialize: decodeBatch,
+            responseSerialize: encodeBatch,
+            responseDeserialize: decodeBatch,
+            originalName: 'Link',
+          },
+        },
+        { link: (call: grpc.ServerDuplexStream<Frame[], Frame[]>) => this.accept(call) },
+      );
+      const host = listen.host === '' ? '0.0.0.0' : listen.host;
+      const port = listen.port < 0 ? 0 : listen.port;
+      this.boundPort = await new Promise<number>((resolve, reject) =>
+        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+          err ? reject(err) : resolve(p),
+        ),
+      );
+      this.server = server;
+      this.log.info({ host, port: this.boundPort, cluster: this.name }, 'listening for cluster connections');
+    }
+    this.pingTimer = setInterval(() => this.checkLinks(), this.pingIntervalMs);
+    this.pingTimer.unref();
+    for (const url of this.options.routes) this.addRoute(url, true);
+  }
+
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    for (const d of this.dialers.values()) d.interrupt();
+    for (const link of [...this.links]) link.close('node stopping');
+    for (const waiters of this.downWaiters.values()) for (const w of waiters) w();
+    this.downWaiters.clear();
+    await Promise.all([...this.dialers.values()].map((d) => d.done));
+    const server = this.server;
+    if (server !== null) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, 1000);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Starts dialing `url` (host:port) unless a dialer for it exists. */
+  addRoute(url: string, configured: boolean): void {
+    if (this.stopped || this.dialers.has(url)) return;
+    const dialer = new RouteDialer(
+      url,
+      this,
+      configured ? Number.POSITIVE_INFINITY : GOSSIPED_ROUTE_MAX_FAILURES,
+      this.options.backoffMinMs ?? 50,
+      this.options.backoffMaxMs ?? 2000,
+    );
+    this.dialers.set(url, dialer);
+    dialer.start();
+    if (!configured) void dialer.done.then(() => this.dialers.get(url) === dialer && this.dialers.delete(url));
+  }
+
+  /** Linked peers. */
+  peers(): PeerView[] {
+    return [...this.active.values()].map((l) => viewOf(l));
+  }
+
+  peer(serverId: string): PeerView | null {
+    const link = this.active.get(serverId);
+    return link === undefined ? null : viewOf(link);
+  }
+
+  /** Server id of the peer using Raft NodeId `id`, or null when it is not linked. */
+  peerIdForRaftNode(id: number): string | null {
+    return this.byRaftId.get(id)?.peer?.serverId ?? null;
+  }
+
+  /** Queues a frame to one peer; false when it is not linked (or a fault rule dropped it). */
+  send(peerId: string, frame: Frame, droppable = false): boolean {
+    const link = this.active.get(peerId);
+    if (link === undefined) return false;
+    if (droppable && this.options.faultsEnabled && this.faults.shouldDrop(link.peerName)) return false;
+    link.send(frame);
+    return true;
+  }
+
+  /** Queues a Raft message to the node with Raft NodeId `to`; false when it is not linked. */
+  sendRaft(to: number, msg: RaftMessageWire): boolean {
+    const link = this.byRaftId.get(to);
+    if (link === undefined || link.state !== 'active') return false;
+    if (this.options.faultsEnabled && this.faults.shouldDrop(link.peerName)) return false;
+    link.send({ raft: msg });
+    return true;
+  }
+
+  /** Fault hook: cut every link to these peers (by server name) and refuse them until heal(). */
+  partition(peerNames: readonly string[]): void {
+    if (!this.options.faultsEnabled) return;
+    for (const n of peerNames) this.faults.partitioned.add(n);
+    for (const link of [...this.links]) {
+      if (link.peer !== null && this.faults.isPartitioned(link.peer.serverName)) {
+        link.refuse({ code: 'partitioned', reason: `partitioned from ${this.serverName} by the fault hook` });
+      }
+    }
+    this.log.warn({ peers: peerNames }, 'fault hook: partitioned');
+  }
+
+  /** Fault hook: clears every rule and redials at once. */
+  heal(): void {
+    this.faults.clear();
+    for (const d of this.dialers.values()) d.retryNow();
+    this.log.warn({}, 'fault hook: healed');
+  }
+
+  /** Fault-hook rules are inert unless enabled at start. */
+  get faultsEnabled(): boolean {
+    return this.options.faultsEnabled === true;
+  }
+
+  // ---- DialerHost ----------------------------------------------------------------------------
+
+  dialOnce(url: string): Promise<DialOutcome> {
+    return new Promise<DialOutcome>((resolve) => {
+      if (this.stopped) return resolve({ peerId: null, established: false, refused: null, livedMs: 0 });
+      const client = new grpc.Client(url, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      const call = client.makeBidiStreamRequest<Frame[], Frame[]>(LINK_METHOD_PATH, encodeBatch, decodeBatch, new grpc.Metadata());
+      const stream: LinkStream = {
+        write: (frames) => call.write(frames),
+        on: (event: string, fn: (...args: never[]) => void) => call.on(event, fn as (...args: unknown[]) => void),
+        close: () => {
+          call.end();
+          // Let a final Refuse reach the peer before the connection goes.
+          setTimeout(() => {
+            call.cancel();
+            client.close();
+          }, 200).unref();
+        },
+      };
+      const link = new PeerLink(stream, true, this, this.maxPendingBytes, url);
+      this.links.add(link);
+      this.dialWaiters.set(link, resolve);
+      link.send({ hello: this.hello() });
+    });
+  }
+
+  isPeerActive(peerId: string): boolean {
+    return this.active.has(peerId);
+  }
+
+  waitForPeerDown(peerId: string): Promise<void> {
+    if (this.stopped || !this.active.has(peerId)) return Promise.resolve();
+    return new Promise((resolve) => {
+      let list = this.downWaiters.get(peerId);
+      if (list === undefined) this.downWaiters.set(peerId, (list = []));
+      list.push(resolve);
+    });
+  }
+
+  // ---- LinkOwner -----------------------------------------------------------------------------
+
+  onFrames(link: PeerLink, frames: Frame[]): void {
+    for (const frame of frames) {
+      if (link.state === 'closed') return;
+      if (link.state === 'handshake') {
+        if ('hello' in frame) this.onHello(link, frame.hello);
+        else if ('refuse' in frame) this.onRefused(link, frame.refuse);
+        continue;
+      }
+      const peerId = link.peer!.serverId;
+      if ('msg' in frame) {
+        if (this.options.faultsEnabled && this.faults.shouldDrop(link.peerName)) continue;
+        this.listener?.message(peerId, frame.msg);
+      } else if ('raft' in frame) {
+        if (this.options.faultsEnabled && this.faults.shouldDrop(link.peerName)) continue;
+        this.onRaft?.(frame.raft, peerId);
+      } else if ('interest' in frame) {
+        this.listener?.interest(peerId, frame.interest);
+      } else if ('peers' in frame) {
+        this.onGossip(frame.peers.peers);
+      } else if ('refuse' in frame) {
+        this.onRefused(link, frame.refuse);
+      }
+      // ping: receiving it already refreshed the link's liveness
+    }
+  }
+
+  onLinkClosed(link: PeerLink): void {
+    this.links.delete(link);
+    const peer = link.peer;
+    if (peer !== null && this.active.get(peer.serverId) === link) {
+      this.active.delete(peer.serverId);
+      if (this.byRaftId.get(peer.raftNodeId) === link) this.byRaftId.delete(peer.raftNodeId);
+      this.log.info({ peer: peer.serverName, peerId: peer.serverId, reason: link.closeReason }, 'route closed');
+      this.listener?.peerDown(viewOf(link));
+      const waiters = this.downWaiters.get(peer.serverId);
+      this.downWaiters.delete(peer.serverId);
+      for (const w of waiters ?? []) w();
+    } else if (link.outbound && peer === null && link.refusedWith === null) {
+      this.log.debug({ url: link.dialedUrl, reason: link.closeReason }, 'route dial failed');
+    }
+    const waiter = this.dialWaiters.get(link);
+    if (waiter !== undefined) {
+      this.dialWaiters.delete(link);
+      waiter({
+        peerId: peer?.serverId ?? null,
+        established: link.everActive,
+        refused: link.refusedWith?.code ?? refusalOf(link.closeReason),
+        livedMs: Date.now() - link.openedMs,
+      });
+    }
+  }
+
+  delayFor(link: PeerLink): number {
+    return this.options.faultsEnabled && link.peer !== null ? this.faults.delayFor(link.peer.serverName) : 0;
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private accept(call: grpc.ServerDuplexStream<Frame[], Frame[]>): void {
+    if (this.stopped) {
+      call.end();
+      return;
+    }
+    const stream: LinkStream = {
+      write: (frames) => call.write(frames),
+      on: (event: string, fn: (...args: never[]) => void) => call.on(event, fn as (...args: unknown[]) => void),
+      close: () => call.end(),
+    };
+    const link = new PeerLink(stream, false, this, this.maxPendingBytes);
+    call.on('cancelled', () => link.close('peer cancelled the stream'));
+    this.links.add(link);
+    link.send({ hello: this.hello() });
+  }
+
+  private hello(): HelloFrame {
+    return {
+      clusterName: this.name,
+      serverName: this.serverName,
+      serverId: this.serverId,
+      clientUrl: this.options.clientUrl,
+      clusterUrl: this.clusterUrl,
+      raftNodeId: this.raftNodeId,
+      version: LINK_PROTOCOL_VERSION,
+    };
+  }
+
+  private onHello(link: PeerLink, hello: HelloFrame): void {
+    link.peer = hello;
+    const who = { peer: hello.serverName, peerId: hello.serverId, url: link.dialedUrl || undefined };
+    if (hello.version !== LINK_PROTOCOL_VERSION) {
+      this.log.error({ ...who, version: hello.version }, 'refusing route: unsupported link protocol version');
+      return link.refuse({ code: 'version', reason: `link protocol ${LINK_PROTOCOL_VERSION} required` });
+    }
+    if (hello.serverId === this.serverId) return link.refuse({ code: 'self', reason: 'route to self' });
+    if (this.name !== '' && hello.clusterName !== '' && hello.clusterName !== this.name) {
+      this.log.error(
+        { ...who, theirCluster: hello.clusterName, ourCluster: this.name },
+        'refusing route: cluster name mismatch',
+      );
+      return link.refuse({ code: 'wrong_cluster', reason: `cluster name ${this.name} expected, got ${hello.clusterName}` });
+    }
+    if (this.options.faultsEnabled && this.faults.isPartitioned(hello.serverName)) {
+      return link.refuse({ code: 'partitioned', reason: 'partitioned by the fault hook' });
+    }
+    if (this.name === '' && hello.clusterName !== '') {
+      this.name = hello.clusterName;
+      this.log.info({ cluster: this.name }, 'adopted the cluster name of a peer');
+    }
+    const existing = this.active.get(hello.serverId);
+    if (existing !== undefined) {
+      // Both ends keep the link dialed by the node with the smaller server id; same dialer: the older link.
+      const keepNew = dialerOf(link, this.serverId) < dialerOf(existing, this.serverId);
+      const loser = keepNew ? existing : link;
+      loser.refuse({ code: 'duplicate', reason: 'already linked to this node' });
+      if (!keepNew) return;
+    }
+    this.activate(link, hello);
+  }
+
+  private activate(link: PeerLink, hello: HelloFrame): void {
+    link.state = 'active';
+    link.everActive = true;
+    this.active.set(hello.serverId, link);
+    this.byRaftId.set(hello.raftNodeId, link);
+    this.log.info(
+      { peer: hello.serverName, peerId: hello.serverId, clientUrl: hello.clientUrl, outbound: link.outbound },
+      'route connected',
+    );
+    // Tell the new peer about everyone else, and everyone else about it, so the mesh completes.
+    const others = [...this.active.values()].filter((l) => l !== link).map((l) => peerInfoOf(l.peer!));
+    if (others.length > 0) link.send({ peers: { peers: others } });
+    for (const other of this.active.values()) if (other !== link) other.send({ peers: { peers: [peerInfoOf(hello)] } });
+    this.listener?.peerUp(viewOf(link));
+  }
+
+  private onRefused(link: PeerLink, refusal: RefuseFrame): void {
+    link.refusedWith = refusal;
+    const who = { peer: link.peer?.serverName, url: link.dialedUrl || undefined, code: refusal.code, reason: refusal.reason };
+    if (refusal.code === 'wrong_cluster' || refusal.code === 'version') this.log.error(who, 'route refused by peer');
+    else this.log.debug(who, 'route refused by peer');
+    link.close(`refused by peer: ${refusal.code}`);
+  }
+
+  private onGossip(peers: readonly PeerInfoWire[]): void {
+    for (const p of peers) {
+      if (p.serverId === this.serverId || p.clusterUrl === '' || this.active.has(p.serverId)) continue;
+      if (this.options.faultsEnabled && this.faults.isPartitioned(p.serverName)) continue;
+      this.addRoute(p.clusterUrl, false);
+    }
+  }
+
+  private checkLinks(): void {
+    const now = Date.now();
+    for (const link of [...this.links]) {
+      if (now - link.lastReceivedMs > this.staleAfterMs) {
+        link.close(link.state === 'handshake' ? 'handshake timed out' : 'stale link: nothing received');
+      } else if (link.state === 'active' && now - link.lastSentMs >= this.pingIntervalMs) {
+        link.send({ ping: { sentMs: now } });
+      }
+    }
+  }
+}
+
+function dialerOf(link: PeerLink, selfId: string): string {
+  return link.outbound ? selfId : link.peer!.serverId;
+}
+
+function refusalOf(reason: string): string | null {
+  const m = /^refused: (\w+)/.exec(reason);
+  return m ? m[1]! : null;
+}
+
+function viewOf(link: PeerLink): PeerView {
+  const p = link.peer!;
+  return {
+    serverId: p.serverId,
+    serverName: p.serverName,
+    clientUrl: p.clientUrl,
+    clusterUrl: p.clusterUrl,
+    raftNodeId: p.raftNodeId,
+    outbound: link.outbound,
+  };
+}
+
+function peerInfoOf(h: HelloFrame): PeerInfoWire {
+  return { serverId: h.serverId, serverName: h.serverName, clusterUrl: h.clusterUrl, clientUrl: h.clientUrl };
+}
+
+/** A wildcard listen address advertises the given host, else the first external IPv4 address, else loopback. */
+export function advertisedHost(listenHost: string, advertise?: string): string {
+  if (advertise) return advertise;
+  if (listenHost !== '' && listenHost !== '0.0.0.0' && listenHost !== '::') return listenHost;
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+/** A stable positive 31-bit Raft NodeId from a server name (FNV-1a), so a restarted node keeps its id. */
+export function raftNodeIdFor(serverName: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < serverName.length; i++) {
+    h ^= serverName.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return (h >>> 1) || 1;
+}

@@ -1,0 +1,104 @@
+// What each peer has told us about its subscriptions, in one Sublist so a published subject is matched once
+// for all peers; and the forwarding decision built on it.
+import { Sublist, type SublistEntry } from '@flotilla/protocol';
+import { interestKey } from './local-interest.js';
+import type { InterestEntry, InterestFrame } from './wire.js';
+
+/** One peer's interest in (subject, queue). */
+export class RemoteInterest implements SublistEntry {
+  constructor(
+    readonly peerId: string,
+    readonly subject: string,
+    readonly queue: string | null,
+    public count: number,
+  ) {}
+}
+
+/** Where one published message must go: the peers to send it to, and the queue groups each must serve. */
+export interface ForwardPlan {
+  /** peer id -> queue group names that peer must serve (empty: plain interest only) */
+  readonly targets: Map<string, string[]>;
+}
+
+export class RemoteInterestTable {
+  readonly sublist = new Sublist<RemoteInterest>();
+  private readonly byPeer = new Map<string, Map<string, RemoteInterest>>();
+  private queueCursor = 0;
+
+  /** Applies an InterestUpdate from `peerId`; a full update replaces what we knew. Invalid entries are skipped. */
+  apply(peerId: string, update: InterestFrame): void {
+    if (update.full) this.removePeer(peerId);
+    for (const e of update.entries) this.applyEntry(peerId, e);
+  }
+
+  removePeer(peerId: string): void {
+    const entries = this.byPeer.get(peerId);
+    if (entries === undefined) return;
+    for (const ri of entries.values()) this.sublist.remove(ri);
+    this.byPeer.delete(peerId);
+  }
+
+  /** Number of (subject, queue) entries known for a peer; for tests and monitoring. */
+  entriesOf(peerId: string): number {
+    return this.byPeer.get(peerId)?.size ?? 0;
+  }
+
+  /**
+   * Peers to forward `subject` to. `servedLocally(queue)` says whether a local member took the message for
+   * that queue group; otherwise one peer with members is picked (rotating) and told to serve it.
+   */
+  plan(subject: string, servedLocally: (queue: string) => boolean): ForwardPlan | null {
+    const result = this.sublist.match(subject);
+    if (result.plain.length === 0 && result.queues.length === 0) return null;
+    const targets = new Map<string, string[]>();
+    for (const ri of result.plain) if (!targets.has(ri.peerId)) targets.set(ri.peerId, []);
+    for (const members of result.queues) {
+      const queue = members[0]!.queue!;
+      if (servedLocally(queue)) continue;
+      const chosen = this.pickPeer(members);
+      let queues = targets.get(chosen);
+      if (queues === undefined) targets.set(chosen, (queues = []));
+      queues.push(queue);
+    }
+    return targets.size === 0 ? null : { targets };
+  }
+
+  private applyEntry(peerId: string, e: InterestEntry): void {
+    let entries = this.byPeer.get(peerId);
+    const key = interestKey(e.subject, e.queue);
+    const existing = entries?.get(key);
+    if (e.count <= 0) {
+      if (existing !== undefined) {
+        this.sublist.remove(existing);
+        entries!.delete(key);
+        if (entries!.size === 0) this.byPeer.delete(peerId);
+      }
+      return;
+    }
+    if (existing !== undefined) {
+      existing.count = e.count;
+      return;
+    }
+    const ri = new RemoteInterest(peerId, e.subject, e.queue === '' ? null : e.queue, e.count);
+    try {
+      this.sublist.insert(ri);
+    } catch {
+      return; // a peer's invalid subject must not break routing for the rest
+    }
+    if (entries === undefined) this.byPeer.set(peerId, (entries = new Map()));
+    entries.set(key, ri);
+  }
+
+  /** One peer per message, weighted by how many members each has, so members share the load evenly. */
+  private pickPeer(members: readonly RemoteInterest[]): string {
+    if (members.length === 1) return members[0]!.peerId;
+    let total = 0;
+    for (const m of members) total += m.count;
+    let slot = this.queueCursor++ % total;
+    for (const m of members) {
+      if (slot < m.count) return m.peerId;
+      slot -= m.count;
+    }
+    return members[0]!.peerId;
+  }
+}

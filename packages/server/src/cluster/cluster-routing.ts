@@ -1,0 +1,130 @@
+// Core NATS across the cluster, as nats-server routes do it: local interest goes to every peer (deltas, and a
+// full sync when a link comes up); a message published here goes once to each peer with matching interest,
+// naming the queue groups that peer must serve; a message from a peer is delivered locally only.
+import {
+  ClusterNode,
+  GrpcRaftTransport,
+  LocalInterest,
+  RemoteInterestTable,
+  type ClusterListener,
+  type ClusterLogger,
+  type InterestFrame,
+  type PeerView,
+  type RoutedMessageFrame,
+} from '@flotilla/cluster';
+import type { ClusterRoute, MessageRouter } from '../message-router.js';
+import type { Subscription } from '../subscription.js';
+import { isClusterVisible } from './cluster-visible.js';
+
+export interface ClusterRoutingOptions {
+  clusterName: string;
+  serverName: string;
+  serverId: string;
+  /** host:port for clients, as INFO connect_urls lists it */
+  clientUrl: string;
+  listen?: { host: string; port: number };
+  routes: readonly string[];
+  faultsEnabled: boolean;
+}
+
+export class ClusterRouting implements ClusterRoute, ClusterListener {
+  readonly node: ClusterNode;
+  readonly raftTransport: GrpcRaftTransport;
+  readonly localInterest = new LocalInterest();
+  readonly remoteInterest = new RemoteInterestTable();
+  /** Called when the set of client URLs in the cluster changes (INFO connect_urls). */
+  onConnectUrlsChanged: (() => void) | null = null;
+  routedOut = 0;
+  routedIn = 0;
+
+  constructor(
+    private readonly router: MessageRouter,
+    private readonly options: ClusterRoutingOptions,
+    log: ClusterLogger,
+  ) {
+    this.node = new ClusterNode({
+      clusterName: options.clusterName,
+      serverName: options.serverName,
+      serverId: options.serverId,
+      clientUrl: options.clientUrl,
+      ...(options.listen ? { listen: options.listen } : {}),
+      routes: options.routes,
+      faultsEnabled: options.faultsEnabled,
+      log,
+    });
+    this.node.listener = this;
+    this.raftTransport = new GrpcRaftTransport(this.node);
+  }
+
+  async start(): Promise<void> {
+    // Subscriptions made before clustering started (JetStream's, say) still count.
+    for (const sub of this.router.sublist.all()) this.subscribed(sub);
+    this.router.cluster = this;
+    await this.node.start();
+  }
+
+  async stop(): Promise<void> {
+    if (this.router.cluster === this) this.router.cluster = null;
+    await this.node.stop();
+  }
+
+  /** Every node's client URL, this node's first. */
+  connectUrls(): string[] {
+    const urls = [this.options.clientUrl];
+    for (const p of this.node.peers()) if (p.clientUrl !== '' && !urls.includes(p.clientUrl)) urls.push(p.clientUrl);
+    return urls;
+  }
+
+  // ---- ClusterRoute (called by the router) ---------------------------------------------------
+
+  subscribed(sub: Subscription): void {
+    if (!isClusterVisible(sub)) return;
+    this.announce(this.localInterest.add(sub.subject, sub.queue));
+  }
+
+  unsubscribed(sub: Subscription): void {
+    if (!isClusterVisible(sub)) return;
+    const entry = this.localInterest.remove(sub.subject, sub.queue);
+    if (entry !== null) this.announce(entry);
+  }
+
+  forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number {
+    const plan = this.remoteInterest.plan(subject, (q) => servedQueues.includes(q));
+    if (plan === null) return 0;
+    let sent = 0;
+    for (const [peerId, queues] of plan.targets) {
+      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues } };
+      if (this.node.send(peerId, frame, true)) sent++;
+    }
+    this.routedOut += sent;
+    return sent;
+  }
+
+  // ---- ClusterListener (called by the node) --------------------------------------------------
+
+  peerUp(peer: PeerView): void {
+    this.node.send(peer.serverId, { interest: { full: true, entries: this.localInterest.snapshot() } });
+    this.onConnectUrlsChanged?.();
+  }
+
+  peerDown(peer: PeerView): void {
+    this.remoteInterest.removePeer(peer.serverId);
+    this.onConnectUrlsChanged?.();
+  }
+
+  interest(peerId: string, update: InterestFrame): void {
+    this.remoteInterest.apply(peerId, update);
+  }
+
+  message(_peerId: string, msg: RoutedMessageFrame): void {
+    this.routedIn++;
+    const m = msg.message;
+    const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
+    this.router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues);
+  }
+
+  private announce(entry: { subject: string; queue: string; count: number }): void {
+    const frame = { interest: { full: false, entries: [entry] } };
+    for (const p of this.node.peers()) this.node.send(p.serverId, frame);
+  }
+}
