@@ -34,6 +34,10 @@ export interface MessageStore {
   nextMatching(filter: string, startSeq: number): Promise<StoredMessage | null>;
   /** Up to `maxMsgs` messages from `startSeq` on, in stream order (consumers, catch-up). */
   readRange(startSeq: number, maxMsgs: number, filter?: string): Promise<StoredMessage[]>;
+  /** First sequence whose message is at or after `timestampNs` (deliver_policy by_start_time); last_seq + 1 if none. */
+  seqFromTime(timestampNs: bigint): number;
+  /** Newest sequence of each subject matching `filter`, ascending (deliver_policy last_per_subject). */
+  lastSeqsPerSubject(filter: string): number[];
   /** Sequence of the newest message on exactly `subject`, 0 if none (Nats-Expected-Last-Subject-Sequence). */
   lastSeqForSubject(subject: string): number;
 

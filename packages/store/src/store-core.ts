@@ -509,6 +509,38 @@ export abstract class StoreCore implements MessageStore {
     return seqs.length === 0 ? [] : this.readRecords(seqs);
   }
 
+  seqFromTime(timestampNs: bigint): number {
+    if (this.msgs === 0) return this.lastSeq + 1;
+    const index = this.index;
+    // Timestamps rise with sequence: binary search over the window, stepping over holes.
+    let lo = this.firstSeq;
+    let hi = this.lastSeq;
+    let found = this.lastSeq + 1;
+    while (lo <= hi) {
+      const mid = Math.floor((lo + hi) / 2);
+      let s = mid;
+      while (s <= hi && !index.isLive(s)) s++;
+      if (s > hi) {
+        hi = mid - 1;
+        continue;
+      }
+      if (index.ts[index.slot(s)] >= timestampNs) {
+        found = s;
+        hi = mid - 1;
+      } else {
+        lo = s + 1;
+      }
+    }
+    return found;
+  }
+
+  lastSeqsPerSubject(filterText: string): number[] {
+    const filter = new SubjectFilter(filterText);
+    const out: number[] = [];
+    for (const [name, id] of this.subjects.entries()) if (filter.matches(name)) out.push(this.subjects.last[id]);
+    return out.sort((a, b) => a - b);
+  }
+
   lastSeqForSubject(subject: string): number {
     const id = this.subjects.idOf(subject);
     return id === 0 ? 0 : this.subjects.last[id];

@@ -184,6 +184,20 @@ export function runStoreSuite(name: string, factory: StoreFactory): void {
       await expect(s.skipMsgs(9, 1)).rejects.toMatchObject({ code: 'SEQUENCE_MISMATCH' });
     });
 
+    it('finds the first sequence at a time and the last sequence per subject', async () => {
+      const s = await make();
+      for (let i = 1; i <= 8; i++) await s.append(`t.${i % 3}`, undefined, enc(String(i)), { timestampNs: BigInt(i) * 1000n });
+      await s.delete(4);
+      expect(s.seqFromTime(0n)).toBe(1);
+      expect(s.seqFromTime(3500n)).toBe(5); // 4 is deleted
+      expect(s.seqFromTime(4000n)).toBe(5);
+      expect(s.seqFromTime(8000n)).toBe(8);
+      expect(s.seqFromTime(9000n)).toBe(9);
+      expect(s.lastSeqsPerSubject('t.*')).toEqual([6, 7, 8]);
+      expect(s.lastSeqsPerSubject('t.1')).toEqual([7]);
+      expect(s.lastSeqsPerSubject('u.>')).toEqual([]);
+    });
+
     it('reports per-subject counts and filtered state', async () => {
       const s = await make();
       for (const subj of ['s1.a', 's1.b', 's1.a', 's2.c', 's1.a']) await s.append(subj, undefined, enc('x'));
