@@ -1,0 +1,135 @@
+import { describe, it, expect, afterEach } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { subjectMatchesFilter } from '@flotilla/protocol';
+import { JetStreamService, type JetStreamServiceOptions } from '../src/jetstream-service.js';
+import type { BusHandler, MessageBus } from '../src/message-bus.js';
+
+/** In-process bus: handlers run synchronously, like the server's internal bus. */
+class LoopBus implements MessageBus {
+  private readonly subs = new Set<{ filter: string; handler: BusHandler }>();
+  readonly replies = new Map<string, Array<{ header: Buffer | null; data: string }>>();
+  subscribe(filter: string, handler: BusHandler): () => void {
+    const sub = { filter, handler };
+    this.subs.add(sub);
+    return () => this.subs.delete(sub);
+  }
+  publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    const msg = { subject, reply, header: header ? Buffer.from(header) : null, data: Buffer.from(data) };
+    if (subject.startsWith('_R.')) {
+      const list = this.replies.get(subject) ?? [];
+      list.push({ header: msg.header, data: msg.data.toString() });
+      this.replies.set(subject, list);
+      return;
+    }
+    for (const s of [...this.subs]) if (subjectMatchesFilter(subject, s.filter)) s.handler(msg);
+  }
+  hasInterest(subject: string): boolean {
+    return [...this.subs].some((s) => subjectMatchesFilter(subject, s.filter));
+  }
+  private n = 0;
+  /** Publishes with a fresh reply subject and waits (bounded) for the first answer. */
+  async request(subject: string, body: string | object = '', waitMs = 500): Promise<Record<string, any> | null> {
+    const reply = `_R.${++this.n}`;
+    this.publish(subject, reply, null, Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
+    for (let waited = 0; waited < waitMs; waited += 5) {
+      const got = this.replies.get(reply);
+      if (got) return JSON.parse(got[0]!.data);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return null;
+  }
+}
+
+const silent = { debug() {}, info() {}, warn() {}, error() {} };
+const dirs: string[] = [];
+const services: JetStreamService[] = [];
+
+async function service(storeDir?: string, extra: Partial<JetStreamServiceOptions> = {}): Promise<{ bus: LoopBus; js: JetStreamService; dir: string }> {
+  const dir = storeDir ?? mkdtempSync(join(tmpdir(), 'flotilla-js-api-'));
+  if (!storeDir) dirs.push(dir);
+  const bus = new LoopBus();
+  const js = new JetStreamService(bus, { storeDir: dir, maxMemoryStoreBytes: -1, maxFileStoreBytes: -1, serverName: 'n1', serverId: 'ID1', ...extra }, silent);
+  await js.start();
+  services.push(js);
+  return { bus, js, dir };
+}
+
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.stop();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+describe('JetStreamService API router', () => {
+  it('answers $JS.API.INFO with account info', async () => {
+    const { bus } = await service();
+    await bus.request('$JS.API.STREAM.CREATE.A', { name: 'A' });
+    const info = await bus.request('$JS.API.INFO');
+    expect(info).toMatchObject({
+      type: 'io.nats.jetstream.api.v1.account_info_response',
+      memory: 0,
+      storage: 0,
+      streams: 1,
+      consumers: 0,
+      limits: { max_memory: -1, max_storage: -1, max_streams: -1, max_consumers: -1 },
+      api: { total: 2, errors: 0 },
+    });
+  });
+
+  it('sends nothing for unknown subjects and 10025 for bad JSON', async () => {
+    const { bus } = await service();
+    expect(await bus.request('$JS.API.NOPE', '', 50)).toBeNull();
+    expect(await bus.request('$JS.API.STREAM.CREATE.a.b', '{}', 50)).toBeNull();
+    expect(await bus.request('$JS.API.STREAM.MSG.PEEK.A', '{}', 50)).toBeNull();
+    expect(await bus.request('$JS.API.STREAM.CREATE.A', '{bad')).toEqual({
+      type: 'io.nats.jetstream.api.v1.stream_create_response',
+      error: { code: 400, err_code: 10025, description: 'invalid JSON' },
+    });
+    expect(await bus.request('$JS.API.STREAM.NAMES', '[1')).toMatchObject({ error: { err_code: 10025 }, total: 0, offset: 0, limit: 0 });
+    expect(await bus.request('$JS.API.STREAM.LEADER.STEPDOWN.A')).toMatchObject({
+      type: 'io.nats.jetstream.api.v1.stream_leader_stepdown_response',
+      error: { code: 503, err_code: 10010, description: 'JetStream clustering support required' },
+    });
+  });
+
+  it('serves the domain prefix too', async () => {
+    const { bus } = await service(undefined, { domain: 'hub' });
+    const r = await bus.request('$JS.hub.API.STREAM.CREATE.D', { name: 'D' });
+    expect(r).toMatchObject({ type: 'io.nats.jetstream.api.v1.stream_create_response', config: { name: 'D' }, domain: 'hub' });
+    expect(await bus.request('$JS.API.INFO')).toMatchObject({ domain: 'hub', streams: 1 });
+  });
+
+  it('serialises concurrent creates of one name: one stream, both succeed', async () => {
+    const { bus, js } = await service();
+    const [a, b] = await Promise.all([bus.request('$JS.API.STREAM.CREATE.C', { name: 'C' }), bus.request('$JS.API.STREAM.CREATE.C', { name: 'C' })]);
+    expect(a!.error).toBeUndefined();
+    expect(b!.error).toBeUndefined();
+    expect([...js.streams()].length).toBe(1);
+  });
+
+  it('reloads file streams (config, created, messages) after stop and start', async () => {
+    const first = await service();
+    const created = await first.bus.request('$JS.API.STREAM.CREATE.P', { name: 'P', subjects: ['p.*'], max_msgs: 100 });
+    await first.bus.request('p.1', 'hello');
+    await first.bus.request('$JS.API.STREAM.CREATE.M', { name: 'M', storage: 'memory' });
+    await first.js.stop();
+    services.splice(services.indexOf(first.js), 1);
+    const second = await service(first.dir);
+    const info = await second.bus.request('$JS.API.STREAM.INFO.P');
+    expect(info!.config).toEqual(created!.config);
+    expect(info!.created).toBe(created!.created);
+    expect(info!.state).toMatchObject({ messages: 1, last_seq: 1 });
+    expect((await second.bus.request('$JS.API.STREAM.NAMES'))!.streams).toEqual(['P']);
+    const got = await second.bus.request('$JS.API.STREAM.MSG.GET.P', { seq: 1 });
+    expect(Buffer.from(got!.message.data, 'base64').toString()).toBe('hello');
+  });
+
+  it('deletes a stream with its directory', async () => {
+    const { bus } = await service();
+    await bus.request('$JS.API.STREAM.CREATE.X', { name: 'X' });
+    expect(await bus.request('$JS.API.STREAM.DELETE.X')).toEqual({ type: 'io.nats.jetstream.api.v1.stream_delete_response', success: true });
+    expect(await bus.request('$JS.API.STREAM.DELETE.X')).toMatchObject({ error: { code: 404, err_code: 10059 } });
+    expect((await bus.request('$JS.API.STREAM.NAMES'))!.streams).toEqual([]);
+  });
+});
