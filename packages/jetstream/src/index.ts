@@ -5,3 +5,8 @@ export * from './jetstream-service.js';
 export * from './stream/stream-config-types.js';
 export * from './stream/stream-handle.js';
 export * from './consumer/consumer-service.js';
+export { JsErrors } from './api/api-errors.js';
+export { formatTimeNs, parseTimeNs, ZERO_TIME } from './api/time-format.js';
+export { Stream, type StreamEntry, type StreamHost } from './stream/stream.js';
+export { normaliseStreamConfig, parseStreamConfigRequest, checkStreamUpdate } from './stream/stream-config.js';
+export { subjectsCollide } from './stream/subjects-collide.js';
