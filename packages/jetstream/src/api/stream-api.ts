@@ -108,13 +108,15 @@ export class StreamApi {
       const deletedDetails = f.bool('deleted_details') === true;
       const offset = f.int('offset') ?? 0;
       const stream = this.mustStream(name);
-      const state = streamState(stream, { deletedDetails, consumerCount: this.js.consumers.consumerCount(name) });
       let page = NO_PAGE;
+      let subjects: Record<string, number> | undefined;
       if (subjectsFilter !== undefined && subjectsFilter !== '') {
-        const { total, subjects } = subjectsPage(stream, subjectsFilter, offset);
-        if (total > 0) state.subjects = subjects;
-        page = { total, offset, limit: SUBJECTS_PAGE_LIMIT };
+        const found = subjectsPage(stream, subjectsFilter, offset);
+        if (found.total > 0) subjects = found.subjects;
+        page = { total: found.total, offset, limit: SUBJECTS_PAGE_LIMIT };
       }
+      const consumerCount = this.js.consumers.consumerCount(name);
+      const state = streamState(stream, { deletedDetails, consumerCount, ...(subjects ? { subjects } : {}) });
       return { ...page, ...streamInfo(stream, state, this.js.options.domain) };
     });
   }

@@ -10,6 +10,8 @@ export interface StateOptions {
   subjectsFilter?: string;
   deletedDetails?: boolean;
   consumerCount: number;
+  /** The subjects page of a subjects_filter request (absent when nothing matched). */
+  subjects?: Record<string, number>;
 }
 
 export interface StreamStateJson {
@@ -38,9 +40,10 @@ export function streamState(stream: Stream, opts: StateOptions): StreamStateJson
     consumer_count: opts.consumerCount,
   };
   if (st.num_subjects > 0) out.num_subjects = st.num_subjects;
+  if (opts.subjects !== undefined) out.subjects = opts.subjects;
   if (st.num_deleted > 0) out.num_deleted = st.num_deleted;
   if (opts.deletedDetails && st.deleted !== undefined && st.deleted.length > 0) out.deleted = st.deleted;
-  // Go's omitempty puts consumer_count last only by struct order; keep it last for readability.
+  // nats-server's field order: consumer_count comes last.
   const cc = out.consumer_count;
   delete (out as Partial<StreamStateJson>).consumer_count;
   out.consumer_count = cc;
