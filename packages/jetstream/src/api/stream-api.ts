@@ -112,8 +112,11 @@ export class StreamApi {
       let subjects: Record<string, number> | undefined;
       if (subjectsFilter !== undefined && subjectsFilter !== '') {
         const found = subjectsPage(stream, subjectsFilter, offset);
-        if (found.total > 0) subjects = found.subjects;
-        page = { total: found.total, offset, limit: SUBJECTS_PAGE_LIMIT };
+        // nats-server pages only when something matched (total/offset/limit stay 0 otherwise).
+        if (found.total > 0) {
+          subjects = found.subjects;
+          page = { total: found.total, offset, limit: SUBJECTS_PAGE_LIMIT };
+        }
       }
       const consumerCount = this.js.consumers.consumerCount(name);
       const state = streamState(stream, { deletedDetails, consumerCount, ...(subjects ? { subjects } : {}) });
