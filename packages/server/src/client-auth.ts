@@ -45,6 +45,8 @@ export class ClientAuth {
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
     this.required = this.users.size > 0 || this.token !== undefined;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
+    const secrets = [...[...this.users.values()].map((u) => u.password), this.token ?? ''];
+    if (secrets.some(isBcryptHash)) this.bcrypt.warm();
   }
 
   /**

@@ -147,6 +147,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   }
 
   onData(chunk: Buffer): void {
+    if (this.closed) return;
     this.lastActivityMs = Date.now();
     this.parser.parse(chunk);
   }

@@ -241,11 +241,14 @@ export class FlotillaServer implements ClientHost {
       // INFO in plain text, then the client's handshake (nats-server 2.9).
       raw.write(info);
       secured = false;
-      socket = this.clientTls.upgrade(raw, () => {
-        this.log.error({ cid, ip: raw.remoteAddress }, 'TLS handshake error: timeout');
-        conn.close('TLS Handshake Failure');
-      });
-      socket.once('secure', () => (secured = true));
+      socket = this.clientTls.upgrade(
+        raw,
+        () => (secured = true),
+        (why) => {
+          this.log.error({ cid, ip: raw.remoteAddress, err: why }, 'TLS handshake error');
+          conn.close('TLS Handshake Failure');
+        },
+      );
     }
     const conn = new ClientConnection(cid, socket, this);
     this.clients.set(cid, conn);

@@ -58,6 +58,11 @@ export class BcryptVerifier {
     });
   }
 
+  /** Starts the worker ahead of the first check (loading bcryptjs there takes a few hundred ms). */
+  warm(): void {
+    this.ensureWorker();
+  }
+
   async close(): Promise<void> {
     const w = this.worker;
     this.worker = null;

@@ -33,17 +33,38 @@ export class ClientTls {
   }
 
   /**
-   * Wraps a socket that was just sent INFO. `onTimeout` runs if the handshake has not completed within
-   * the timeout; handshake errors surface as the returned socket's 'error' before its 'secure' event.
+   * Wraps a socket that was just sent INFO. `onReady` runs once the handshake is done (and, with verify,
+   * the client certificate checked against the CA); `onFailure` runs on a timeout or a refused certificate.
+   * Other handshake errors surface as the returned socket's 'error' before `onReady`.
    */
-  upgrade(raw: Socket, onTimeout: () => void): TLSSocket {
+  upgrade(raw: Socket, onReady: () => void, onFailure: (why: string) => void): TLSSocket {
     const verify = this.verify;
+    // A bare server-side TLSSocket does not act on rejectUnauthorized (tls.Server does, in a listener it
+    // does not export): the certificate is checked on 'secure' below.
     const socket = new TLSSocket(raw, { isServer: true, secureContext: this.context, requestCert: verify, rejectUnauthorized: verify });
-    const timer = setTimeout(onTimeout, this.options.timeoutMs);
+    const timer = setTimeout(() => onFailure('timeout'), this.options.timeoutMs);
     timer.unref();
-    const done = (): void => clearTimeout(timer);
-    socket.once('secure', done);
-    socket.once('close', done);
+    socket.once('secure', () => {
+      clearTimeout(timer);
+      if (verify) {
+        const problem = clientCertificateProblem(socket);
+        if (problem !== null) return onFailure(problem);
+      }
+      onReady();
+    });
+    socket.once('close', () => clearTimeout(timer));
     return socket;
   }
+}
+
+/**
+ * Why the client's certificate is not acceptable, or null. Uses the same OpenSSL verification result that
+ * tls.Server consults (`verifyError` on the TLS handle); without it, refuses (fails closed).
+ */
+function clientCertificateProblem(socket: TLSSocket): string | null {
+  if (socket.getPeerX509Certificate() === undefined) return "client didn't provide a certificate";
+  const handle = (socket as unknown as { _handle?: { verifyError?: () => (Error & { code?: string }) | null } })._handle;
+  if (typeof handle?.verifyError !== 'function') return 'client certificate could not be verified';
+  const err = handle.verifyError();
+  return err === null || err === undefined ? null : `client certificate: ${err.code ?? err.message}`;
 }
