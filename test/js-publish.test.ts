@@ -151,6 +151,25 @@ describe('limits, sealed, no_ack', () => {
     expect(si.state.first_seq).toBe(2);
   });
 
+  it('discard new per subject and max_bytes refuse with the store text', async () => {
+    await jsm.streams.add({ name: 'DNS', subjects: ['dns'], max_msgs_per_subject: 1, discard: DiscardPolicy.New, discard_new_per_subject: true });
+    await js.publish('dns', enc.encode('1'));
+    const per = await apiError(js.publish('dns', enc.encode('2')));
+    expect(per).toEqual({ code: 503, err_code: 10077, description: 'maximum messages per subject exceeded' });
+    await jsm.streams.add({ name: 'MB', subjects: ['mb'], max_bytes: 100, discard: DiscardPolicy.New });
+    await js.publish('mb', enc.encode('x'.repeat(40)));
+    const bytes = await apiError(js.publish('mb', enc.encode('x'.repeat(40))));
+    expect(bytes).toEqual({ code: 503, err_code: 10077, description: 'maximum bytes exceeded' });
+  });
+
+  it('max_age expires messages', async () => {
+    await jsm.streams.add({ name: 'AG', subjects: ['ag'], max_age: 300_000_000 });
+    await js.publish('ag', enc.encode('old'));
+    await new Promise((r) => setTimeout(r, 700));
+    const si = await jsm.streams.info('AG');
+    expect(si.state).toMatchObject({ messages: 0, first_seq: 2, last_seq: 1 });
+  });
+
   it('max_msg_size refuses with 10054', async () => {
     await jsm.streams.add({ name: 'MS', subjects: ['ms'], max_msg_size: 8 });
     const err = await apiError(js.publish('ms', enc.encode('0123456789')));
