@@ -36,7 +36,11 @@ export class BlockTable {
   private readonly cache = new Set<BlockEntry>();
   private cachedBytes = 0;
 
-  constructor(private readonly cacheBytes: number) {}
+  constructor(
+    private readonly cacheBytes: number,
+    /** Called when an entry's content leaves memory (eviction, death). */
+    private readonly onDrop: (e: BlockEntry) => void,
+  ) {}
 
   get size(): number {
     return this.entries.length - this.head - this.deadCount;
@@ -84,6 +88,7 @@ export class BlockTable {
     e.dead = true;
     this.deadCount++;
     this.uncache(e);
+    this.onDrop(e);
     e.block = null;
     while (this.head < this.entries.length && this.entries[this.head].dead) {
       this.head++;
@@ -118,12 +123,13 @@ export class BlockTable {
       return;
     }
     this.cache.add(e);
-    this.cachedBytes += e.block.buf.length;
+    this.cachedBytes += e.block.memoryBytes();
     if (this.cachedBytes <= this.cacheBytes) return;
     for (const old of this.cache) {
       if (this.cachedBytes <= this.cacheBytes) break;
       if (old === e || old.loc === null || old.rewrite) continue;
       this.uncache(old);
+      this.onDrop(old);
       old.block = null;
     }
   }
@@ -131,6 +137,6 @@ export class BlockTable {
   /** Content size changed (rewrite) or the block is gone. */
   uncache(e: BlockEntry): void {
     if (!this.cache.delete(e)) return;
-    this.cachedBytes -= e.block?.buf.length ?? 0;
+    this.cachedBytes -= e.block?.memoryBytes() ?? 0;
   }
 }

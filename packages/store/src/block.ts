@@ -3,10 +3,11 @@
  * sequence, with an offset table to find one record inside it. Built in memory during an event-loop
  * tick, then written whole (one put per block instead of one per message).
  */
+import type { BufferPool } from './buffer-pool.js';
 import { RECORD_OVERHEAD, RecordCursor, viewOf, writeRecord } from './record-codec.js';
 
-const INITIAL_BYTES = 4096;
 const INITIAL_SLOTS = 64;
+const NOTHING = Buffer.alloc(0);
 
 export class Block {
   /** Offset of each sequence's record (index seq - first), -1 when absent. */
@@ -15,6 +16,11 @@ export class Block {
   end = 0;
   last: number;
   count = 0;
+  /** The pooled buffer behind `buf`, returned by `release` unless a reader holds views into it. */
+  pooled: Buffer | null = null;
+  pool: BufferPool | null = null;
+  /** Views into `buf` were handed out: it must never be reused. */
+  exposed = false;
   private view: DataView;
 
   constructor(
@@ -27,8 +33,32 @@ export class Block {
     this.offsets = offsets ?? new Int32Array(INITIAL_SLOTS).fill(-1);
   }
 
-  static building(first: number, minBytes: number): Block {
-    return new Block(first, Buffer.allocUnsafe(Math.max(INITIAL_BYTES, minBytes)));
+  static building(first: number, pool: BufferPool, minBytes: number): Block {
+    const buf = pool.take(minBytes);
+    const b = new Block(first, buf);
+    if (buf.length === pool.bufferBytes) b.adopt(buf, pool);
+    return b;
+  }
+
+  adopt(pooled: Buffer, pool: BufferPool): void {
+    this.pooled = pooled;
+    this.pool = pool;
+  }
+
+  /** Hands the pooled buffer back if no reader can see it; the block is unusable afterwards. */
+  release(): void {
+    if (this.pooled !== null && this.pool !== null && !this.exposed) this.pool.give(this.pooled);
+    this.pooled = null;
+    this.setBuffer(NOTHING);
+  }
+
+  get released(): boolean {
+    return this.buf === NOTHING;
+  }
+
+  /** Bytes of memory this block holds. */
+  memoryBytes(): number {
+    return this.pooled?.length ?? this.buf.length;
   }
 
   /** Appends a record (seq > last). */
@@ -37,8 +67,10 @@ export class Block {
     if (need > this.buf.length) {
       let cap = this.buf.length * 2;
       while (cap < need) cap *= 2;
-      const grown = Buffer.allocUnsafe(cap);
+      const grown = Buffer.allocUnsafeSlow(cap);
       this.buf.copy(grown, 0, 0, this.end);
+      if (this.pooled !== null && this.pool !== null) this.pool.give(this.pooled);
+      this.pooled = null;
       this.setBuffer(grown);
     }
     const slot = seq - this.first;

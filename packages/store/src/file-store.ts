@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Level } from 'level';
 import { Block } from './block.js';
 import { BlockTable, newEntry, type BlockEntry } from './block-table.js';
+import { BufferPool } from './buffer-pool.js';
 import { RecordCursor } from './record-codec.js';
 import { SegmentLog, type FrameLocation } from './segment-log.js';
 import { StoreCore, type StoreCoreOptions } from './store-core.js';
@@ -25,7 +26,12 @@ const META_KEY = Buffer.from([0x01]);
 const TOMB_PREFIX = 0x02;
 const META_VERSION = 1;
 const EMPTY = Buffer.alloc(0);
+const NO_BYTES = new Uint8Array(0);
 const RESOLVED = Promise.resolve();
+/** Recycled block buffers kept (x maxBlockBytes). */
+const POOLED_BUFFERS = 64;
+/** Blocks up to this size are copied out of their pooled buffer when sealed. */
+const SMALL_BLOCK_BYTES = 4096;
 /** Blocks read ahead when a range read has to go to disk. */
 const READ_AHEAD_BLOCKS = 4;
 /** Sequences read per step when streaming a snapshot. */
@@ -43,7 +49,7 @@ export interface FileStoreOptions extends StoreCoreOptions {
   maxBlockMsgs?: number;
   /** A new segment file is started once the current one reaches this size. */
   maxSegmentBytes?: number;
-  /** Bytes of decoded blocks kept for reads. */
+  /** Bytes of blocks kept in memory for reads (default 16 MiB). */
   cacheBytes?: number;
 }
 
@@ -118,8 +124,7 @@ export class FileStore extends StoreCore {
   private readonly maxBlockMsgs: number;
   private readonly cacheBytes: number;
   private building: BlockEntry | null = null;
-  /** Capacity for the next block, learnt from the last one (avoids regrowing and trimming). */
-  private blockCapacity = 4096;
+  private readonly pool: BufferPool;
   private readonly dirty = new Set<BlockEntry>();
   /** Tombstones to delete once their segment file is gone, by segment id. */
   private readonly tombsBySegment = new Map<number, number[]>();
@@ -140,12 +145,16 @@ export class FileStore extends StoreCore {
     super(opts);
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024);
-    this.cacheBytes = opts.cacheBytes ?? 64 * 1024 * 1024;
-    this.table = new BlockTable(this.cacheBytes);
+    this.cacheBytes = opts.cacheBytes ?? 16 * 1024 * 1024;
+    this.table = new BlockTable(this.cacheBytes, (e) => {
+      // Content whose write is still in flight may be in use by the write: leave that to the GC.
+      if (e.block !== null && (e.loc !== null || !e.written)) e.block.release();
+    });
     const sync = opts.sync ?? 'always';
     this.syncAlways = sync === 'always';
     this.maxBlockBytes = opts.maxBlockBytes ?? 256 * 1024;
     this.maxBlockMsgs = opts.maxBlockMsgs ?? 1024;
+    this.pool = new BufferPool(this.maxBlockBytes, POOLED_BUFFERS);
     if (sync !== 'always') {
       this.syncTimer = setInterval(() => {
         if (!this.unsynced) return;
@@ -190,7 +199,7 @@ export class FileStore extends StoreCore {
       }
     }
     if (e === null) {
-      e = newEntry(seq, seq, null, Block.building(seq, Math.max(this.blockCapacity, recordBytes)));
+      e = newEntry(seq, seq, null, Block.building(seq, this.pool, recordBytes));
       this.table.push(e);
       this.dirty.add(e);
       this.building = e;
@@ -206,9 +215,13 @@ export class FileStore extends StoreCore {
     if (e === null) return;
     this.building = null;
     const b = e.block as Block;
-    this.blockCapacity = Math.min(this.maxBlockBytes, Math.max(4096, Math.ceil(b.end * 1.1)));
-    // Trim spare capacity so cached blocks cost what they hold.
-    if (b.buf.length > b.end * 1.5) b.setBuffer(Buffer.from(b.value()));
+    // A tiny block (a trickle of messages) moves to Node's small-buffer slab instead of holding a pooled one.
+    if (b.end <= SMALL_BLOCK_BYTES && b.pooled !== null) {
+      const pooled = b.pooled;
+      b.pooled = null;
+      b.setBuffer(Buffer.from(b.value()));
+      this.pool.give(pooled);
+    }
     this.table.touch(e);
   }
 
@@ -338,8 +351,10 @@ export class FileStore extends StoreCore {
         // Records removed before the block reaches disk, or erased, are left out of the new copy.
         if (e.removed.length > 0 || e.rewrite) {
           this.table.uncache(e);
+          const old = block;
           block = block.filtered((seq) => index.isLive(seq));
           e.block = block;
+          old.release();
           this.table.touch(e);
         }
         if (e.loc !== null) {
@@ -421,11 +436,13 @@ export class FileStore extends StoreCore {
     if (e.loading !== null) return e.loading;
     const loc = e.loc;
     if (loc === null) return Promise.reject(new StoreError('CORRUPT', `block ${e.first} has no location`));
-    e.loading = this.log.read(loc).then(
+    const into = this.pool.take(loc.len);
+    e.loading = this.log.read(loc, into).then(
       (buf) => {
         e.loading = null;
         if (e.block !== null) return e.block;
         const b = Block.parse(buf, e.first);
+        if (into.length === this.pool.bufferBytes) b.adopt(into, this.pool);
         if (!e.dead && e.loc === loc) {
           e.block = b;
           this.table.touch(e);
@@ -438,6 +455,16 @@ export class FileStore extends StoreCore {
       },
     );
     return e.loading;
+  }
+
+  /** The entry's content, loaded if needed; null if the entry died or its content was recycled meanwhile. */
+  private async usableBlock(e: BlockEntry): Promise<Block | null> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (e.dead) return null;
+      const block = e.block ?? (await this.loadBlock(e));
+      if (!block.released) return block;
+    }
+    return null;
   }
 
   protected async readRecords(seqs: readonly number[]): Promise<StoredMessage[]> {
@@ -459,7 +486,9 @@ export class FileStore extends StoreCore {
             if (ahead.block === null && ahead.loc !== null) this.loadBlock(ahead).catch(() => undefined);
           }
         }
-        block = e.block ?? (await this.loadBlock(e));
+        block = await this.usableBlock(e);
+        if (block === null) continue;
+        block.exposed = true; // views into it go to the caller
         table.touch(e);
       }
       if (block === null) continue;
@@ -472,11 +501,13 @@ export class FileStore extends StoreCore {
         c = new RecordCursor(curBuf);
       }
       c.readAt(off);
+      // Plain Uint8Array views: a third of the cost of Buffer#subarray on this path.
+      const base = curBuf.byteOffset;
       out.push({
         seq,
         subject: subjects.names[index.subj[i]],
-        header: curBuf.subarray(c.headerStart, c.dataStart),
-        data: curBuf.subarray(c.dataStart, c.end),
+        header: c.headerLen === 0 ? NO_BYTES : new Uint8Array(curBuf.buffer, base + c.headerStart, c.headerLen),
+        data: new Uint8Array(curBuf.buffer, base + c.dataStart, c.dataLen),
         timestampNs: index.ts[i],
       });
     }
@@ -503,7 +534,11 @@ export class FileStore extends StoreCore {
       const e = entries[i];
       if (e.live === 0) continue;
       // A copy, so the cache does not pin whole segment-file buffers.
-      e.block = Block.parse(Buffer.from(ordered[i].body), e.first);
+      const body = ordered[i].body;
+      const into = this.pool.take(body.length);
+      body.copy(into);
+      e.block = Block.parse(into.subarray(0, body.length), e.first);
+      if (into.length === this.pool.bufferBytes) e.block.adopt(into, this.pool);
       this.table.touch(e);
       budget -= ordered[i].len;
     }
@@ -582,7 +617,9 @@ export class FileStore extends StoreCore {
       if (e === undefined || seq > e.last || seq < e.first || e.dead) {
         e = this.table.find(seq);
         if (e === undefined) continue;
-        block = e.block ?? (await this.loadBlock(e));
+        block = await this.usableBlock(e);
+        if (block === null) continue;
+        block.exposed = true;
       }
       if (block === null) continue;
       const off = block.offsetOf(seq);

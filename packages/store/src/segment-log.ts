@@ -151,10 +151,11 @@ export class SegmentLog {
     }
   }
 
-  async read(loc: FrameLocation): Promise<Buffer> {
+  /** Reads a frame body into `into` (at least loc.len bytes); returns the filled part. */
+  async read(loc: FrameLocation, into: Buffer): Promise<Buffer> {
     const seg = this.segments.get(loc.segment);
     if (seg === undefined) throw new Error(`segment ${loc.segment} is gone`);
-    const buf = Buffer.allocUnsafe(loc.len);
+    const buf = into.subarray(0, loc.len);
     let got = 0;
     while (got < loc.len) {
       const { bytesRead } = await seg.fh.read(buf, got, loc.len - got, loc.pos + got);
