@@ -7,6 +7,8 @@ export interface RaftTestBugs {
   commitPreviousTerm?: boolean;
   /** Acknowledge appends (and count the leader's own entries) before they are persisted. */
   ackBeforePersist?: boolean;
+  /** Grant votes without checking that the candidate's log is at least as up to date. */
+  ignoreLogOnVote?: boolean;
 }
 
 export interface RaftOptions {

@@ -473,7 +473,7 @@ export class RaftCore {
     const canVote =
       this.vote === m.from || (this.vote === NONE && this.leader === NONE) || (pre && m.term > this.term);
     const respType = pre ? MessageType.PreVoteResp : MessageType.VoteResp;
-    if (canVote && this.log.isUpToDate(m.index, m.logTerm)) {
+    if (canVote && (this.log.isUpToDate(m.index, m.logTerm) || this.bugs.ignoreLogOnVote)) {
       const resp = emptyMessage(this.group, respType, this.id, m.from, m.term);
       if (pre) {
         this.send(resp);

@@ -53,6 +53,8 @@ export class SimNode {
     private readonly seed: number,
     private readonly bugs: RaftTestBugs | undefined,
     private readonly hooks: NodeHooks,
+    /** Small appends make followers acknowledge old-term entries apart from the new leader's no-op. */
+    private readonly maxMsgEntries = 16,
   ) {}
 
   get alive(): boolean {
@@ -72,7 +74,7 @@ export class SimNode {
       electionTicks: 10,
       heartbeatTicks: 1,
       maxInflight: 8,
-      maxMsgEntries: 16,
+      maxMsgEntries: this.maxMsgEntries,
       maxSnapshotChunkBytes: 16,
       hardState: this.durable.hardState,
       snapshot: snap,

@@ -86,6 +86,7 @@ class SimulationRun {
     this.crashRate = r.pick([0, 0.005, 0.01, 0.02, 0.04]);
     this.partitionRate = r.pick([0, 0.005, 0.01, 0.02]);
     const count = options.nodes ?? 3;
+    const maxMsgEntries = r.pick([2, 16]);
     const voters = Array.from({ length: count }, (_, i) => i + 1);
     const hooks = {
       send: (_node: SimNode, messages: readonly Message[]) => {
@@ -96,7 +97,7 @@ class SimulationRun {
     };
     for (let id = 1; id <= count + 1; id++) {
       // The spare node (count + 1) starts outside the group and waits to be added.
-      const node = new SimNode(id, id <= count ? voters : [], options.seed, options.bugs, hooks);
+      const node = new SimNode(id, id <= count ? voters : [], options.seed, options.bugs, hooks, maxMsgEntries);
       node.start();
       this.nodes.push(node);
     }

@@ -20,7 +20,7 @@ import {
   snapshotKey,
 } from './raft-log-codec.js';
 
-type DB = Level<Buffer, Buffer>;
+type DB = Level<Uint8Array, Uint8Array>;
 type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
 interface BlockSpan {
@@ -60,9 +60,10 @@ export class LevelRaftLogStore implements RaftLogStore {
   private constructor(private readonly db: DB) {}
 
   static async open(options: LevelRaftLogStoreOptions): Promise<LevelRaftLogStore> {
-    const db = new Level<Buffer, Buffer>(options.dir, {
-      keyEncoding: 'buffer',
-      valueEncoding: 'buffer',
+    // 'view' (plain Uint8Array) encodings: with 'buffer' classic-level spends far longer inside batch().
+    const db = new Level<Uint8Array, Uint8Array>(options.dir, {
+      keyEncoding: 'view',
+      valueEncoding: 'view',
       // Log blocks are large, short-lived values: a big memtable avoids constant L0 flushes and stalls.
       writeBufferSize: options.writeBufferBytes ?? 64 * 1024 * 1024,
       compression: false,
@@ -73,16 +74,16 @@ export class LevelRaftLogStore implements RaftLogStore {
 
   async load(group: string): Promise<PersistedState> {
     await this.groupQueues.get(group);
-    const snapBuf = await this.db.get(snapshotKey(group));
+    const snapBuf = asBuffer(await this.db.get(snapshotKey(group)));
     const snapshot = snapBuf ? decodeSnapshot(snapBuf) : null;
-    const hsBuf = await this.db.get(hardStateKey(group));
+    const hsBuf = asBuffer(await this.db.get(hardStateKey(group)));
     const hardState = hsBuf ? decodeHardState(hsBuf) : { term: 0, vote: 0, commit: 0 };
     const spans: BlockSpan[] = [];
     const entries: PersistedState['entries'] = [];
     const floor = snapshot?.meta.index ?? 0;
     for await (const [key, value] of this.db.iterator(blockRange(group))) {
-      const first = blockFirstIndex(key);
-      const block = decodeBlock(first, value);
+      const first = blockFirstIndex(asBuffer(key)!);
+      const block = decodeBlock(first, asBuffer(value)!);
       if (block.length === 0) continue;
       spans.push({ first, last: first + block.length - 1 });
       for (const e of block) {
@@ -145,8 +146,8 @@ export class LevelRaftLogStore implements RaftLogStore {
     if (!spans) {
       spans = [];
       for await (const [key, value] of this.db.iterator(blockRange(group))) {
-        const first = blockFirstIndex(key);
-        spans.push({ first, last: first + value.readUInt32BE(0) - 1 });
+        const first = blockFirstIndex(asBuffer(key)!);
+        spans.push({ first, last: first + asBuffer(value)!.readUInt32BE(0) - 1 });
       }
       this.spans.set(group, spans);
     }
@@ -172,7 +173,7 @@ export class LevelRaftLogStore implements RaftLogStore {
         } else if (s.last >= from) {
           // A conflicting suffix starts inside this block: rewrite it without the suffix.
           const key = blockKey(group, s.first);
-          const value = await this.db.get(key);
+          const value = asBuffer(await this.db.get(key));
           const kept = value ? decodeBlock(s.first, value).filter((e) => e.index < from) : [];
           ops.push({ type: 'put', key, value: encodeBlock(kept) });
           keep.push({ first: s.first, last: from - 1 });
@@ -234,4 +235,8 @@ export class LevelRaftLogStore implements RaftLogStore {
       },
     );
   }
+}
+
+function asBuffer(view: Uint8Array | undefined): Buffer | undefined {
+  return view === undefined ? undefined : Buffer.from(view.buffer, view.byteOffset, view.byteLength);
 }

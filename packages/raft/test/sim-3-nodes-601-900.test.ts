@@ -1,0 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { failingSeeds } from './sim-seeds.js';
+
+describe('simulation, 3 nodes', () => {
+  it('seeds 601..900 keep every safety invariant and stay live', () => {
+    expect(failingSeeds(601, 900, { nodes: 3, steps: 300 })).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,8 @@
+import { describe, expect, it } from 'vitest';
+import { failingSeeds } from './sim-seeds.js';
+
+describe('simulation, 5 nodes', () => {
+  it('seeds 676..900 keep every safety invariant and stay live', () => {
+    expect(failingSeeds(676, 900, { nodes: 5, steps: 300 })).toEqual([]);
+  }, 120_000);
+});

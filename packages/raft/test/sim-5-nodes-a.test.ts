@@ -1,8 +1,0 @@
-import { describe, expect, it } from 'vitest';
-import { failingSeeds } from './sim-seeds.js';
-
-describe('simulation, 5 nodes', () => {
-  it('seeds 1..450 keep every safety invariant and stay live', () => {
-    expect(failingSeeds(1, 450, { nodes: 5, steps: 300 })).toEqual([]);
-  });
-});
