@@ -62,7 +62,13 @@ export class PeerLink {
     stream.on('data', (frames) => {
       this.lastReceivedMs = Date.now();
       this.framesReceived += frames.length;
-      if (this.state !== 'closed') this.owner.onFrames(this, frames);
+      if (this.state === 'closed') return;
+      try {
+        this.owner.onFrames(this, frames);
+      } catch (err) {
+        // A bug in handling one peer's frames must not take the node down: drop the link (it resyncs).
+        this.close(`frame handling failed: ${(err as Error).stack ?? String(err)}`);
+      }
     });
     stream.on('drain', () => {
       this.blocked = false;

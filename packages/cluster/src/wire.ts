@@ -128,6 +128,13 @@ export function toNumber(v: unknown): number {
 
 const EMPTY = new Uint8Array(0);
 
+/** protobufjs leaves an empty bytes field as its default (an empty array), not a Uint8Array. */
+function bytesOf(v: unknown): Uint8Array {
+  if (v instanceof Uint8Array) return v;
+  if (Array.isArray(v) && v.length > 0) return Uint8Array.from(v as number[]);
+  return EMPTY;
+}
+
 function normaliseFrame(f: Record<string, unknown>): Frame | null {
   if (f['msg']) {
     const m = f['msg'] as Record<string, unknown>;
@@ -135,7 +142,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
       msg: {
         subject: (m['subject'] as string) ?? '',
         reply: (m['reply'] as string) ?? '',
-        message: (m['message'] as Uint8Array) ?? EMPTY,
+        message: bytesOf(m['message']),
         headerBytes: (m['headerBytes'] as number) ?? 0,
         queues: (m['queues'] as string[]) ?? [],
       },
@@ -204,7 +211,7 @@ function normaliseRaft(r: Record<string, unknown>): RaftMessageWire {
       index: toNumber(e['index']),
       term: toNumber(e['term']),
       type: (e['type'] as number) ?? 0,
-      data: (e['data'] as Uint8Array) ?? EMPTY,
+      data: bytesOf(e['data']),
     })),
     commit: toNumber(r['commit']),
     reject: r['reject'] === true,
@@ -221,7 +228,7 @@ function normaliseRaft(r: Record<string, unknown>): RaftMessageWire {
         }
       : null,
     offset: toNumber(r['offset']),
-    data: (r['data'] as Uint8Array) ?? EMPTY,
+    data: bytesOf(r['data']),
     done: r['done'] === true,
   };
 }
