@@ -72,11 +72,58 @@ describe('restart after kill -9', () => {
     const names: string[] = [];
     for await (const n of jsm2.streams.names()) names.push(n);
     expect(names).toEqual(['DUR']);
+    // Every message, not a sample: read them all back.
+    for (let base = 1; base <= total; base += 250) {
+      const got = await Promise.all(
+        Array.from({ length: Math.min(250, total - base + 1) }, (_, i) => jsm2.streams.getMessage('DUR', { seq: base + i })),
+      );
+      for (const m of got) expect(dec.decode(m.data)).toBe(`m${m.seq - 1}`);
+    }
     await kill9(second.server);
 
     // And once more, after a publish into the reopened store.
     const third = await start();
     const ack = await third.nc.jetstream().publish('dur.x', enc.encode('after'));
     expect(ack.seq).toBe(total + 1);
+  });
+
+  it('keeps every acknowledged message when killed while publishes are in flight', async () => {
+    const first = await start();
+    const jsm = await first.nc.jetstreamManager();
+    await jsm.streams.add({ name: 'INFLIGHT', subjects: ['inflight'] });
+    const js = first.nc.jetstream();
+    const acked = new Map<number, string>();
+    let i = 0;
+    let stop = false;
+    const publisher = (async () => {
+      const window: Promise<void>[] = [];
+      // Bounded: stops at the kill or after 20,000 messages.
+      while (!stop && i < 20_000) {
+        const body = `p${i++}`;
+        window.push(
+          js.publish('inflight', enc.encode(body)).then(
+            (a) => void acked.set(a.seq, body),
+            () => undefined,
+          ),
+        );
+        if (window.length >= 200) await window.shift();
+      }
+      await Promise.all(window);
+    })();
+    while (acked.size < 1500) await new Promise((r) => setTimeout(r, 5));
+    await kill9(first.server);
+    stop = true;
+    await publisher;
+    expect(acked.size).toBeGreaterThanOrEqual(1500);
+
+    const second = await start();
+    const jsm2 = await second.nc.jetstreamManager();
+    const seqs = [...acked.keys()].sort((a, b) => a - b);
+    for (let k = 0; k < seqs.length; k += 250) {
+      const got = await Promise.all(seqs.slice(k, k + 250).map((seq) => jsm2.streams.getMessage('INFLIGHT', { seq })));
+      for (const m of got) expect(dec.decode(m.data)).toBe(acked.get(m.seq));
+    }
+    const si = await jsm2.streams.info('INFLIGHT');
+    expect(si.state.last_seq).toBeGreaterThanOrEqual(seqs.at(-1)!);
   });
 });
