@@ -10,3 +10,4 @@ export { MemoryLogStore, type RaftLogStore, type LogWrite, type PersistedState }
 export { InMemoryNetwork, type Transport, type MessageHandler } from './transport.js';
 export type { StateMachine } from './state-machine.js';
 export { RaftNode, NotLeaderError, realClock, type Clock, type RaftNodeOptions } from './raft-node.js';
+export { packProposals, unpackProposals } from './packed-proposals.js';

@@ -183,6 +183,11 @@ export class RaftCore {
     return this.proposeEntries(items, EntryType.Normal);
   }
 
+  /** One entry packing several proposals (see packProposals); the core treats it as opaque data. */
+  proposePacked(data: Uint8Array): ProposeResult {
+    return this.proposeEntries([data], EntryType.Batch);
+  }
+
   /** One server at a time: AddLearner, then Promote (automatic once caught up), or Remove. */
   proposeConfChange(change: ConfChange): ProposeResult {
     if (this.role !== Role.Leader) return { ok: false, leader: this.leader, reason: 'not leader' };

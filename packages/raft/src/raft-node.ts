@@ -4,6 +4,7 @@ import { RaftCore } from './raft-core.js';
 import { type RandomSource, SeededRandom } from './seeded-random.js';
 import type { StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
+import { packProposals, unpackProposals } from './packed-proposals.js';
 import { type ConfChange, type Entry, EntryType, NONE, type NodeId, type Ready, Role } from './types.js';
 
 export class NotLeaderError extends Error {
@@ -59,6 +60,7 @@ interface PendingBatch {
   failure: unknown;
   /** Part of the batch was replaced by a snapshot: outcome unknown. */
   broken: boolean;
+  proposals: number;
   resolve: (results: unknown[]) => void;
   reject: (error: Error) => void;
 }
@@ -148,18 +150,23 @@ export class RaftNode {
   /** Resolves with the state machine's result once the entry is applied here; rejects with NotLeaderError. */
   async propose(data: Uint8Array): Promise<{ index: number; result: unknown }> {
     if (data.length === 0) throw new RangeError('empty proposals are reserved for leader no-ops');
-    const { first, results } = await this.track(1, () => this.core.propose(data));
+    const { first, results } = await this.track(1, 1, () => this.core.propose(data));
     return { index: first, result: results[0] };
   }
 
-  /** Propose many entries as one append; resolves with their results (in order) once all are applied here. */
-  async proposeBatch(items: readonly Uint8Array[]): Promise<{ first: number; results: unknown[] }> {
+  /**
+   * Propose many items at once; resolves with their results (in order) once all are applied here. By default
+   * they are packed into ONE log entry (EntryType.Batch; the state machine still sees one apply per item, all
+   * with that entry's index); with `pack: false` each item is its own entry, sent in one append.
+   */
+  async proposeBatch(items: readonly Uint8Array[], options: { pack?: boolean } = {}): Promise<{ first: number; results: unknown[] }> {
     if (items.some((d) => d.length === 0)) throw new RangeError('empty proposals are reserved for leader no-ops');
-    return this.track(items.length, () => this.core.proposeBatch(items));
+    if (options.pack === false || items.length === 1) return this.track(items.length, items.length, () => this.core.proposeBatch(items));
+    return this.track(1, items.length, () => this.core.proposePacked(packProposals(items)));
   }
 
   async changeMembership(change: ConfChange): Promise<{ index: number }> {
-    const { first } = await this.track(1, () => this.core.proposeConfChange(change));
+    const { first } = await this.track(1, 1, () => this.core.proposeConfChange(change));
     return { index: first };
   }
 
@@ -195,14 +202,18 @@ export class RaftNode {
     this.waitingApply.length = 0;
   }
 
-  private track(count: number, propose: () => ReturnType<RaftCore['propose']>): Promise<{ first: number; results: unknown[] }> {
+  private track(
+    entryCount: number,
+    proposalCount: number,
+    propose: () => ReturnType<RaftCore['propose']>,
+  ): Promise<{ first: number; results: unknown[] }> {
     if (this.stopped) return Promise.reject(new Error('raft node stopped'));
-    if (this.pendingProposalCount + count > (this.options.maxPendingProposals ?? 1_000_000)) {
+    if (this.pendingProposalCount + proposalCount > (this.options.maxPendingProposals ?? 1_000_000)) {
       return Promise.reject(new Error('too many pending proposals'));
     }
     const result = propose();
     if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
-    const first = result.index - count + 1;
+    const first = result.index - entryCount + 1;
     return new Promise((resolve, reject) => {
       this.proposals.push({
         first,
@@ -211,10 +222,11 @@ export class RaftNode {
         results: [],
         failure: undefined,
         broken: false,
+        proposals: proposalCount,
         resolve: (results) => resolve({ first, results }),
         reject,
       });
-      this.pendingProposalCount += count;
+      this.pendingProposalCount += proposalCount;
       this.schedule();
     });
   }
@@ -280,13 +292,23 @@ export class RaftNode {
   }
 
   private applyEntry(entry: Entry): void {
-    let result: unknown;
+    const results: unknown[] = [];
     let failure: unknown;
+    const sm = this.options.stateMachine;
     if (entry.type === EntryType.Normal && entry.data.length > 0) {
       try {
-        result = this.options.stateMachine.apply(entry);
+        results.push(sm.apply(entry));
       } catch (error) {
         failure = error ?? new Error('apply failed');
+      }
+    } else if (entry.type === EntryType.Batch) {
+      for (const data of unpackProposals(entry.data)) {
+        try {
+          results.push(sm.apply({ index: entry.index, term: entry.term, type: EntryType.Normal, data }));
+        } catch (error) {
+          results.push(undefined);
+          failure ??= error ?? new Error('apply failed');
+        }
       }
     }
     const index = entry.index;
@@ -294,13 +316,13 @@ export class RaftNode {
     while (this.proposals.length > 0 && this.proposals[0]!.last < index) this.settleBatch(this.proposals.shift()!, false);
     const batch = this.proposals[0];
     if (!batch || batch.first > index) return;
-    batch.results.push(result);
+    for (const r of results) batch.results.push(r);
     if (failure !== undefined && batch.failure === undefined) batch.failure = failure;
     if (index === batch.last) this.settleBatch(this.proposals.shift()!, batch.term === entry.term);
   }
 
   private settleBatch(batch: PendingBatch, committedAsProposed: boolean): void {
-    this.pendingProposalCount -= batch.last - batch.first + 1;
+    this.pendingProposalCount -= batch.proposals;
     if (!committedAsProposed || batch.broken) batch.reject(new NotLeaderError(this.core.leader, 'proposal lost to a leader change'));
     else if (batch.failure !== undefined) batch.reject(batch.failure instanceof Error ? batch.failure : new Error(String(batch.failure)));
     else batch.resolve(batch.results);

@@ -5,7 +5,11 @@ export type NodeId = number;
 /** 0 means "nobody" (no vote, no known leader). Node ids are positive integers. */
 export const NONE: NodeId = 0;
 
-export const EntryType = { Normal: 0, ConfChange: 1 } as const;
+/**
+ * Normal: opaque application data. ConfChange: a membership change (interpreted by raft). Batch: opaque to the
+ * core; RaftNode packs several proposals into one entry and unpacks them when applying.
+ */
+export const EntryType = { Normal: 0, ConfChange: 1, Batch: 2 } as const;
 export type EntryType = (typeof EntryType)[keyof typeof EntryType];
 
 export interface Entry {

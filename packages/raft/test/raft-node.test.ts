@@ -87,15 +87,26 @@ describe('RaftNode', () => {
     expect((err as NotLeaderError).leader).toBe(c.leader.id);
   });
 
-  it('batches proposals into one append and persists once per Ready', async () => {
+  it('packs a batch of proposals into one entry and applies each item', async () => {
     const c = await cluster([1, 2, 3]);
     const before = c.leader.writes;
     const items = Array.from({ length: 500 }, (_, i) => enc.encode(`v${i}`));
     const { first, results } = await c.leader.proposeBatch(items);
     expect(results).toHaveLength(500);
     expect(results[499]).toBe((results[0] as number) + 499);
-    expect(c.leader.core.log.entry(first + 499)?.data).toEqual(items[499]);
-    expect(c.leader.writes - before).toBeLessThan(20);
+    expect(c.leader.core.log.entry(first)?.type).toBe(2);
+    expect(c.leader.core.log.lastIndex()).toBe(first);
+    expect(c.leader.writes - before).toBeLessThan(5);
+    await until(() => [...c.machines.values()].every((m) => m.values.length === 500));
+    for (const m of c.machines.values()) expect(m.values[499]).toBe('v499');
+  });
+
+  it('can propose a batch as separate entries in one append', async () => {
+    const c = await cluster([1, 2, 3]);
+    const items = Array.from({ length: 300 }, (_, i) => enc.encode(`e${i}`));
+    const { first, results } = await c.leader.proposeBatch(items, { pack: false });
+    expect(results).toHaveLength(300);
+    expect(c.leader.core.log.entry(first + 299)?.data).toEqual(items[299]);
   });
 
   it('elects a new leader after the leader is isolated and keeps committed data', async () => {
