@@ -1,0 +1,121 @@
+// Interest tables: local counts announced to peers, and the per-peer remote table that plans forwarding.
+import { describe, it, expect } from 'vitest';
+import { Backoff, FaultRules, LocalInterest, RemoteInterestTable, raftNodeIdFor } from '@flotilla/cluster';
+
+describe('LocalInterest', () => {
+  it('counts subscriptions per (subject, queue) and announces 0 when the last goes', () => {
+    const li = new LocalInterest();
+    expect(li.add('a.*', null)).toEqual({ subject: 'a.*', queue: '', count: 1 });
+    expect(li.add('a.*', null)).toEqual({ subject: 'a.*', queue: '', count: 2 });
+    expect(li.add('a.*', 'q')).toEqual({ subject: 'a.*', queue: 'q', count: 1 });
+    expect(li.snapshot()).toHaveLength(2);
+    expect(li.remove('a.*', null)).toEqual({ subject: 'a.*', queue: '', count: 1 });
+    expect(li.remove('a.*', null)).toEqual({ subject: 'a.*', queue: '', count: 0 });
+    expect(li.remove('a.*', null)).toBeNull();
+    expect(li.snapshot()).toEqual([{ subject: 'a.*', queue: 'q', count: 1 }]);
+  });
+});
+
+describe('RemoteInterestTable', () => {
+  const none = () => false;
+
+  it('sends a message once to each peer with matching interest, whatever the number of matching subjects', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'a.*', queue: '', count: 1 }, { subject: 'a.>', queue: '', count: 3 }] });
+    t.apply('p2', { full: true, entries: [{ subject: 'b', queue: '', count: 1 }] });
+    const plan = t.plan('a.x', none)!;
+    expect([...plan.targets]).toEqual([['p1', []]]);
+    expect(t.plan('c', none)).toBeNull();
+    expect([...t.plan('b', none)!.targets]).toEqual([['p2', []]]);
+  });
+
+  it('applies deltas and full syncs, and forgets a peer', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: false, entries: [{ subject: 'x', queue: '', count: 1 }] });
+    t.apply('p1', { full: false, entries: [{ subject: 'y', queue: '', count: 1 }] });
+    expect(t.entriesOf('p1')).toBe(2);
+    t.apply('p1', { full: false, entries: [{ subject: 'x', queue: '', count: 0 }] });
+    expect(t.plan('x', none)).toBeNull();
+    t.apply('p1', { full: true, entries: [{ subject: 'z', queue: '', count: 1 }] });
+    expect(t.plan('y', none)).toBeNull();
+    expect(t.plan('z', none)).not.toBeNull();
+    t.removePeer('p1');
+    expect(t.plan('z', none)).toBeNull();
+    expect(t.entriesOf('p1')).toBe(0);
+  });
+
+  it('picks one peer per queue group, weighted by member counts, and none when served locally', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'w', queue: 'g', count: 1 }] });
+    t.apply('p2', { full: true, entries: [{ subject: 'w', queue: 'g', count: 3 }] });
+    const counts = new Map<string, number>();
+    for (let i = 0; i < 400; i++) {
+      const plan = t.plan('w', none)!;
+      expect(plan.targets.size).toBe(1);
+      const [[peer, queues]] = [...plan.targets];
+      expect(queues).toEqual(['g']);
+      counts.set(peer!, (counts.get(peer!) ?? 0) + 1);
+    }
+    expect(counts.get('p1')).toBe(100);
+    expect(counts.get('p2')).toBe(300);
+    expect(t.plan('w', (q) => q === 'g')).toBeNull();
+  });
+
+  it('combines plain interest and queue duties for the same peer into one send', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'm.>', queue: '', count: 1 }, { subject: 'm.*', queue: 'g1', count: 1 }, { subject: 'm.x', queue: 'g2', count: 1 }] });
+    const plan = t.plan('m.x', none)!;
+    expect(plan.targets.size).toBe(1);
+    expect([...plan.targets.get('p1')!].sort()).toEqual(['g1', 'g2']);
+  });
+
+  it('skips an invalid subject from a peer without breaking the rest', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'bad..subject', queue: '', count: 1 }, { subject: 'ok', queue: '', count: 1 }] });
+    expect(t.entriesOf('p1')).toBe(1);
+    expect(t.plan('ok', none)).not.toBeNull();
+  });
+});
+
+describe('Backoff', () => {
+  it('doubles from the floor to the ceiling with +-20% jitter, and resets', () => {
+    const b = new Backoff(50, 2000, () => 0.5);
+    expect([1, 2, 3, 4, 5, 6, 7, 8].map(() => b.nextDelayMs())).toEqual([50, 100, 200, 400, 800, 1600, 2000, 2000]);
+    b.reset();
+    expect(b.nextDelayMs()).toBe(50);
+    const low = new Backoff(100, 1000, () => 0);
+    expect(low.nextDelayMs()).toBe(80);
+    const high = new Backoff(100, 1000, () => 0.999999);
+    expect(high.nextDelayMs()).toBe(120);
+  });
+});
+
+describe('FaultRules', () => {
+  it('drops at the configured rate and reports its state', () => {
+    let r = 0;
+    const seq = [0.1, 0.6, 0.3, 0.9];
+    const f = new FaultRules(() => seq[r++ % seq.length]!);
+    f.dropRate.set('n2', 0.5);
+    f.delayMs.set('n3', 100);
+    f.partitioned.add('n4');
+    expect([1, 2, 3, 4].map(() => f.shouldDrop('n2'))).toEqual([true, false, true, false]);
+    expect(f.shouldDrop('n3')).toBe(false);
+    expect(f.delayFor('n3')).toBe(100);
+    expect(f.isPartitioned('n4')).toBe(true);
+    expect(f.state()).toEqual({ partitioned: ['n4'], dropRate: { n2: 0.5 }, delayMs: { n3: 100 } });
+    f.clear();
+    expect(f.state()).toEqual({ partitioned: [], dropRate: {}, delayMs: {} });
+  });
+});
+
+describe('raftNodeIdFor', () => {
+  it('is stable, positive and 31-bit', () => {
+    const ids = ['n1', 'n2', 'n3', 'server-a', ''].map(raftNodeIdFor);
+    expect(ids).toEqual(['n1', 'n2', 'n3', 'server-a', ''].map(raftNodeIdFor));
+    for (const id of ids) {
+      expect(id).toBeGreaterThan(0);
+      expect(id).toBeLessThan(2 ** 31);
+    }
+    expect(new Set(ids).size).toBe(ids.length);
+  });
+});

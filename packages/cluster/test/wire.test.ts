@@ -1,0 +1,98 @@
+// The Batch codec over cluster.proto, and Raft messages through it field for field.
+import { describe, it, expect } from 'vitest';
+import { emptyMessage, type Message } from '@flotilla/raft';
+import { decodeBatch, encodeBatch, raftFromWire, raftToWire, toNumber, type Frame } from '@flotilla/cluster';
+
+describe('Batch codec', () => {
+  it('round-trips every frame kind in one batch, in order', () => {
+    const frames: Frame[] = [
+      {
+        hello: {
+          clusterName: 'c',
+          serverName: 'n1',
+          serverId: 'ID1',
+          clientUrl: '127.0.0.1:4222',
+          clusterUrl: '127.0.0.1:6222',
+          raftNodeId: 77,
+          version: 1,
+        },
+      },
+      { interest: { full: true, entries: [{ subject: 'a.*', queue: '', count: 2 }, { subject: 'b', queue: 'q', count: 1 }] } },
+      { msg: { subject: 'a.b', reply: '_INBOX.x', message: Buffer.from('hdrbody'), headerBytes: 3, queues: ['q1', 'q2'] } },
+      { msg: { subject: 'empty', reply: '', message: new Uint8Array(0), headerBytes: -1, queues: [] } },
+      { peers: { peers: [{ serverId: 'ID2', serverName: 'n2', clusterUrl: 'h:1', clientUrl: 'h:2' }] } },
+      { refuse: { code: 'duplicate', reason: 'already linked' } },
+      { ping: { sentMs: 1_795_000_000_123 } },
+    ];
+    const decoded = decodeBatch(encodeBatch(frames));
+    expect(decoded).toHaveLength(frames.length);
+    expect(decoded[0]).toEqual(frames[0]);
+    expect(decoded[1]).toEqual(frames[1]);
+    const msg = decoded[2] as { msg: { message: Uint8Array } & Record<string, unknown> };
+    expect(Buffer.from(msg.msg.message).toString()).toBe('hdrbody');
+    expect(msg.msg).toMatchObject({ subject: 'a.b', reply: '_INBOX.x', headerBytes: 3, queues: ['q1', 'q2'] });
+    const empty = decoded[3] as { msg: { message: Uint8Array; headerBytes: number; reply: string } };
+    expect(empty.msg.message).toBeInstanceOf(Uint8Array);
+    expect(empty.msg.message.length).toBe(0);
+    expect(empty.msg.headerBytes).toBe(-1);
+    expect(empty.msg.reply).toBe('');
+    expect(decoded[4]).toEqual(frames[4]);
+    expect(decoded[5]).toEqual(frames[5]);
+    expect(decoded[6]).toEqual({ ping: { sentMs: 1_795_000_000_123 } });
+  });
+
+  it('encodes 1,000 routed messages in one buffer with about 20 bytes of framing each', () => {
+    const one: Frame = { msg: { subject: 'bench.x', reply: '', message: Buffer.alloc(128, 7), headerBytes: -1, queues: [] } };
+    const frames = Array.from({ length: 1000 }, () => one);
+    const bytes = encodeBatch(frames);
+    expect(bytes.length).toBeLessThanOrEqual(1000 * (128 + 20));
+    expect(bytes.length).toBeGreaterThan(1000 * 128);
+    expect(decodeBatch(bytes)).toHaveLength(1000);
+  });
+
+  it('reads 64-bit numbers as plain numbers', () => {
+    expect(toNumber(5)).toBe(5);
+    expect(toNumber({ low: 1, high: 1 })).toBe(4294967297);
+    expect(toNumber({ low: -1, high: 0 })).toBe(4294967295);
+    expect(toNumber(undefined)).toBe(0);
+  });
+});
+
+describe('Raft messages on the wire', () => {
+  it('round-trips an append with entries, and a snapshot chunk with its metadata', () => {
+    const append: Message = {
+      ...emptyMessage('stream-ORDERS', 'append', 3, 9, 12),
+      logTerm: 11,
+      index: 2 ** 40,
+      commit: 2 ** 40 - 5,
+      entries: [
+        { index: 2 ** 40 + 1, term: 12, type: 0, data: new Uint8Array([9, 8, 7]) },
+        { index: 2 ** 40 + 2, term: 12, type: 1, data: new Uint8Array(0) },
+      ],
+    };
+    const snap: Message = {
+      ...emptyMessage('meta', 'snapshotChunk', 1, 2, 4),
+      snapshotMeta: { index: 100, term: 3, config: { voters: [1, 2, 3], learners: [4] } },
+      offset: 65536,
+      data: new Uint8Array([1, 2]),
+      done: true,
+    };
+    const resp: Message = { ...emptyMessage('g', 'appendResp', 9, 3, 12), reject: true, hintIndex: 7, hintTerm: 5, index: 8 };
+    const vote: Message = { ...emptyMessage('g', 'vote', 2, 1, 6), force: true };
+    const hb: Message = { ...emptyMessage('g', 'heartbeatResp', 2, 1, 6), context: 1234 };
+    const frames: Frame[] = [append, snap, resp, vote, hb].map((m) => ({ raft: raftToWire(m) }));
+    const back = decodeBatch(encodeBatch(frames)).map((f) => raftFromWire((f as { raft: Parameters<typeof raftFromWire>[0] }).raft)!);
+    const norm = (m: Message) => ({
+      ...m,
+      data: Array.from(m.data),
+      entries: m.entries.map((e) => ({ ...e, data: Array.from(e.data) })),
+    });
+    expect(back.map(norm)).toEqual([append, snap, resp, vote, hb].map(norm));
+  });
+
+  it('covers every message type, and drops an unknown one', () => {
+    const types = ['preVote', 'preVoteResp', 'vote', 'voteResp', 'append', 'appendResp', 'heartbeat', 'heartbeatResp', 'snapshotChunk', 'snapshotChunkResp', 'timeoutNow'] as const;
+    for (const t of types) expect(raftFromWire(raftToWire(emptyMessage('g', t, 1, 2, 3)))!.type).toBe(t);
+    expect(raftFromWire({ ...raftToWire(emptyMessage('g', 'vote', 1, 2, 3)), type: 99 })).toBeNull();
+  });
+});
