@@ -492,8 +492,8 @@ export class FileStore extends StoreCore {
         table.touch(e);
       }
       if (block === null) continue;
-      const i = index.slot(seq);
-      if (i < 0 || index.subj[i] === 0) continue; // removed while we waited for the block
+      const id = index.subjOf(seq);
+      if (id === 0) continue; // removed while we waited for the block
       const off = block.offsetOf(seq);
       if (off < 0) continue;
       if (block.buf !== curBuf) {
@@ -505,10 +505,10 @@ export class FileStore extends StoreCore {
       const base = curBuf.byteOffset;
       out.push({
         seq,
-        subject: subjects.names[index.subj[i]],
+        subject: subjects.names[id],
         header: c.headerLen === 0 ? NO_BYTES : new Uint8Array(curBuf.buffer, base + c.headerStart, c.headerLen),
         data: new Uint8Array(curBuf.buffer, base + c.dataStart, c.dataLen),
-        timestampNs: index.ts[i],
+        timestampNs: index.tsOf(seq),
       });
     }
     return out;

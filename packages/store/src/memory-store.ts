@@ -45,9 +45,9 @@ export class MemoryStore extends StoreCore {
     const { index, subjects } = this;
     for (const seq of seqs) {
       const rec = this.records.get(seq);
-      const i = index.slot(seq);
-      if (rec === undefined || i < 0) continue;
-      out.push({ seq, subject: subjects.names[index.subj[i]], header: rec.header, data: rec.data, timestampNs: index.ts[i] });
+      const id = index.subjOf(seq);
+      if (rec === undefined || id === 0) continue;
+      out.push({ seq, subject: subjects.names[id], header: rec.header, data: rec.data, timestampNs: index.tsOf(seq) });
     }
     return out;
   }

@@ -175,8 +175,8 @@ export abstract class StoreCore implements MessageStore {
       // nats-server compares with >= here (a message that would exactly fill max_bytes is refused).
       if (cfg.maxBytes > 0 && this.bytes + size >= cfg.maxBytes) {
         if (!atSubjectLimit) throw new StoreError('MAX_BYTES');
-        const oldest = this.index.slot(subjects.first[id]);
-        if (oldest < 0 || this.index.size[oldest] < size) throw new StoreError('MAX_BYTES');
+        const oldest = subjects.first[id];
+        if (!this.index.isLive(oldest) || this.index.sizeOf(oldest) < size) throw new StoreError('MAX_BYTES');
       }
     }
     const expected = this.lastSeq + 1;
@@ -235,17 +235,16 @@ export abstract class StoreCore implements MessageStore {
   /** Drops one live message from the index and tells the record keeper. */
   protected removeSeq(seq: number, erase: boolean): void {
     const index = this.index;
-    const i = index.slot(seq);
-    const id = index.subj[i];
+    const id = index.subjOf(seq);
     const subjects = this.subjects;
     subjects.count[id]--;
     if (subjects.count[id] === 0) {
       subjects.release(id);
     } else {
-      if (subjects.first[id] === seq) subjects.first[id] = index.next[i];
-      if (subjects.last[id] === seq) subjects.last[id] = index.prev[i];
+      if (subjects.first[id] === seq) subjects.first[id] = index.nextOf(seq);
+      if (subjects.last[id] === seq) subjects.last[id] = index.prevOf(seq);
     }
-    this.bytes -= index.size[i];
+    this.bytes -= index.sizeOf(seq);
     index.remove(seq);
     this.msgs--;
     if (seq === this.firstSeq) this.advanceFirst();
@@ -283,7 +282,7 @@ export abstract class StoreCore implements MessageStore {
     if (maxAge <= 0n || this.msgs === 0) return 0;
     const cutoff = this.clock() - maxAge;
     let removed = 0;
-    while (this.msgs > 0 && this.index.ts[this.index.slot(this.firstSeq)] <= cutoff) {
+    while (this.msgs > 0 && this.index.tsOf(this.firstSeq) <= cutoff) {
       this.removeSeq(this.firstSeq, false);
       removed++;
     }
@@ -297,7 +296,7 @@ export abstract class StoreCore implements MessageStore {
     }
     const maxAge = this.cfg.maxAgeNs;
     if (maxAge <= 0n || this.msgs === 0 || this.closed) return;
-    const dueNs = this.index.ts[this.index.slot(this.firstSeq)] + maxAge - this.clock();
+    const dueNs = this.index.tsOf(this.firstSeq) + maxAge - this.clock();
     const delayMs = Math.max(1, Math.ceil(Number(dueNs) / 1e6));
     this.ageTimer = setTimeout(() => {
       this.ageTimer = null;
@@ -351,8 +350,8 @@ export abstract class StoreCore implements MessageStore {
       }
       const index = this.index;
       for (let s = start; s <= stop && toRemove.length < maxPurge; s++) {
-        const i = index.slot(s);
-        if (i >= 0 && index.subj[i] !== 0 && matcher.matches(index.subj[i])) toRemove.push(s);
+        const id = index.subjOf(s);
+        if (id !== 0 && matcher.matches(id)) toRemove.push(s);
       }
     }
     for (const s of toRemove) this.removeSeq(s, false);
@@ -407,9 +406,8 @@ export abstract class StoreCore implements MessageStore {
 
   /** Live and not past max_age (expired messages are never returned, even before the timer runs). */
   protected visible(seq: number, cutoff: bigint | null): boolean {
-    const i = this.index.slot(seq);
-    if (i < 0 || this.index.subj[i] === 0) return false;
-    return cutoff === null || this.index.ts[i] > cutoff;
+    if (this.index.subjOf(seq) === 0) return false;
+    return cutoff === null || this.index.tsOf(seq) > cutoff;
   }
 
   protected ageCutoff(): bigint | null {
@@ -444,8 +442,8 @@ export abstract class StoreCore implements MessageStore {
     }
     const matcher = new SubjectMatcher(filter, subjects);
     for (let s = this.lastSeq; s >= this.firstSeq; s--) {
-      const i = this.index.slot(s);
-      if (i >= 0 && this.index.subj[i] !== 0 && matcher.matches(this.index.subj[i])) return s;
+      const id = this.index.subjOf(s);
+      if (id !== 0 && matcher.matches(id)) return s;
     }
     return 0;
   }
@@ -472,12 +470,10 @@ export abstract class StoreCore implements MessageStore {
       if (s <= this.subjects.first[id]) s = this.subjects.first[id];
     }
     for (; s <= stop; s++) {
-      const i = index.slot(s);
-      if (i < 0) continue;
-      const id = index.subj[i];
+      const id = index.subjOf(s);
       if (id !== 0 && matcher.matches(id)) {
         // Timestamps follow sequence order, so an expired match means later ones may still be fresh.
-        if (cutoff !== null && index.ts[i] <= cutoff) continue;
+        if (cutoff !== null && index.tsOf(s) <= cutoff) continue;
         return s;
       }
     }
@@ -494,8 +490,7 @@ export abstract class StoreCore implements MessageStore {
     const index = this.index;
     if (filter.matchesAll) {
       for (let s = Math.max(startSeq, this.firstSeq); s <= this.lastSeq && seqs.length < limit; s++) {
-        const i = index.slot(s);
-        if (i >= 0 && index.subj[i] !== 0 && (cutoff === null || index.ts[i] > cutoff)) seqs.push(s);
+        if (index.subjOf(s) !== 0 && (cutoff === null || index.tsOf(s) > cutoff)) seqs.push(s);
       }
     } else {
       let s = startSeq;
@@ -524,7 +519,7 @@ export abstract class StoreCore implements MessageStore {
         hi = mid - 1;
         continue;
       }
-      if (index.ts[index.slot(s)] >= timestampNs) {
+      if (index.tsOf(s) >= timestampNs) {
         found = s;
         hi = mid - 1;
       } else {
@@ -552,7 +547,7 @@ export abstract class StoreCore implements MessageStore {
       messages: this.msgs,
       bytes: this.bytes,
       first_seq: this.firstSeq,
-      first_ts: hasMsgs ? this.index.ts[this.index.slot(this.firstSeq)] : 0n,
+      first_ts: hasMsgs ? this.index.tsOf(this.firstSeq) : 0n,
       last_seq: this.lastSeq,
       last_ts: this.lastTs,
       num_subjects: this.subjects.size,
@@ -601,8 +596,8 @@ export abstract class StoreCore implements MessageStore {
       stop = subjects.last[id];
     }
     for (; s <= stop; s++) {
-      const i = this.index.slot(s);
-      if (i < 0 || this.index.subj[i] === 0 || !matcher.matches(this.index.subj[i])) continue;
+      const id = this.index.subjOf(s);
+      if (id === 0 || !matcher.matches(id)) continue;
       out.msgs++;
       if (out.first === 0) out.first = s;
       out.last = s;
@@ -647,11 +642,10 @@ export abstract class StoreCore implements MessageStore {
 
   /** Encodes one live message as a record (MemoryStore snapshots). */
   protected encodeLive(seq: number, header: Uint8Array, data: Uint8Array): Buffer {
-    const i = this.index.slot(seq);
-    const id = this.index.subj[i];
+    const id = this.index.subjOf(seq);
     const subject = this.subjects.bytes[id];
     const buf = Buffer.allocUnsafe(recordLength(subject.length, header.length, data.length));
-    writeRecord(viewOf(buf), buf, 0, seq, this.index.ts[i], subject, header, data);
+    writeRecord(viewOf(buf), buf, 0, seq, this.index.tsOf(seq), subject, header, data);
     return buf;
   }
 

@@ -298,6 +298,27 @@ export function runStoreSuite(name: string, factory: StoreFactory): void {
       });
     });
 
+    it('keeps the index right across index chunks, long skips and trimming', async () => {
+      const s = await make({ limits: { maxMsgs: 70_000 } });
+      const data = enc('x');
+      const batch = Array.from({ length: 200_000 }, (_, i) => ({ subject: `big.${i % 3}`, data }));
+      await s.appendBatch(batch);
+      expect(s.state()).toMatchObject({ messages: 70_000, first_seq: 130_001, last_seq: 200_000, num_subjects: 3 });
+      // seq s carries big.((s - 1) % 3)
+      expect(s.filteredState('big.1', 1)).toEqual({ msgs: 23_334, first: 130_001, last: 200_000 });
+      expect(await s.delete(131_072)).toBe(true); // around a chunk boundary (65,536 slots)
+      expect(await s.delete(196_608)).toBe(true);
+      expect(s.state().num_deleted).toBe(2);
+      await s.skipMsgs(200_001, 1_000_000);
+      const r = await s.append('big.0', undefined, data);
+      expect(r.seq).toBe(1_200_001);
+      expect(s.state()).toMatchObject({ messages: 69_999, first_seq: 130_001, num_deleted: 1_000_002 });
+      expect(s.lastSeqsPerSubject('big.*')).toEqual([199_998, 200_000, 1_200_001]);
+      expect((await s.nextMatching('big.0', 200_000))?.seq).toBe(1_200_001);
+      expect(await s.compact(1_200_001)).toBe(69_998);
+      expect(s.state()).toMatchObject({ messages: 1, first_seq: 1_200_001, num_deleted: 0 });
+    });
+
     it('snapshots and restores the whole store, holes and sequences included', async () => {
       const src = await make();
       for (let i = 0; i < 50; i++) await src.append(`snap.${i % 4}`, i % 3 ? undefined : enc('H'), enc(`v${i}`));
