@@ -21,9 +21,12 @@ export interface StreamHost {
   streamPurged(stream: Stream): void;
 }
 
-/** The log entries a stream applies. */
+/**
+ * The log entries a stream applies. A replica applying a committed entry passes `reply: null` (only the
+ * leader answers) and the leader's `timestampNs`, so every replica stores the same message.
+ */
 export type StreamEntry =
-  | { op: 'msg'; subject: string; header: Buffer | null; data: Buffer; reply: string | null }
+  | { op: 'msg'; subject: string; header: Buffer | null; data: Buffer; reply: string | null; timestampNs?: bigint }
   | { op: 'purge'; filter?: string; seq?: number; keep?: number }
   | { op: 'delete'; seq: number; erase: boolean };
 
@@ -165,7 +168,7 @@ export class Stream implements StreamHandle, PublishView {
   apply(entry: StreamEntry): Promise<unknown> {
     switch (entry.op) {
       case 'msg':
-        this.applyMsg(entry.subject, entry.header, entry.data, entry.reply);
+        this.applyMsg(entry.subject, entry.header, entry.data, entry.reply, entry.timestampNs);
         return Promise.resolve();
       case 'purge':
         return this.applyPurge(entry.filter, entry.seq, entry.keep);
@@ -174,14 +177,14 @@ export class Stream implements StreamHandle, PublishView {
     }
   }
 
-  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null): void {
+  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null, timestampNs?: bigint): void {
     if (this.stopped) return;
     const reply = this.cfg.no_ack === true ? null : replyTo;
     const hasHeader = header !== null && header.length > 0;
     if (!hasHeader) {
       // Hot path: no header, so no checks but sealed; the store assigns the sequence in call order.
       if (this.cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
-      this.store.append(subject, undefined, data).then(
+      this.store.append(subject, undefined, data, timestampNs === undefined ? undefined : { timestampNs }).then(
         (res) => this.stored(res.seq, subject, reply),
         (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
       );
@@ -204,7 +207,7 @@ export class Stream implements StreamHandle, PublishView {
         break;
     }
     const before = this.lastSeq();
-    const appended = this.store.append(subject, header, data);
+    const appended = this.store.append(subject, header, data, timestampNs === undefined ? undefined : { timestampNs });
     const seq = this.lastSeq();
     if (seq !== before + 1) {
       // Refused by a limit: the rejection carries the reason.
