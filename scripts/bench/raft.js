@@ -58,7 +58,7 @@ export async function main(args) {
           transport: net.transport(),
           stateMachine: new CounterMachine(),
           tickMs: 50,
-          snapshotEveryEntries: 200_000,
+          snapshotEveryEntries: 200, // entries are packed batches of --batch proposals
           raft: { electionTicks: 10, maxInflight: 256, maxMsgEntries: 8192, maxMsgBytes: 4 << 20 },
         }),
       );

@@ -266,6 +266,16 @@ export class RaftNode {
   private async handleReady(ready: Ready): Promise<void> {
     const { transport, store, stateMachine, group } = this.options;
     transport.send(ready.messages);
+    // Committed entries below this Ready's first entry were written by earlier Readies (anything rewritten since
+    // would be in this one): apply them while this write is in flight.
+    let applied = 0;
+    if (!ready.snapshot) {
+      const firstWritten = ready.entries[0]?.index ?? Infinity;
+      while (applied < ready.committedEntries.length && ready.committedEntries[applied]!.index < firstWritten) {
+        this.applyEntry(ready.committedEntries[applied]!);
+        applied++;
+      }
+    }
     if (ready.snapshot || ready.entries.length > 0 || ready.hardState) {
       await store.write({ group, snapshot: ready.snapshot, entries: ready.entries, hardState: ready.hardState, sync: ready.mustSync });
       this.writes++;
@@ -276,7 +286,7 @@ export class RaftNode {
       this.lastSnapshotIndex = ready.snapshot.meta.index;
       this.failProposalsUpTo(ready.snapshot.meta.index);
     }
-    for (const entry of ready.committedEntries) this.applyEntry(entry);
+    for (let i = applied; i < ready.committedEntries.length; i++) this.applyEntry(ready.committedEntries[i]!);
     this.core.advance(ready);
     for (const rs of ready.readStates) {
       const read = this.reads.get(rs.requestId);
