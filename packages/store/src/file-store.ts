@@ -17,7 +17,7 @@ import { Block } from './block.js';
 import { BlockTable, newEntry, type BlockEntry } from './block-table.js';
 import { BufferPool } from './buffer-pool.js';
 import { RecordCursor } from './record-codec.js';
-import { SegmentLog, type FrameLocation } from './segment-log.js';
+import { SegmentLog, type FrameLocation, type RecoveredFrame } from './segment-log.js';
 import { StoreCore, type StoreCoreOptions } from './store-core.js';
 import { StoreError } from './store-error.js';
 import type { StoredMessage } from './types.js';
@@ -517,7 +517,7 @@ export class FileStore extends StoreCore {
   // ---- open / snapshot / restore ----------------------------------------------------------------
 
   /** Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). */
-  private async load(frames: { first: number; segment: number; pos: number; len: number; body: Buffer }[]): Promise<void> {
+  private async load(frames: RecoveredFrame[]): Promise<void> {
     const meta = decodeMeta(await this.db.get(META_KEY));
     const tombs = new Set<number>();
     for await (const key of this.db.keys({ gte: Buffer.from([TOMB_PREFIX]), lt: Buffer.from([TOMB_PREFIX + 1]) })) {
@@ -527,20 +527,21 @@ export class FileStore extends StoreCore {
     for (const f of frames) latest.set(f.first, f); // file order: a rewritten copy comes later
     const ordered = [...latest.values()].sort((a, b) => a.first - b.first);
     const claimed = new Set<number>();
-    const entries = ordered.map((f) => this.loadFrame(f, meta.floor, tombs, claimed));
-    // Warm the cache with the newest blocks (their bytes are in memory now anyway).
-    let budget = this.cacheBytes / 2;
-    for (let i = ordered.length - 1; i >= 0 && budget > 0; i--) {
-      const e = entries[i];
-      if (e.live === 0) continue;
-      // A copy, so the cache does not pin whole segment-file buffers.
-      const body = ordered[i].body;
-      const into = this.pool.take(body.length);
-      body.copy(into);
-      e.block = Block.parse(into.subarray(0, body.length), e.first);
-      if (into.length === this.pool.bufferBytes) e.block.adopt(into, this.pool);
-      this.table.touch(e);
-      budget -= ordered[i].len;
+    // The newest blocks, up to half the cache, stay in memory: their bytes pass by anyway.
+    let warmFrom = ordered.length;
+    for (let budget = this.cacheBytes / 2; warmFrom > 0 && budget > 0; ) budget -= ordered[--warmFrom].len;
+    const reader = this.log.reader();
+    for (let i = 0; i < ordered.length; i++) {
+      const f = ordered[i];
+      const body = await reader.bytes(f.segment, f.pos, f.len, this.log.sizeOf(f.segment));
+      const e = this.loadFrame(f, body, meta.floor, tombs, claimed);
+      if (i >= warmFrom && e.live > 0) {
+        const into = this.pool.take(body.length);
+        body.copy(into);
+        e.block = Block.parse(into.subarray(0, body.length), e.first);
+        if (into.length === this.pool.bufferBytes) e.block.adopt(into, this.pool);
+        this.table.touch(e);
+      }
     }
     for (const t of tombs) if (!claimed.has(t)) this.tombsToDelete.push(t);
     if (meta.last > this.lastSeq) this.lastSeq = meta.last;
@@ -553,12 +554,12 @@ export class FileStore extends StoreCore {
   }
 
   private loadFrame(
-    f: { first: number; segment: number; pos: number; len: number; body: Buffer },
+    f: RecoveredFrame,
+    value: Buffer,
     floor: number,
     tombs: Set<number>,
     claimed: Set<number>,
   ): BlockEntry {
-    const value = f.body;
     const cur = new RecordCursor(value);
     const e = newEntry(f.first, f.first, { segment: f.segment, pos: f.pos, len: f.len }, null);
     for (let off = 0; off < value.length; off = cur.end) {

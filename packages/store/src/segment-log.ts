@@ -30,7 +30,44 @@ export interface FrameLocation {
 
 export interface RecoveredFrame extends FrameLocation {
   first: number;
-  body: Buffer;
+}
+
+/** Bytes read per step when scanning segments (one reused buffer: fresh memory costs page faults). */
+const WINDOW_BYTES = 1024 * 1024;
+
+/** Reads frame bodies through one reused window buffer; a body is valid until the next call. */
+export class FrameReader {
+  private window: Buffer = Buffer.allocUnsafeSlow(WINDOW_BYTES);
+  private segment = -1;
+  private start = 0;
+  private length = 0;
+
+  constructor(private readonly handleOf: (segment: number) => FileHandle | undefined) {}
+
+  /** `len` bytes at `pos` of `segment` (fewer if the file ends first). */
+  async bytes(segment: number, pos: number, len: number, fileSize: number): Promise<Buffer> {
+    if (segment === this.segment && pos >= this.start && pos + len <= this.start + this.length) {
+      return this.window.subarray(pos - this.start, pos - this.start + len);
+    }
+    const fh = this.handleOf(segment);
+    if (fh === undefined) throw new Error(`segment ${segment} is gone`);
+    const want = Math.min(Math.max(len, WINDOW_BYTES), fileSize - pos);
+    const buf = want > this.window.length ? Buffer.allocUnsafeSlow(want) : this.window;
+    let got = 0;
+    while (got < want) {
+      const { bytesRead } = await fh.read(buf, got, want - got, pos + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+    }
+    if (buf === this.window) {
+      this.segment = segment;
+      this.start = pos;
+      this.length = got;
+    } else {
+      this.segment = -1;
+    }
+    return buf.subarray(0, Math.min(len, got));
+  }
 }
 
 interface Segment {
@@ -54,7 +91,7 @@ export class SegmentLog {
     private readonly maxSegmentBytes: number,
   ) {}
 
-  /** Opens every segment and returns their intact frames in file order. */
+  /** Opens every segment and returns the location of their intact frames, in file order. */
   async open(): Promise<RecoveredFrame[]> {
     await mkdir(this.dir, { recursive: true });
     const ids = (await readdir(this.dir))
@@ -63,33 +100,38 @@ export class SegmentLog {
       .map((m) => Number(m[1]))
       .sort((a, b) => a - b);
     const frames: RecoveredFrame[] = [];
+    const reader = this.reader();
     for (const id of ids) {
       const fh = await open(join(this.dir, segmentName(id)), 'r+');
       const { size } = await fh.stat();
-      const buf = Buffer.allocUnsafe(size);
-      let got = 0;
-      while (got < size) {
-        const { bytesRead } = await fh.read(buf, got, size - got, got);
-        if (bytesRead === 0) break;
-        got += bytesRead;
-      }
+      const seg: Segment = { id, fh, size, liveBlocks: 0 };
+      this.segments.set(id, seg);
       let pos = 0;
-      while (pos + FRAME_HEADER_BYTES <= got) {
-        if (buf.readUInt32BE(pos) !== FRAME_MAGIC) break;
-        const len = buf.readUInt32BE(pos + 4);
-        if (len > MAX_FRAME_BODY || pos + FRAME_HEADER_BYTES + len > got) break;
-        const body = buf.subarray(pos + FRAME_HEADER_BYTES, pos + FRAME_HEADER_BYTES + len);
-        if (crc32(body) === buf.readUInt32BE(pos + 8)) {
-          frames.push({ segment: id, pos: pos + FRAME_HEADER_BYTES, len, first: Number(buf.readBigUInt64BE(pos + 12)), body });
-        }
+      while (pos + FRAME_HEADER_BYTES <= size) {
+        const h = await reader.bytes(id, pos, FRAME_HEADER_BYTES, size);
+        if (h.length < FRAME_HEADER_BYTES || h.readUInt32BE(0) !== FRAME_MAGIC) break;
+        const len = h.readUInt32BE(4);
+        const sum = h.readUInt32BE(8);
+        const first = Number(h.readBigUInt64BE(12));
+        if (len > MAX_FRAME_BODY || pos + FRAME_HEADER_BYTES + len > size) break;
+        const body = await reader.bytes(id, pos + FRAME_HEADER_BYTES, len, size);
+        if (body.length === len && crc32(body) === sum) frames.push({ segment: id, pos: pos + FRAME_HEADER_BYTES, len, first });
         pos += FRAME_HEADER_BYTES + len;
       }
       if (pos < size) await fh.truncate(pos); // torn tail from a crash mid-write
-      const seg: Segment = { id, fh, size: pos, liveBlocks: 0 };
-      this.segments.set(id, seg);
+      seg.size = pos;
       this.tail = seg;
     }
     return frames;
+  }
+
+  /** A reader for frame bodies of this log's segments. */
+  reader(): FrameReader {
+    return new FrameReader((id) => this.segments.get(id)?.fh);
+  }
+
+  sizeOf(segment: number): number {
+    return this.segments.get(segment)?.size ?? 0;
   }
 
   /** Appends frames at the tail (rotating first when the tail is full); durable after `sync`. */
