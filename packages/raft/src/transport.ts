@@ -16,6 +16,8 @@ export class InMemoryNetwork {
   private scheduled = false;
   private readonly cut = new Set<string>();
   delivered = 0;
+  /** Messages beyond this many undelivered ones are dropped (Raft tolerates loss). */
+  constructor(private readonly maxQueuedMessages = 1_000_000) {}
 
   transport(): Transport {
     return {
@@ -45,7 +47,7 @@ export class InMemoryNetwork {
 
   private enqueue(messages: readonly Message[]): void {
     if (messages.length === 0) return;
-    for (const m of messages) this.queue.push(m);
+    for (const m of messages) if (this.queue.length < this.maxQueuedMessages) this.queue.push(m);
     if (!this.scheduled) {
       this.scheduled = true;
       setImmediate(() => this.flush());

@@ -105,3 +105,65 @@ describe('LevelRaftLogStore', () => {
     expect(texts((await store.load('g')).entries)).toEqual(['1:1:v1', '2:2:new', '3:2:v3']);
   });
 });
+
+describe('LevelRaftLogStore under RaftNode', () => {
+  it('three nodes commit batches, restart from their LevelDB logs and keep every acknowledged write', async () => {
+    const { InMemoryNetwork, RaftNode } = await import('@flotilla/raft');
+    const ids = [1, 2, 3];
+    const dirs = await Promise.all(ids.map(() => mkdtemp(join(tmpdir(), 'raft-node-log-'))));
+    const machines = ids.map(() => ({ values: [] as string[] }));
+    const startAll = async (net: InstanceType<typeof InMemoryNetwork>) => {
+      const stores = await Promise.all(dirs.map((d) => LevelRaftLogStore.open({ dir: d })));
+      const nodes = await Promise.all(
+        ids.map((id, i) =>
+          RaftNode.start({
+            group: 'stream-A',
+            id,
+            peers: ids,
+            store: stores[i]!,
+            transport: net.transport(),
+            tickMs: 5,
+            snapshotEveryEntries: 5,
+            stateMachine: {
+              apply: (entry) => machines[i]!.values.push(dec.decode(entry.data)),
+              snapshot: () => enc.encode(JSON.stringify(machines[i]!.values)),
+              restore: (data) => {
+                machines[i]!.values = JSON.parse(dec.decode(data)) as string[];
+              },
+            },
+          }),
+        ),
+      );
+      return { stores, nodes };
+    };
+    const waitFor = async (fn: () => boolean) => {
+      for (let i = 0; i < 1000 && !fn(); i++) await new Promise((r) => setTimeout(r, 5));
+      expect(fn()).toBe(true);
+    };
+    try {
+      let run = await startAll(new InMemoryNetwork());
+      await waitFor(() => run.nodes.some((n) => n.isLeader()));
+      let leader = run.nodes.find((n) => n.isLeader())!;
+      for (let b = 0; b < 12; b++) await leader.proposeBatch(Array.from({ length: 50 }, (_, i) => enc.encode(`a${b}-${i}`)));
+      await leader.propose(enc.encode('single'));
+      await waitFor(() => machines.every((m) => m.values.length === 601));
+      await Promise.all(run.nodes.map((n) => n.stop()));
+      await Promise.all(run.stores.map((s) => s.close()));
+      for (const m of machines) m.values = [];
+      run = await startAll(new InMemoryNetwork());
+      await waitFor(() => run.nodes.some((n) => n.isLeader()));
+      leader = run.nodes.find((n) => n.isLeader())!;
+      await leader.propose(enc.encode('after-restart'));
+      await waitFor(() => machines.every((m) => m.values.at(-1) === 'after-restart'));
+      for (const m of machines) {
+        expect(m.values).toHaveLength(602);
+        expect(m.values[0]).toBe('a0-0');
+        expect(m.values[600]).toBe('single');
+      }
+      await Promise.all(run.nodes.map((n) => n.stop()));
+      await Promise.all(run.stores.map((s) => s.close()));
+    } finally {
+      await Promise.all(dirs.map((d) => rm(d, { recursive: true, force: true })));
+    }
+  });
+});
