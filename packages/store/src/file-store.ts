@@ -173,6 +173,8 @@ export class FileStore extends StoreCore {
     try {
       await s.load(frames);
     } catch (err) {
+      if (s.syncTimer !== null) clearInterval(s.syncTimer);
+      s.stopAgeTimer();
       await s.db.close();
       await s.log.close();
       throw err;

@@ -17,7 +17,7 @@ const SEGMENT_NAME = /^seg-(\d{12})\.log$/;
  * Flushes up to this size are written with a synchronous writev: copying into the page cache takes tens
  * of microseconds, less than a thread-pool round trip. Larger ones go through the thread pool.
  */
-const SYNC_WRITE_MAX_BYTES = 1024 * 1024;
+const SYNC_WRITE_MAX_BYTES = 2 * 1024 * 1024;
 /** Frames larger than this are taken as a damaged header, not data. */
 const MAX_FRAME_BODY = 1 << 30;
 
