@@ -176,7 +176,7 @@ describe('abuse limits', () => {
     expect(v['total_connections']).toBeGreaterThanOrEqual(FLOOD_CONNECTIONS + 2);
     expect(latency.failures).toBe(0);
     expect(latency.requests).toBeGreaterThan(10);
-    expect(latency.p99Ms).toBeLessThan(1500);
+    expect(latency.p99Ms).toBeLessThan(2000);
     expect(peakBytes - baselineBytes).toBeLessThan(256 * MIB);
     // every flood connection is gone again
     await sleep(200);
@@ -226,7 +226,7 @@ describe('abuse limits', () => {
         `normal client: ${latency.requests} requests, ${latency.failures} failed, p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms`,
     );
     expect(latency.failures).toBe(0);
-    expect(latency.p99Ms).toBeLessThan(1500);
+    expect(latency.p99Ms).toBeLessThan(2000);
     expect(peakBytes - baselineBytes).toBeLessThan(256 * MIB);
   });
 

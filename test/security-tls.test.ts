@@ -191,26 +191,23 @@ authorization {
 });
 
 describe('TLS configuration errors', () => {
-  it('--tls without a certificate refuses to start with nats-server\'s message', async () => {
-    const r = await runFlotilla(['--tls', '-p', '-1']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/TLS Server certificate must be present and valid/);
-    const k = await runFlotilla(['--tlscert', certs.server.cert, '-p', '-1']);
-    expect(k.code).toBe(1);
-    expect(k.stderr).toMatch(/TLS Server private key must be present and valid/);
-  });
-
-  it('an unreadable certificate file fails the start', async () => {
-    const r = await runFlotilla(['--tlscert', join(certs.dir, 'missing.pem'), '--tlskey', certs.server.key, '-p', '-1']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/missing\.pem/);
-  });
-
-  it('a tls {} block without cert_file is a config error naming the line', async () => {
+  it('missing certificate or key, unreadable files and incomplete tls {} blocks refuse to start (exit 1)', async () => {
     const conf = join(certs.dir, 'bad.conf');
     writeFileSync(conf, `port: -1\ntls {\n  key_file: "${certs.server.key}"\n}\n`);
-    const r = await runFlotilla(['-c', conf]);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/bad\.conf:2: missing 'cert_file' in TLS configuration/);
+    // The four start attempts are independent: run them together.
+    const [noCert, noKey, unreadable, badBlock] = await Promise.all([
+      runFlotilla(['--tls', '-p', '-1']),
+      runFlotilla(['--tlscert', certs.server.cert, '-p', '-1']),
+      runFlotilla(['--tlscert', join(certs.dir, 'missing.pem'), '--tlskey', certs.server.key, '-p', '-1']),
+      runFlotilla(['-c', conf]),
+    ]);
+    expect(noCert.code).toBe(1);
+    expect(noCert.stderr).toMatch(/TLS Server certificate must be present and valid/);
+    expect(noKey.code).toBe(1);
+    expect(noKey.stderr).toMatch(/TLS Server private key must be present and valid/);
+    expect(unreadable.code).toBe(1);
+    expect(unreadable.stderr).toMatch(/missing\.pem/);
+    expect(badBlock.code).toBe(1);
+    expect(badBlock.stderr).toMatch(/bad\.conf:2: missing 'cert_file' in TLS configuration/);
   });
 });

@@ -135,7 +135,7 @@ describe('certificate identities (verify_and_map)', () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   function selfSigned(subject: string, ext: string | null): X509Certificate {
-    const args = ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'k.pem', '-out', 'c.pem', '-days', '1', '-subj', subject];
+    const args = ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-keyout', 'k.pem', '-out', 'c.pem', '-days', '1', '-subj', subject];
     if (ext !== null) {
       writeFileSync(join(dir, 'ext.cnf'), ext);
       args.push('-addext', ext);
