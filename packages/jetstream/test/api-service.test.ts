@@ -125,6 +125,13 @@ describe('JetStreamService API router', () => {
     expect(Buffer.from(got!.message.data, 'base64').toString()).toBe('hello');
   });
 
+  it('starts sequences at first_seq', async () => {
+    const { bus } = await service();
+    const r = await bus.request('$JS.API.STREAM.CREATE.F', { name: 'F', first_seq: 100 });
+    expect(r).toMatchObject({ config: { first_seq: 100 }, state: { first_seq: 100, last_seq: 99 } });
+    expect(await bus.request('F', 'x')).toEqual({ stream: 'F', seq: 100 });
+  });
+
   it('deletes a stream with its directory', async () => {
     const { bus } = await service();
     await bus.request('$JS.API.STREAM.CREATE.X', { name: 'X' });
