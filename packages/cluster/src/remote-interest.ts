@@ -14,16 +14,17 @@ export class RemoteInterest implements SublistEntry {
   ) {}
 }
 
-/** Where one published message must go: the peers to send it to, and the queue groups each must serve. */
-export interface ForwardPlan {
-  /** peer id -> queue group names that peer must serve (empty: plain interest only) */
-  readonly targets: Map<string, string[]>;
-}
+/** Where one published message must go: each peer once, with the queue groups it must serve (often none). */
+export type ForwardPlan = ReadonlyArray<readonly [peerId: string, queues: readonly string[]]>;
+
+const NO_QUEUES: readonly string[] = [];
 
 export class RemoteInterestTable {
   readonly sublist = new Sublist<RemoteInterest>();
   private readonly byPeer = new Map<string, Map<string, RemoteInterest>>();
   private queueCursor = 0;
+  /** Plans without queue groups depend only on the match result, which the Sublist caches: reuse them. */
+  private plainPlans = new WeakMap<object, ForwardPlan>();
 
   /** Applies an InterestUpdate from `peerId`; a full update replaces what we knew. Invalid entries are skipped. */
   apply(peerId: string, update: InterestFrame): void {
@@ -49,7 +50,17 @@ export class RemoteInterestTable {
    */
   plan(subject: string, servedLocally: (queue: string) => boolean): ForwardPlan | null {
     const result = this.sublist.match(subject);
-    if (result.plain.length === 0 && result.queues.length === 0) return null;
+    if (result.queues.length === 0) {
+      if (result.plain.length === 0) return null;
+      let plan = this.plainPlans.get(result);
+      if (plan === undefined) {
+        const peers = new Set<string>();
+        for (const ri of result.plain) peers.add(ri.peerId);
+        plan = [...peers].map((p) => [p, NO_QUEUES] as const);
+        this.plainPlans.set(result, plan);
+      }
+      return plan;
+    }
     const targets = new Map<string, string[]>();
     for (const ri of result.plain) if (!targets.has(ri.peerId)) targets.set(ri.peerId, []);
     for (const members of result.queues) {
@@ -60,7 +71,7 @@ export class RemoteInterestTable {
       if (queues === undefined) targets.set(chosen, (queues = []));
       queues.push(queue);
     }
-    return targets.size === 0 ? null : { targets };
+    return targets.size === 0 ? null : [...targets];
   }
 
   private applyEntry(peerId: string, e: InterestEntry): void {

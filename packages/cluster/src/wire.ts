@@ -2,6 +2,7 @@
 // from the shipped .proto so the schema has one source of truth).
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { decodeBatchWith, encodeBatchWith, type FrameCodec } from './batch-codec.js';
 
 export interface HelloFrame {
   clusterName: string;
@@ -99,14 +100,30 @@ export const PROTO_PATH = fileURLToPath(new URL('../proto/cluster.proto', import
 
 const root = protobuf.loadSync(PROTO_PATH);
 const BatchType = root.lookupType('flotilla.cluster.Batch');
+const FrameType = root.lookupType('flotilla.cluster.Frame');
 
+const frameCodec: FrameCodec = {
+  encodeFrame: (frame) => FrameType.encode(frame as unknown as Record<string, unknown>).finish(),
+  decodeFrame: (bytes) => normaliseFrame(FrameType.decode(bytes) as unknown as Record<string, unknown>),
+};
+
+/** One Batch in protobuf; routed messages take the hand-written path of batch-codec.ts. */
 export function encodeBatch(frames: readonly Frame[]): Buffer {
+  return encodeBatchWith(frameCodec, frames);
+}
+
+/** Decodes a Batch; 64-bit fields come back as JS numbers (Raft indexes stay far below 2^53). */
+export function decodeBatch(bytes: Buffer): Frame[] {
+  return decodeBatchWith(frameCodec, bytes);
+}
+
+/** The same two operations through protobufjs alone: the reference the hand-written codec is tested against. */
+export function encodeBatchReference(frames: readonly Frame[]): Buffer {
   const bytes = BatchType.encode({ frames }).finish();
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** Decodes a Batch; 64-bit fields come back as JS numbers (Raft indexes stay far below 2^53). */
-export function decodeBatch(bytes: Uint8Array): Frame[] {
+export function decodeBatchReference(bytes: Uint8Array): Frame[] {
   const decoded = BatchType.decode(bytes) as unknown as { frames?: Record<string, unknown>[] };
   const out: Frame[] = [];
   for (const f of decoded.frames ?? []) {

@@ -1,7 +1,16 @@
 // The Batch codec over cluster.proto, and Raft messages through it field for field.
 import { describe, it, expect } from 'vitest';
 import { emptyMessage, type Message } from '@flotilla/raft';
-import { decodeBatch, encodeBatch, raftFromWire, raftToWire, toNumber, type Frame } from '@flotilla/cluster';
+import {
+  decodeBatch,
+  decodeBatchReference,
+  encodeBatch,
+  encodeBatchReference,
+  raftFromWire,
+  raftToWire,
+  toNumber,
+  type Frame,
+} from '@flotilla/cluster';
 
 describe('Batch codec', () => {
   it('round-trips every frame kind in one batch, in order', () => {
@@ -48,6 +57,29 @@ describe('Batch codec', () => {
     expect(bytes.length).toBeLessThanOrEqual(1000 * (128 + 20));
     expect(bytes.length).toBeGreaterThan(1000 * 128);
     expect(decodeBatch(bytes)).toHaveLength(1000);
+  });
+
+  it('writes exactly the bytes protobufjs writes for cluster.proto, and reads what it writes', () => {
+    const frames: Frame[] = [
+      { msg: { subject: 'ü.subject', reply: '_INBOX.é', message: Buffer.from('hdr\r\n\r\nbody'), headerBytes: 7, queues: ['q1', 'q-ä'] } },
+      { ping: { sentMs: 5 } },
+      { msg: { subject: 's', reply: '', message: Buffer.alloc(300, 1), headerBytes: -1, queues: [] } },
+      { msg: { subject: 's', reply: '', message: new Uint8Array(0), headerBytes: 0, queues: [] } },
+      { interest: { full: false, entries: [{ subject: 's', queue: '', count: 0 }] } },
+      { msg: { subject: 'big', reply: '', message: Buffer.alloc(70_000, 2), headerBytes: -123456, queues: [] } },
+    ];
+    const ours = encodeBatch(frames);
+    const reference = encodeBatchReference(frames);
+    expect(ours.equals(reference)).toBe(true);
+    const norm = (fs: Frame[]) =>
+      fs.map((f) => ('msg' in f ? { msg: { ...f.msg, message: Buffer.from(f.msg.message).toString('hex') } } : f));
+    expect(norm(decodeBatch(reference))).toEqual(norm(decodeBatchReference(ours)));
+    expect(norm(decodeBatch(ours))).toEqual(norm(frames));
+  });
+
+  it('rejects a truncated batch instead of returning half a message', () => {
+    const bytes = encodeBatch([{ msg: { subject: 'a', reply: '', message: Buffer.alloc(50), headerBytes: -1, queues: [] } }]);
+    expect(() => decodeBatch(bytes.subarray(0, bytes.length - 10))).toThrow(RangeError);
   });
 
   it('reads 64-bit numbers as plain numbers', () => {

@@ -92,8 +92,9 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     const plan = this.remoteInterest.plan(subject, (q) => servedQueues.includes(q));
     if (plan === null) return 0;
     let sent = 0;
-    for (const [peerId, queues] of plan.targets) {
-      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues } };
+    for (let i = 0; i < plan.length; i++) {
+      const [peerId, queues] = plan[i]!;
+      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues: queues as string[] } };
       if (this.node.send(peerId, frame, true)) sent++;
     }
     this.routedOut += sent;
