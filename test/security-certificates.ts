@@ -18,6 +18,8 @@ export interface TestCertificates {
   alice: CertPair;
   /** subject O=Flotilla/CN=bob, no SAN: maps by subject only */
   bob: CertPair;
+  /** subject CN=carol, signed by the CA but named by no user */
+  carol: CertPair;
   /** signed by another CA */
   rogue: CertPair;
 }
@@ -47,6 +49,7 @@ export function makeTestCertificates(): TestCertificates {
   const server = makeLeaf(dir, 'ca', 'server', '/CN=localhost', 'subjectAltName=DNS:localhost,IP:127.0.0.1\nextendedKeyUsage=serverAuth\n');
   const alice = makeLeaf(dir, 'ca', 'alice', '/O=Flotilla/OU=Test/CN=alice', 'subjectAltName=email:alice@example.com\nextendedKeyUsage=clientAuth\n');
   const bob = makeLeaf(dir, 'ca', 'bob', '/O=Flotilla/CN=bob', 'extendedKeyUsage=clientAuth\n');
+  const carol = makeLeaf(dir, 'ca', 'carol', '/CN=carol', 'extendedKeyUsage=clientAuth\n');
   const rogue = makeLeaf(dir, 'rogue-ca', 'rogue', '/CN=rogue', 'subjectAltName=email:alice@example.com\nextendedKeyUsage=clientAuth\n');
-  return { dir, caFile: join(dir, 'ca.pem'), server, alice, bob, rogue };
+  return { dir, caFile: join(dir, 'ca.pem'), server, alice, bob, carol, rogue };
 }

@@ -182,6 +182,16 @@ authorization {
     await nc.close();
   });
 
+  it('a valid certificate that names no configured user is an Authorization Violation', async () => {
+    const err = (await tryConnect({
+      servers: s.url,
+      user: 'alice@example.com',
+      pass: 'ignored',
+      tls: { caFile: certs.caFile, certFile: certs.carol.cert, keyFile: certs.carol.key },
+    })) as NatsError;
+    expect(err.code).toBe(ErrorCode.AuthorizationViolation);
+  });
+
   it('a client that never starts the handshake is closed after the TLS timeout', async () => {
     const started = Date.now();
     const r = await plainClient(s.port, null, 3000);
