@@ -1,6 +1,6 @@
 // Core NATS across a three-node cluster of real processes, through the real `nats` client.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, ErrorCode, type NatsConnection, type NatsError, type Msg } from 'nats';
+import { connect, headers, ErrorCode, type NatsConnection, type NatsError, type Msg } from 'nats';
 import { sleep } from './helpers/flotilla-process.js';
 import { RawClient } from './helpers/raw-client.js';
 import {
@@ -63,6 +63,31 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     expect(got['bStar']).toEqual(expectedAll.filter((s) => s.startsWith('wild.x:')));
     expect(got['cExact']).toEqual(expectedAll.filter((s) => s.startsWith('wild.x:')));
     for (const s of subs) s.unsubscribe();
+  });
+
+  it('carries headers, empty and large payloads, and reply subjects across nodes unchanged', async () => {
+    const [a, b] = conns as [NatsConnection, NatsConnection, NatsConnection];
+    const got: Msg[] = [];
+    const sub = b.subscribe('shape.*', { callback: (_e, m) => got.push(m) });
+    await awaitInterest(b, [a]);
+    const h = headers();
+    h.set('X-Trace', 'abc');
+    h.append('X-Multi', '1');
+    h.append('X-Multi', '2');
+    const big = new Uint8Array(600 * 1024).map((_, i) => i % 251);
+    a.publish('shape.h', enc.encode('with headers'), { headers: h, reply: 'reply.here' });
+    a.publish('shape.empty', new Uint8Array(0));
+    a.publish('shape.big', big);
+    await a.flush();
+    await until(() => got.length === 3);
+    expect(got[0]!.headers?.get('X-Trace')).toBe('abc');
+    expect(got[0]!.headers?.values('X-Multi')).toEqual(['1', '2']);
+    expect(dec.decode(got[0]!.data)).toBe('with headers');
+    expect(got[0]!.reply).toBe('reply.here');
+    expect(got[1]!.data.length).toBe(0);
+    expect(got[1]!.headers).toBeUndefined();
+    expect(Buffer.from(got[2]!.data).equals(Buffer.from(big))).toBe(true);
+    sub.unsubscribe();
   });
 
   it('gives each message to exactly one queue member cluster-wide, preferring local members', async () => {

@@ -36,6 +36,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   onConnectUrlsChanged: (() => void) | null = null;
   routedOut = 0;
   routedIn = 0;
+  private readonly peerListeners = new Set<(peer: PeerView, up: boolean) => void>();
 
   constructor(
     private readonly router: MessageRouter,
@@ -66,6 +67,12 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   async stop(): Promise<void> {
     if (this.router.cluster === this) this.router.cluster = null;
     await this.node.stop();
+  }
+
+  /** Tells `fn` whenever a peer links up or goes away (for the meta group, say); returns the unsubscribe. */
+  addPeerListener(fn: (peer: PeerView, up: boolean) => void): () => void {
+    this.peerListeners.add(fn);
+    return () => this.peerListeners.delete(fn);
   }
 
   /** Every node's client URL, this node's first. */
@@ -106,11 +113,13 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   peerUp(peer: PeerView): void {
     this.node.send(peer.serverId, { interest: { full: true, entries: this.localInterest.snapshot() } });
     this.onConnectUrlsChanged?.();
+    for (const fn of this.peerListeners) fn(peer, true);
   }
 
   peerDown(peer: PeerView): void {
     this.remoteInterest.removePeer(peer.serverId);
     this.onConnectUrlsChanged?.();
+    for (const fn of this.peerListeners) fn(peer, false);
   }
 
   interest(peerId: string, update: InterestFrame): void {
