@@ -43,6 +43,9 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   private pendingMutations = 0;
   private apiTotal = 0;
   private apiErrors = 0;
+  private usageCheckedAtMs = 0;
+  private fileOver = false;
+  private memoryOver = false;
 
   constructor(
     readonly bus: MessageBus,
@@ -123,6 +126,42 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   streamPurged(stream: Stream): void {
     this.consumers.streamPurged(stream);
+  }
+
+  storageExceeded(kind: 'file' | 'memory'): boolean {
+    const limit = this.storageLimit(kind);
+    if (limit < 0) return false;
+    const now = Date.now();
+    // Summing every stream per message would cost O(streams); a 50 ms old answer is close enough.
+    if (now - this.usageCheckedAtMs > 50) {
+      this.usageCheckedAtMs = now;
+      let file = 0;
+      let memory = 0;
+      for (const s of this.table.values()) {
+        if (s.config.storage === 'memory') memory += s.store.state().bytes;
+        else file += s.store.state().bytes;
+      }
+      this.fileOver = this.options.maxFileStoreBytes >= 0 && file > this.options.maxFileStoreBytes;
+      this.memoryOver = this.options.maxMemoryStoreBytes >= 0 && memory > this.options.maxMemoryStoreBytes;
+    }
+    return kind === 'memory' ? this.memoryOver : this.fileOver;
+  }
+
+  private storageLimit(kind: 'file' | 'memory'): number {
+    return kind === 'memory' ? this.options.maxMemoryStoreBytes : this.options.maxFileStoreBytes;
+  }
+
+  /** nats-server's reservation check: the max_bytes of every stream of a kind must fit the server limit. */
+  private checkReservation(cfg: StreamConfig): void {
+    const limit = this.storageLimit(cfg.storage);
+    if (limit < 0) return;
+    let reserved = 0;
+    for (const s of this.table.values()) {
+      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
+    }
+    if (reserved + Math.max(cfg.max_bytes, 1) > limit) {
+      throw cfg.storage === 'memory' ? JsErrors.memoryResourcesExceeded() : JsErrors.storageResourcesExceeded();
+    }
   }
 
   // ---- API dispatch -------------------------------------------------------------------------------
@@ -268,6 +307,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
         throw JsErrors.streamNameInUse();
       }
       if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
+      this.checkReservation(cfg);
       const dir = streamDir(this.options.storeDir, cfg.name);
       // A directory left by an interrupted delete must not leak old messages into the new stream.
       await removeStream(dir);
@@ -299,6 +339,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       const next = checkStreamUpdate(stream.config, requested);
       if (next.num_replicas > 1) throw JsErrors.replicasNotSupported();
       if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
+      if (next.max_bytes > stream.config.max_bytes) this.checkReservation(next);
       if (next.storage === 'file') await saveStream(stream.dir, { config: next, created: stream.created });
       await stream.updateConfig(next);
       this.consumers.streamUpdated(stream);

@@ -125,6 +125,28 @@ describe('JetStreamService API router', () => {
     expect(Buffer.from(got!.message.data, 'base64').toString()).toBe('hello');
   });
 
+  it('enforces max_file_store / max_memory_store like nats-server', async () => {
+    const { bus } = await service(undefined, { maxFileStoreBytes: 1000, maxMemoryStoreBytes: 1000 });
+    expect((await bus.request('$JS.API.STREAM.CREATE.A', { name: 'A', max_bytes: 2000 }))!.error).toEqual({
+      code: 500,
+      err_code: 10047,
+      description: 'insufficient storage resources available',
+    });
+    expect((await bus.request('$JS.API.STREAM.CREATE.M', { name: 'M', max_bytes: 2000, storage: 'memory' }))!.error).toEqual({
+      code: 500,
+      err_code: 10028,
+      description: 'insufficient memory resources available',
+    });
+    expect((await bus.request('$JS.API.STREAM.CREATE.B', { name: 'B' }))!.error).toBeUndefined();
+    expect(await bus.request('B', 'x'.repeat(1200))).toEqual({ stream: 'B', seq: 1 });
+    await new Promise((r) => setTimeout(r, 60)); // usage is re-summed at most every 50 ms
+    expect(await bus.request('B', 'x')).toEqual({
+      error: { code: 503, err_code: 10023, description: 'insufficient resources' },
+      stream: 'B',
+      seq: 0,
+    });
+  });
+
   it('starts sequences at first_seq', async () => {
     const { bus } = await service();
     const r = await bus.request('$JS.API.STREAM.CREATE.F', { name: 'F', first_seq: 100 });

@@ -5,6 +5,8 @@ import { ApiError } from './api-error.js';
 export const JsErrors = {
   badRequest: () => new ApiError(400, 10003, 'bad request'),
   insufficientResources: () => new ApiError(503, 10023, 'insufficient resources'),
+  memoryResourcesExceeded: () => new ApiError(500, 10028, 'insufficient memory resources available'),
+  storageResourcesExceeded: () => new ApiError(500, 10047, 'insufficient storage resources available'),
   invalidJson: () => new ApiError(400, 10025, 'invalid JSON'),
   noMessageFound: () => new ApiError(404, 10037, 'no message found'),
   /** MSG.DELETE of an interior sequence that is already gone. */

@@ -653,12 +653,14 @@ export class Consumer {
     if (!c.redelivery && !c.lastPerSubject && this.numPending > 0) this.numPending--;
     const pendingAfter = this.numPending + this.lastPerSubject.length;
     const reply = formatAckReply(this.ackPrefix, c.count, msg.seq, dseq, msg.timestampNs, pendingAfter);
+    // State first: a synchronous subscriber may ack inside the publish below.
+    if (this.pendingSubjects && cfg.ack_policy !== 'none') this.pendingSubjects.set(msg.seq, msg.subject);
+    const result = this.apply({ op: 'deliver', sseq: msg.seq, dseq, count: c.count, tsMs: now });
+    if (cfg.ack_policy !== 'none') this.armAckTimer(now + this.ackWaitMs(c.count));
     const header = cfg.headers_only ? S.headersOnlyBlock(msg.header, msg.data.length) : msg.header.length > 0 ? msg.header : null;
     const data = cfg.headers_only ? EMPTY : msg.data;
     if (bus.publishTo) bus.publishTo(target, msg.subject, reply, header, data);
     else bus.publish(target, reply, header, data);
-    if (this.pendingSubjects && cfg.ack_policy !== 'none') this.pendingSubjects.set(msg.seq, msg.subject);
-    const result = this.apply({ op: 'deliver', sseq: msg.seq, dseq, count: c.count, tsMs: now });
     if (result.settled.length > 0) this.settle(result, new Map([[msg.seq, msg.subject]]));
     this.lastDeliveryMs = now;
     if (cfg.rate_limit_bps) this.nextSendAtMs = Math.max(this.nextSendAtMs, now) + Math.ceil((size * 8 * 1000) / cfg.rate_limit_bps);
@@ -666,7 +668,6 @@ export class Consumer {
       this.lastReplayTsNs = msg.timestampNs;
       this.lastReplaySentMs = now;
     }
-    if (cfg.ack_policy !== 'none') this.armAckTimer(now + this.ackWaitMs(c.count));
     if (!this.waiting && cfg.flow_control) this.trackFlowControl(size);
     return true;
   }

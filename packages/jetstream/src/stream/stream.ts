@@ -19,6 +19,8 @@ export interface StreamHost {
   readonly domain: string | undefined;
   /** Messages left the stream other than by limits or consumers (purge, delete, rollup). */
   streamPurged(stream: Stream): void;
+  /** True while this storage type is over the server's max_file_store / max_memory_store. */
+  storageExceeded(kind: 'file' | 'memory'): boolean;
 }
 
 /**
@@ -180,6 +182,7 @@ export class Stream implements StreamHandle, PublishView {
   private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null, timestampNs?: bigint): void {
     if (this.stopped) return;
     const reply = this.cfg.no_ack === true ? null : replyTo;
+    if (this.host.storageExceeded(this.cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
     const hasHeader = header !== null && header.length > 0;
     if (!hasHeader) {
       // Hot path: no header, so no checks but sealed; the store assigns the sequence in call order.
