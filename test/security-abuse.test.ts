@@ -3,12 +3,13 @@
 // Each flood test prints its figures (load, /varz memory peak, the normal client's request latency).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { RawClient } from './helpers/raw-client.js';
+import { makeTestCertificates } from './security-certificates.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const CLEAN_EXITS = AGAINST_NATS_SERVER ? [0, 1] : [0];
@@ -125,7 +126,43 @@ await Promise.all(Array.from({ length: publishers }, publisher));
 console.log(JSON.stringify({ ms: performance.now() - t0 }));
 `;
 
-async function runFlood(script: string, args: number[]): Promise<Record<string, number>> {
+// TLS variant: plain INFO, then the handshake, then CONNECT + PING over TLS, wait for PONG, close.
+const TLS_FLOOD_SCRIPT = `
+import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
+import { readFileSync } from 'node:fs';
+const [port, total, concurrency] = process.argv.slice(1, 4).map(Number);
+const ca = readFileSync(process.argv[4]);
+function openAndClose() {
+  return new Promise((resolve) => {
+    const raw = connect({ host: '127.0.0.1', port });
+    let data = '';
+    let upgraded = false;
+    const timer = setTimeout(() => finish(false), 10000);
+    function finish(ok) { clearTimeout(timer); raw.destroy(); resolve(ok); }
+    raw.on('error', () => finish(false));
+    raw.on('data', (d) => {
+      if (upgraded) return;
+      data += d.toString('latin1');
+      if (!data.includes('\\r\\n')) return;
+      upgraded = true;
+      raw.removeAllListeners('data');
+      const t = tlsConnect({ socket: raw, ca, servername: 'localhost' });
+      let got = '';
+      t.on('error', () => finish(false));
+      t.on('secureConnect', () => t.write('CONNECT {"verbose":false}\\r\\nPING\\r\\n'));
+      t.on('data', (x) => { got += x.toString('latin1'); if (got.includes('PONG\\r\\n')) { t.destroy(); finish(true); } });
+    });
+  });
+}
+let next = 0, opened = 0, failed = 0;
+const t0 = performance.now();
+async function worker() { while (next < total) { next++; if (await openAndClose()) opened++; else failed++; } }
+await Promise.all(Array.from({ length: concurrency }, worker));
+console.log(JSON.stringify({ opened, failed, ms: performance.now() - t0 }));
+`;
+
+async function runFlood(script: string, args: (number | string)[]): Promise<Record<string, number>> {
   const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...args.map(String)], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -246,6 +283,41 @@ describe('abuse limits', () => {
       expect(c.received.match(/-ERR 'Invalid Subject'/g)?.length).toBe(101);
     }
     c.close();
+  });
+});
+
+describe('TLS handshake flood', () => {
+  it('200 TLS connections opening and closing while a TLS client\'s requests keep being answered', async () => {
+    const TLS_CONNECTIONS = 200;
+    const certs = makeTestCertificates();
+    const s = await startFlotilla({ args: ['--tls', '--tlscert', certs.server.cert, '--tlskey', certs.server.key] });
+    const tls = { caFile: certs.caFile };
+    const responder = await connect({ servers: s.url, tls });
+    const requester = await connect({ servers: s.url, tls });
+    try {
+      responder.subscribe('svc.echo', { callback: (_err, m) => m.respond(m.data) });
+      await responder.flush();
+      const sampler = memorySampler(s);
+      const baselineBytes = await sampler.baseline;
+      const steady = steadyRequests(requester);
+      const flood = await runFlood(TLS_FLOOD_SCRIPT, [s.port, TLS_CONNECTIONS, 25, certs.caFile]);
+      const latency = await steady.stop();
+      const peakBytes = await sampler.stop();
+      console.log(
+        `[abuse] TLS handshake flood: ${flood['opened']} TLS connections opened+closed (${flood['failed']} failed) in ${Math.round(flood['ms']!)} ms ` +
+          `(${Math.round((flood['opened']! / flood['ms']!) * 1000)}/s, 25 at a time); /varz mem baseline ${mib(baselineBytes)} MiB, peak ${mib(peakBytes)} MiB; ` +
+          `normal TLS client: ${latency.requests} requests, ${latency.failures} failed, p50 ${latency.p50Ms} ms, p99 ${latency.p99Ms} ms, max ${latency.maxMs} ms`,
+      );
+      expect(flood['opened']).toBe(TLS_CONNECTIONS);
+      expect(latency.failures).toBe(0);
+      expect(latency.p99Ms).toBeLessThan(2000);
+      expect(peakBytes - baselineBytes).toBeLessThan(256 * MIB);
+    } finally {
+      await requester.close();
+      await responder.close();
+      expect(CLEAN_EXITS).toContain(await s.stop());
+      rmSync(certs.dir, { recursive: true, force: true });
+    }
   });
 });
 
