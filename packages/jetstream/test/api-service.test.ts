@@ -159,6 +159,11 @@ describe('JetStreamService API router', () => {
     await bus.request('$JS.API.STREAM.CREATE.X', { name: 'X' });
     expect(await bus.request('$JS.API.STREAM.DELETE.X')).toEqual({ type: 'io.nats.jetstream.api.v1.stream_delete_response', success: true });
     expect(await bus.request('$JS.API.STREAM.DELETE.X')).toMatchObject({ error: { code: 404, err_code: 10059 } });
+    expect(await bus.request('$JS.API.STREAM.DELETE.X', '{"a":1}')).toMatchObject({
+      error: { code: 400, err_code: 10038, description: 'expected an empty request payload' },
+    });
+    expect(await bus.request('$JS.API.STREAM.DELETE.X', '{}')).toMatchObject({ error: { err_code: 10059 } });
+    expect(await bus.request('$JS.API.STREAM.INFO.X', ' ')).toMatchObject({ error: { err_code: 10025 } });
     expect((await bus.request('$JS.API.STREAM.NAMES'))!.streams).toEqual([]);
   });
 });

@@ -33,5 +33,6 @@ export const JsErrors = {
   /** 10110: `stream purge not permitted` with deny_purge. */
   streamPurgeFailed: (reason: string) => new ApiError(500, 10110, reason),
   rollupNotPermitted: () => new ApiError(500, 10111, 'rollup not permitted'),
-  nameHasPathSeparators: () => new ApiError(400, 10128, 'stream name can not contain path separators'),
+  nameHasPathSeparators: () => new ApiError(400, 10128, 'Stream name can not contain path separators'),
+  notEmptyRequest: () => new ApiError(400, 10038, 'expected an empty request payload'),
 } as const;

@@ -1,11 +1,10 @@
 // Request bodies of the JetStream API: empty is allowed (undefined), anything else must be JSON.
 import { JsErrors } from './api-errors.js';
 
-/** Decoded JSON body, or undefined when the body is empty / whitespace. Throws 10025 on bad JSON. */
+/** Decoded JSON body, or undefined when the body is empty. Throws 10025 on bad JSON (whitespace too, as Go). */
 export function parseRequestBody(data: Uint8Array): unknown {
   if (data.length === 0) return undefined;
   const text = Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8');
-  if (text.trim().length === 0) return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -46,5 +45,16 @@ export class RequestFields {
     if (v === undefined || v === null) return undefined;
     if (typeof v !== 'boolean') throw JsErrors.invalidJson();
     return v;
+  }
+}
+
+/** nats-server's isEmptyRequest: no bytes, or a JSON object without keys. */
+export function isEmptyRequest(data: Uint8Array): boolean {
+  if (data.length === 0) return true;
+  try {
+    const v = JSON.parse(Buffer.from(data.buffer, data.byteOffset, data.byteLength).toString('utf8')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0;
+  } catch {
+    return false;
   }
 }

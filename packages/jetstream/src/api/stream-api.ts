@@ -7,7 +7,7 @@ import { subjectsCollide } from '../stream/subjects-collide.js';
 import type { Stream } from '../stream/stream.js';
 import { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
-import { RequestFields, parseRequestBody } from './request-body.js';
+import { RequestFields, isEmptyRequest, parseRequestBody } from './request-body.js';
 import { storedMessageJson, streamInfo, streamState, subjectsPage, SUBJECTS_PAGE_LIMIT } from './stream-info.js';
 
 const T = 'io.nats.jetstream.api.v1.';
@@ -96,6 +96,7 @@ export class StreamApi {
 
   delete(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamDelete, msg.reply, async () => {
+      if (!isEmptyRequest(msg.data)) throw JsErrors.notEmptyRequest();
       await this.js.deleteStream(name);
       return { success: true };
     });
