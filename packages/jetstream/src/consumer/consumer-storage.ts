@@ -1,6 +1,7 @@
 // Where a consumer keeps its config and state: files under `<stream.dir>/consumers/<name>/` for file
 // streams, nothing for memory streams. State writes are coalesced: many changes in one tick cost one
-// write (temp file, fdatasync, rename), and flush() resolves once everything so far is on disk.
+// write (temp file, fdatasync, rename) at most every 20 ms, and flush() — which ack-sync replies wait for —
+// writes at once and resolves once everything so far is on disk.
 import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConsumerConfig } from './consumer-config.js';
@@ -34,10 +35,14 @@ export class MemoryConsumerStorage implements ConsumerStorage {
   async close(): Promise<void> {}
 }
 
+/** Minimum gap between two state writes unless someone waits for durability (ack-sync, shutdown). */
+const STATE_WRITE_INTERVAL_MS = 20;
+
 export class FileConsumerStorage implements ConsumerStorage {
   private dirty = false;
   private writing: Promise<void> | null = null;
-  private scheduled = false;
+  private cancelScheduled: (() => void) | null = null;
+  private lastWriteMs = 0;
   private closed = false;
   private waiters: Array<() => void> = [];
 
@@ -55,22 +60,38 @@ export class FileConsumerStorage implements ConsumerStorage {
   stateChanged(): void {
     if (this.closed) return;
     this.dirty = true;
-    if (!this.scheduled && this.writing === null) {
-      this.scheduled = true;
-      setImmediate(() => this.writeLoop());
-    }
+    this.schedule(false);
   }
 
   flush(): Promise<void> {
     if (!this.dirty && this.writing === null) return Promise.resolve();
-    return new Promise((resolve) => this.waiters.push(resolve));
+    const p = new Promise<void>((resolve) => this.waiters.push(resolve));
+    this.schedule(true);
+    return p;
   }
 
-  private writeLoop(): void {
-    this.scheduled = false;
+  /** One write at a time; `urgent` skips the interval (a caller waits). */
+  private schedule(urgent: boolean): void {
+    if (this.writing !== null || this.closed) return;
+    const waitMs = urgent ? 0 : Math.max(0, this.lastWriteMs + STATE_WRITE_INTERVAL_MS - Date.now());
+    if (this.cancelScheduled !== null) {
+      if (!urgent) return;
+      this.cancelScheduled();
+    }
+    if (waitMs === 0) {
+      const t = setImmediate(() => this.startWrite());
+      this.cancelScheduled = () => clearImmediate(t);
+    } else {
+      const t = setTimeout(() => this.startWrite(), waitMs);
+      this.cancelScheduled = () => clearTimeout(t);
+    }
+  }
+
+  private startWrite(): void {
+    this.cancelScheduled = null;
     if (this.writing !== null || this.closed) return;
     this.writing = (async () => {
-      // Each pass writes the newest state; changes during a write are picked up by the next pass.
+      // Each pass writes the newest state; waiters that came during a write are served by the next pass.
       for (let pass = 0; this.dirty && !this.closed && pass < 1_000_000; pass++) {
         this.dirty = false;
         const waiters = this.waiters;
@@ -81,25 +102,33 @@ export class FileConsumerStorage implements ConsumerStorage {
         } catch (err) {
           this.onError(err);
         }
+        this.lastWriteMs = Date.now();
         for (const w of waiters) w();
+        if (this.waiters.length === 0) break;
       }
     })().finally(() => {
       this.writing = null;
-      const waiters = this.waiters;
-      this.waiters = [];
-      for (const w of waiters) w();
-      if (this.dirty && !this.closed) this.stateChanged();
+      if (this.closed || !this.dirty) {
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const w of waiters) w();
+      } else {
+        this.schedule(this.waiters.length > 0);
+      }
     });
   }
 
   async remove(): Promise<void> {
     this.closed = true;
+    this.cancelScheduled?.();
     await this.writing;
     await rm(this.dir, { recursive: true, force: true });
   }
 
   async close(): Promise<void> {
-    if (this.dirty) this.writeLoop();
+    this.cancelScheduled?.();
+    this.cancelScheduled = null;
+    if (this.dirty) this.startWrite();
     await this.writing;
     this.closed = true;
   }
