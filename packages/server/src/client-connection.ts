@@ -171,7 +171,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (protocol !== undefined && protocol !== 0 && protocol !== 1) {
       return this.fail(ERR_INVALID_PROTOCOL, 'Protocol Violation');
     }
-    const identities = this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
+    const identities =
+      this.host.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
     const auth = this.host.auth.check(opts, identities);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
