@@ -91,11 +91,19 @@ function decodeFrameAt(codec: FrameCodec, buf: Buffer, start: number, end: numbe
 
 function msgBodySize(m: RoutedMessageFrame): number {
   let n = 0;
-  if (m.subject.length > 0) n += lenField(Buffer.byteLength(m.subject));
-  if (m.reply.length > 0) n += lenField(Buffer.byteLength(m.reply));
+  if (m.subject.length > 0) n += lenField(utf8Length(m.subject));
+  if (m.reply.length > 0) n += lenField(utf8Length(m.reply));
   if (m.message.length > 0) n += lenField(m.message.length);
   if (m.headerBytes !== 0) n += 1 + varintSize(zigzag(m.headerBytes));
-  for (const q of m.queues) n += lenField(Buffer.byteLength(q));
+  for (const q of m.queues) n += lenField(utf8Length(q));
+  return n;
+}
+
+/** Short strings are counted in JS: cheaper than a call into Buffer.byteLength. */
+function utf8Length(s: string): number {
+  const n = s.length;
+  if (n > 64) return Buffer.byteLength(s);
+  for (let i = 0; i < n; i++) if (s.charCodeAt(i) >= 0x80) return Buffer.byteLength(s);
   return n;
 }
 
@@ -103,10 +111,13 @@ function writeMsgBody(buf: Buffer, pos: number, m: RoutedMessageFrame): number {
   if (m.subject.length > 0) pos = writeString(buf, pos, TAG_MSG_SUBJECT, m.subject);
   if (m.reply.length > 0) pos = writeString(buf, pos, TAG_MSG_REPLY, m.reply);
   if (m.message.length > 0) {
+    const msg = m.message;
+    const len = msg.length;
     buf[pos++] = TAG_MSG_MESSAGE;
-    pos = writeVarint(buf, pos, m.message.length);
-    buf.set(m.message, pos);
-    pos += m.message.length;
+    pos = writeVarint(buf, pos, len);
+    if (len <= 256) for (let i = 0; i < len; i++) buf[pos + i] = msg[i]!;
+    else buf.set(msg, pos);
+    pos += len;
   }
   if (m.headerBytes !== 0) {
     buf[pos++] = TAG_MSG_HEADER_BYTES;
@@ -159,10 +170,15 @@ function lenField(len: number): number {
 }
 
 function writeString(buf: Buffer, pos: number, tag: number, s: string): number {
-  const len = Buffer.byteLength(s);
+  const len = utf8Length(s);
   buf[pos++] = tag;
   pos = writeVarint(buf, pos, len);
-  buf.write(s, pos, len, 'utf8');
+  if (len === s.length && len <= 64) {
+    // ASCII: byte per char, no call into C++
+    for (let i = 0; i < len; i++) buf[pos + i] = s.charCodeAt(i);
+  } else {
+    buf.write(s, pos, len, 'utf8');
+  }
   return pos + len;
 }
 
