@@ -69,7 +69,7 @@ export class Block {
       while (cap < need) cap *= 2;
       const grown = Buffer.allocUnsafeSlow(cap);
       this.buf.copy(grown, 0, 0, this.end);
-      if (this.pooled !== null && this.pool !== null) this.pool.give(this.pooled);
+      if (this.pooled !== null && this.pool !== null && !this.exposed) this.pool.give(this.pooled);
       this.pooled = null;
       this.setBuffer(grown);
     }

@@ -218,7 +218,7 @@ export class FileStore extends StoreCore {
     this.building = null;
     const b = e.block as Block;
     // A tiny block (a trickle of messages) moves to Node's small-buffer slab instead of holding a pooled one.
-    if (b.end <= SMALL_BLOCK_BYTES && b.pooled !== null) {
+    if (b.end <= SMALL_BLOCK_BYTES && b.pooled !== null && !b.exposed) {
       const pooled = b.pooled;
       b.pooled = null;
       b.setBuffer(Buffer.from(b.value()));
