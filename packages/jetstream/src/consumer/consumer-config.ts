@@ -155,6 +155,20 @@ function setNum<K extends keyof ConsumerConfig>(cfg: ConsumerConfig, key: K, v: 
   if (v !== undefined && v !== 0) (cfg as unknown as Record<string, unknown>)[key] = v;
 }
 
+const FIELD_ORDER: ReadonlyArray<keyof ConsumerConfig> = [
+  'durable_name', 'name', 'description', 'deliver_policy', 'opt_start_seq', 'opt_start_time', 'ack_policy', 'ack_wait',
+  'max_deliver', 'backoff', 'filter_subject', 'filter_subjects', 'replay_policy', 'rate_limit_bps', 'sample_freq',
+  'max_waiting', 'max_ack_pending', 'idle_heartbeat', 'flow_control', 'headers_only', 'max_batch', 'max_expires',
+  'max_bytes', 'deliver_subject', 'deliver_group', 'inactive_threshold', 'num_replicas', 'mem_storage', 'direct', 'metadata',
+];
+
+/** The config with keys in nats-server's struct order (JSON reads like the reference captures). */
+export function orderedConfig(cfg: ConsumerConfig): ConsumerConfig {
+  const out: Record<string, unknown> = {};
+  for (const k of FIELD_ORDER) if (cfg[k] !== undefined) out[k] = cfg[k];
+  return out as unknown as ConsumerConfig;
+}
+
 export function isPushConfig(cfg: ConsumerConfig): boolean {
   return cfg.deliver_subject !== undefined;
 }

@@ -7,7 +7,7 @@ import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
 import { ackReplyPrefix, formatAckReply, parseAckReply } from './ack-reply.js';
 import type { Clock } from './clock.js';
-import { consumerFilters, isPushConfig, type ConsumerConfig } from './consumer-config.js';
+import { consumerFilters, isPushConfig, orderedConfig, type ConsumerConfig } from './consumer-config.js';
 import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
 import type { ConsumerStorage } from './consumer-storage.js';
 import { goDuration } from './consumer-errors.js';
@@ -269,7 +269,7 @@ export class Consumer {
       stream_name: this.stream.name,
       name: this.name,
       created: this.created,
-      config: this.config,
+      config: orderedConfig(this.config),
       delivered,
       ack_floor: ackFloor,
       num_ack_pending: st.pending.size,
@@ -920,8 +920,9 @@ export class Consumer {
       if (this.closed) return;
       const t = this.clock.nowMs();
       if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
-        const stalled = this.fcOutstanding && this.fcPendingBytes >= 2 * FC_WINDOW_BYTES ? this.fcOutstanding.subject : undefined;
-        this.ctx.bus.publish(this.config.deliver_subject!, stalled ?? null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
+        // While a flow-control request is unanswered the heartbeat names it (the client answers it too).
+        const stalled = this.fcOutstanding?.subject;
+        this.ctx.bus.publish(this.config.deliver_subject!, null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
         this.lastDeliveryMs = t;
       }
       this.scheduleHeartbeat();
