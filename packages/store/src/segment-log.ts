@@ -33,7 +33,7 @@ export interface RecoveredFrame extends FrameLocation {
 }
 
 /** Bytes read per step when scanning segments (one reused buffer: fresh memory costs page faults). */
-const WINDOW_BYTES = 1024 * 1024;
+const WINDOW_BYTES = 4 * 1024 * 1024;
 
 /** Reads frame bodies through one reused window buffer; a body is valid until the next call. */
 export class FrameReader {
