@@ -664,6 +664,7 @@ export abstract class StoreCore implements MessageStore {
     let sawHeader = false;
     let sawEnd = false;
     let lastTs = 0n;
+    let endSeq = 0;
     for await (const { kind, payload } of readFrames(source)) {
       if (kind === FRAME_HEADER) {
         const h = decodeHeader(payload);
@@ -675,7 +676,7 @@ export abstract class StoreCore implements MessageStore {
           this.firstSeq = h.firstSeq;
           this.index.reset(h.firstSeq);
         }
-        this.restoreEndSeq = h.lastSeq;
+        endSeq = h.lastSeq;
       } else if (kind === FRAME_RECORDS) {
         if (!sawHeader) throw new StoreError('CORRUPT', 'snapshot records before header');
         const cur = new RecordCursor(payload);
@@ -702,8 +703,8 @@ export abstract class StoreCore implements MessageStore {
       }
     }
     if (!sawHeader || !sawEnd) throw new StoreError('CORRUPT', 'incomplete snapshot');
-    if (this.restoreEndSeq > this.lastSeq) {
-      this.lastSeq = this.restoreEndSeq;
+    if (endSeq > this.lastSeq) {
+      this.lastSeq = endSeq;
       if (this.msgs === 0) this.firstSeq = this.lastSeq + 1;
       this.sequencesMoved();
     }
@@ -714,7 +715,6 @@ export abstract class StoreCore implements MessageStore {
     this.armAgeTimer();
     await this.durable();
   }
-  private restoreEndSeq = 0;
 
   // ---- lifecycle ------------------------------------------------------------------------------
 
