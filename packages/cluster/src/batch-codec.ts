@@ -115,7 +115,7 @@ function writeMsgBody(buf: Buffer, pos: number, m: RoutedMessageFrame): number {
     const len = msg.length;
     buf[pos++] = TAG_MSG_MESSAGE;
     pos = writeVarint(buf, pos, len);
-    if (len <= 256) for (let i = 0; i < len; i++) buf[pos + i] = msg[i]!;
+    if (len <= 16) for (let i = 0; i < len; i++) buf[pos + i] = msg[i]!;
     else buf.set(msg, pos);
     pos += len;
   }
@@ -140,7 +140,7 @@ function decodeMsgBody(buf: Buffer, start: number, end: number): RoutedMessageFr
     const tag = readVarint(buf, c, end);
     switch (tag) {
       case TAG_MSG_SUBJECT:
-        subject = readString(buf, c, end);
+        subject = readSubject(buf, c, end);
         break;
       case TAG_MSG_REPLY:
         reply = readString(buf, c, end);
@@ -180,6 +180,37 @@ function writeString(buf: Buffer, pos: number, tag: number, s: string): number {
     buf.write(s, pos, len, 'utf8');
   }
   return pos + len;
+}
+
+// Most batches carry runs of one subject: reuse the last decoded string when the bytes match.
+let lastSubject = '';
+const lastSubjectBytes = Buffer.alloc(64);
+
+function readSubject(buf: Buffer, c: { pos: number }, end: number): string {
+  const start = c.pos;
+  const len = readVarint(buf, c, end);
+  const from = c.pos;
+  if (len === lastSubject.length && len <= 64 && from + len <= end) {
+    let same = true;
+    for (let i = 0; i < len; i++) {
+      if (buf[from + i] !== lastSubjectBytes[i]) {
+        same = false;
+        break;
+      }
+    }
+    if (same) {
+      c.pos = from + len;
+      return lastSubject;
+    }
+  }
+  c.pos = start;
+  const s = readString(buf, c, end);
+  if (len <= 64 && s.length === len) {
+    // ASCII only, so string length and byte length agree and the comparison above is exact
+    buf.copy(lastSubjectBytes, 0, from, from + len);
+    lastSubject = s;
+  }
+  return s;
 }
 
 function readString(buf: Buffer, c: { pos: number }, end: number): string {

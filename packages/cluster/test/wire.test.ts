@@ -77,6 +77,14 @@ describe('Batch codec', () => {
     expect(norm(decodeBatch(ours))).toEqual(norm(frames));
   });
 
+  it('decodes runs of repeated and alternating subjects correctly', () => {
+    const subjects = ['a.b', 'a.b', 'a.c', 'a.b', 'x', 'x', 'ü', 'a.b', 'a.bb', 'a.b'];
+    const frames: Frame[] = subjects.map((subject) => ({ msg: { subject, reply: '', message: Buffer.from(subject), headerBytes: -1, queues: [] } }));
+    const back = decodeBatch(encodeBatch(frames)).map((f) => (f as { msg: { subject: string } }).msg.subject);
+    expect(back).toEqual(subjects);
+    expect(decodeBatch(encodeBatch(frames)).map((f) => (f as { msg: { subject: string } }).msg.subject)).toEqual(subjects);
+  });
+
   it('rejects a truncated batch instead of returning half a message', () => {
     const bytes = encodeBatch([{ msg: { subject: 'a', reply: '', message: Buffer.alloc(50), headerBytes: -1, queues: [] } }]);
     expect(() => decodeBatch(bytes.subarray(0, bytes.length - 10))).toThrow(RangeError);
