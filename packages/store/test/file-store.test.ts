@@ -189,6 +189,26 @@ describe('FileStore durability and layout', () => {
     await m.close();
   });
 
+  it('streams a snapshot of the messages live when it started, while appends go on', async () => {
+    const s = await small(await tempDir(), { maxBlockMsgs: 100, maxBlockBytes: 64 * 1024 });
+    await s.appendBatch(Array.from({ length: 3000 }, (_, i) => ({ subject: `s.${i % 7}`, data: enc(`d${i}`) })));
+    const it = s.snapshot()[Symbol.asyncIterator]();
+    const chunks: Uint8Array[] = [];
+    let step = await it.next();
+    while (!step.done) {
+      chunks.push(step.value);
+      if (chunks.length === 1) await s.appendBatch([{ subject: 's.x', data: enc('late') }]);
+      step = await it.next();
+    }
+    const m = new MemoryStore();
+    await m.restore((async function* () { yield* chunks; })());
+    expect(m.state()).toMatchObject({ messages: 3000, first_seq: 1, last_seq: 3000 });
+    expect(dec((await m.get(3000))!.data)).toBe('d2999');
+    expect(s.state().last_seq).toBe(3001);
+    await s.close();
+    await m.close();
+  });
+
   it('refuses work after close', async () => {
     const s = await small(await tempDir());
     await s.close();
