@@ -161,6 +161,19 @@ describe('Stream', () => {
     expect(purged.length).toBe(1);
   });
 
+  it('keeps acks and onStored in sequence order across plain, id-carrying and rollup messages', async () => {
+    const { bus, stream } = await makeStream({ name: 'S', subjects: ['s.>'], allow_rollup_hdrs: true });
+    const stored: number[] = [];
+    stream.onStored((seq) => stored.push(seq));
+    bus.deliver('s.a', '1', 'r1');
+    bus.deliver('s.a', '2', 'r2', encodeHeaders({ entries: [['Nats-Rollup', 'sub']] }));
+    bus.deliver('s.b', '3', 'r3', encodeHeaders({ entries: [['Nats-Msg-Id', 'x']] }));
+    bus.deliver('s.c', '4', 'r4');
+    await settle();
+    expect(bus.sent.map((m) => m.subject)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(stored).toEqual([1, 2, 3, 4]);
+  });
+
   it('apply(purge) and apply(delete) change the store and tell the host', async () => {
     const { bus, stream, purged } = await makeStream({ name: 'S' });
     for (let i = 0; i < 4; i++) bus.deliver('S', String(i), null);

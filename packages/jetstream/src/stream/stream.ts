@@ -221,15 +221,16 @@ export class Stream implements StreamHandle, PublishView {
       this.dedupe.add(decision.msgId, seq);
       this.lastIdRecord = { id: decision.msgId, seq };
     }
-    let done: Promise<unknown> = appended;
     if (decision.rollup !== undefined) {
-      const purged =
-        decision.rollup === 'all'
-          ? this.store.purge({ seq })
-          : this.store.purge({ filter: subject, seq });
-      done = Promise.all([appended, purged.then((n) => n > 0 && this.host.streamPurged(this))]);
+      // The purge applies now, in the same tick as the append, so the same group commit makes both
+      // durable; the ack stays chained on the append alone to keep acks and onStored in sequence order.
+      const purged = decision.rollup === 'all' ? this.store.purge({ seq }) : this.store.purge({ filter: subject, seq });
+      purged.then(
+        (n) => n > 0 && this.host.streamPurged(this),
+        (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'rollup purge failed'),
+      );
     }
-    done.then(
+    appended.then(
       () => this.stored(seq, subject, reply),
       (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
     );
