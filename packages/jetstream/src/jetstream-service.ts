@@ -172,7 +172,13 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     const tokens = all[1] === 'API' ? all.slice(2) : all.slice(3);
     if (tokens.length === 0) return;
     this.apiTotal++;
-    const served = this.dispatch(tokens, msg);
+    let served = true;
+    try {
+      served = this.dispatch(tokens, msg);
+    } catch (err) {
+      // Never let a handler's bug escape into the publisher's connection.
+      this.log.error({ subject: msg.subject, err: String(err) }, 'jetstream api handler failed');
+    }
     if (!served) this.apiTotal--; // unknown subjects get no reply and are not counted
   }
 
