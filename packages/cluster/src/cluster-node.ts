@@ -408,6 +408,14 @@ export class ClusterNode implements LinkOwner, DialerHost {
       return link.refuse({ code: 'version', reason: `link protocol ${LINK_PROTOCOL_VERSION} required` });
     }
     if (hello.serverId === this.serverId) return link.refuse({ code: 'self', reason: 'route to self' });
+    const sameName =
+      hello.serverName === this.serverName ||
+      [...this.active.values()].some((l) => l.peer!.serverName === hello.serverName && l.peer!.serverId !== hello.serverId);
+    if (sameName) {
+      // Server names pick Raft node ids, so two live nodes with one name must never both join.
+      this.log.error(who, 'refusing route: another node already uses this server name');
+      return link.refuse({ code: 'duplicate_name', reason: `server name ${hello.serverName} is already in the cluster` });
+    }
     if (this.name !== '' && hello.clusterName !== '' && hello.clusterName !== this.name) {
       this.log.error(
         { ...who, theirCluster: hello.clusterName, ourCluster: this.name },
@@ -452,7 +460,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
   private onRefused(link: PeerLink, refusal: RefuseFrame): void {
     link.refusedWith = refusal;
     const who = { peer: link.peer?.serverName, url: link.dialedUrl || undefined, code: refusal.code, reason: refusal.reason };
-    if (refusal.code === 'wrong_cluster' || refusal.code === 'version') this.log.error(who, 'route refused by peer');
+    if (refusal.code === 'wrong_cluster' || refusal.code === 'version' || refusal.code === 'duplicate_name') this.log.error(who, 'route refused by peer');
     else this.log.debug(who, 'route refused by peer');
     link.close(`refused by peer: ${refusal.code}`);
   }

@@ -14,7 +14,7 @@ export interface HelloFrame {
   version: number;
 }
 
-export type RefuseCode = 'wrong_cluster' | 'duplicate' | 'self' | 'partitioned' | 'version';
+export type RefuseCode = 'wrong_cluster' | 'duplicate' | 'duplicate_name' | 'self' | 'partitioned' | 'version';
 
 export interface RefuseFrame {
   code: RefuseCode;

@@ -123,6 +123,20 @@ describe('ClusterNode', () => {
     expect(a.rec.up).toHaveLength(0);
   });
 
+  it('refuses a second node with a server name already in the cluster', async () => {
+    const a = makeNode('a');
+    await a.node.start();
+    const b = makeNode('b', { routes: [a.node.clusterUrl] });
+    await b.node.start();
+    await until(() => a.node.peers().length === 1);
+    const imposter = makeNode('b', { routes: [a.node.clusterUrl] });
+    await imposter.node.start();
+    await until(() => a.logs.some((l) => l.level === 'error' && l.msg === 'refusing route: another node already uses this server name'));
+    await sleep(200);
+    expect(a.node.peers().map((p) => p.serverId)).toEqual([b.node.serverId]);
+    expect(imposter.node.peers()).toHaveLength(0);
+  });
+
   it('adopts the cluster name of a peer when it has none', async () => {
     const a = makeNode('a', { cluster: 'named' });
     await a.node.start();
