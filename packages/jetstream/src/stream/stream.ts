@@ -153,9 +153,14 @@ export class Stream implements StreamHandle, PublishView {
   private subscribe(subjects: readonly string[]): void {
     for (const subject of subjects) {
       this.unsubscribes.push(
-        this.host.bus.subscribe(subject, (msg: BusMessage) =>
-          this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply }),
-        ),
+        this.host.bus.subscribe(subject, (msg: BusMessage) => {
+          try {
+            void this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply });
+          } catch (err) {
+            // A bug here must not break the publisher's connection.
+            this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
+          }
+        }),
       );
     }
   }
