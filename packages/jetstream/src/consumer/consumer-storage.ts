@@ -43,6 +43,7 @@ export class FileConsumerStorage implements ConsumerStorage {
   private writing: Promise<void> | null = null;
   private cancelScheduled: (() => void) | null = null;
   private lastWriteMs = 0;
+  private dirReady = false;
   private closed = false;
   private waiters: Array<() => void> = [];
 
@@ -54,6 +55,7 @@ export class FileConsumerStorage implements ConsumerStorage {
 
   async saveMeta(meta: ConsumerMeta): Promise<void> {
     await mkdir(this.dir, { recursive: true });
+    this.dirReady = true;
     await writeDurably(join(this.dir, 'meta.json'), JSON.stringify(meta));
   }
 
@@ -97,7 +99,8 @@ export class FileConsumerStorage implements ConsumerStorage {
         const waiters = this.waiters;
         this.waiters = [];
         try {
-          await mkdir(this.dir, { recursive: true });
+          if (!this.dirReady) await mkdir(this.dir, { recursive: true });
+          this.dirReady = true;
           await writeDurably(join(this.dir, 'state.json'), JSON.stringify(this.read()));
         } catch (err) {
           this.onError(err);
