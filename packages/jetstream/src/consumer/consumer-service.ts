@@ -254,10 +254,14 @@ export class ConsumerService implements ConsumerHost {
     for (let guard = 0; guard < 1_000_000 && seq <= last; guard++) {
       const batch = await store.readRange(seq, INTEREST_SCAN_BATCH);
       if (batch.length === 0) break;
+      // Removals of one batch go together (the store makes them durable in one group).
+      const removals: Array<Promise<boolean>> = [];
       for (const m of batch) {
-        if (m.seq > last) return;
-        if (!this.someoneNeeds(entry, m.seq, m.subject, null)) await entry.stream.removeMessage(m.seq).catch(() => false);
+        if (m.seq > last) break;
+        if (!this.someoneNeeds(entry, m.seq, m.subject, null)) removals.push(entry.stream.removeMessage(m.seq).catch(() => false));
       }
+      await Promise.all(removals);
+      if (batch[batch.length - 1]!.seq >= last) return;
       seq = batch[batch.length - 1]!.seq + 1;
     }
   }
