@@ -30,9 +30,12 @@ for (let round = 1; round <= rounds; round++) {
     const [a, b] = await startPair(kind);
     try {
       for (const size of [16, 128]) {
+        const cpu0 = cpuSeconds(a.proc.pid) + cpuSeconds(b.proc.pid);
         const v = await routedPubSub(a.url, b.url, msgs, size);
-        const key = `${kind.name}|${size}`;
-        results.set(key, [...(results.get(key) ?? []), v]);
+        const cpuUsPerMsg = ((cpuSeconds(a.proc.pid) + cpuSeconds(b.proc.pid) - cpu0) / msgs) * 1e6;
+        for (const [key, value] of [[`${kind.name}|${size}`, v], [`${kind.name}|${size}|cpu`, cpuUsPerMsg]]) {
+          results.set(key, [...(results.get(key) ?? []), value]);
+        }
       }
       console.log(`round ${round} ${kind.name}: done`);
     } finally {
@@ -41,6 +44,14 @@ for (let round = 1; round <= rounds; round++) {
   }
 }
 console.log('\nworkload (pub on A, sub on B)   ' + kinds.map((k) => k.name.padEnd(12)).join('') + (kinds.length > 1 ? 'ratio' : ''));
+for (const size of [16, 128]) {
+  const cpu = kinds.map((k) => median(results.get(`${k.name}|${size}|cpu`)));
+  console.log(
+    `server CPU us/msg ${String(size).padStart(3)}B (A+B)    ` +
+      cpu.map((v) => v.toFixed(2).padEnd(12)).join('') +
+      (cpu.length > 1 ? (cpu[0] / cpu[1]).toFixed(2) + 'x' : ''),
+  );
+}
 for (const size of [16, 128]) {
   const vals = kinds.map((k) => median(results.get(`${k.name}|${size}`)));
   console.log(
@@ -139,6 +150,12 @@ function freePort() {
       s.close(() => resolve(p));
     });
   });
+}
+
+/** user + system CPU of a process so far, from /proc (Linux). */
+function cpuSeconds(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
 }
 
 function median(v) {
