@@ -22,7 +22,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close().catch(() => undefined);
-  const code = await server.stop();
+  const code = server ? await server.stop() : 0; // undefined when startup failed
   rmSync(confDir, { recursive: true, force: true });
   if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0); // nats-server exits 1 on SIGTERM
 });

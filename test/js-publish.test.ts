@@ -20,6 +20,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await nc?.close().catch(() => undefined);
+  if (!server) return; // startup failed: nothing to stop
   const code = await server.stop();
   if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0); // nats-server exits 1 on SIGTERM
 });
