@@ -53,12 +53,14 @@ describe('restart after kill -9', () => {
     }
     expect(acks.every((a, i) => a.seq === i + 1)).toBe(true);
     expect(await jsm.streams.delete('DROPPED')).toBe(true);
+    const updated = await jsm.streams.update('DUR', { description: 'kept and updated', max_msgs: 100_000 });
     await kill9(first.server);
 
     const second = await start();
     const jsm2 = await second.nc.jetstreamManager();
     const si = await jsm2.streams.info('DUR');
-    expect(si.config).toEqual(created.config);
+    expect(si.config).toEqual(updated.config);
+    expect(si.config).toMatchObject({ description: 'kept and updated', max_msgs: 100_000 });
     expect(si.created).toBe(created.created);
     expect(si.state).toMatchObject({ messages: total, first_seq: 1, last_seq: total });
     for (const seq of [1, 2, 999, 1500, 1999, 2000]) {
