@@ -104,6 +104,19 @@ describe('pull consumers (CONSUMER.MSG.NEXT)', () => {
     });
   });
 
+  it('tells a request whose batch completed with bytes to spare (2.10 Batch Completed)', async () => {
+    const f = await fixture();
+    await durable(f, 'D');
+    await f.publish('s.a', 'x'.repeat(10));
+    const msgs = await f.pull('D', { batch: 1, max_bytes: 1000 });
+    expect(msgs).toHaveLength(2);
+    expect(statusOf(msgs[1]!)).toEqual({
+      code: 409,
+      description: 'Batch Completed',
+      headers: { 'Nats-Pending-Messages': '0', 'Nats-Pending-Bytes': String(1000 - 13) },
+    });
+  });
+
   it('answers a pull on a push consumer with 409', async () => {
     const f = await fixture();
     await f.api('$JS.API.CONSUMER.CREATE.S.P', { stream_name: 'S', config: { durable_name: 'P', deliver_subject: 'out' } });

@@ -638,8 +638,9 @@ export class Consumer {
     const bus = this.ctx.bus;
     const size = msg.subject.length + msg.header.length + msg.data.length;
     let target: string;
+    let req: PullRequest | null = null;
     if (this.waiting) {
-      const req = this.headRequest(size);
+      req = this.headRequest(size);
       if (req === null) {
         this.putBack(c);
         return false;
@@ -661,6 +662,8 @@ export class Consumer {
     const data = cfg.headers_only ? EMPTY : msg.data;
     if (bus.publishTo) bus.publishTo(target, msg.subject, reply, header, data);
     else bus.publish(target, reply, header, data);
+    // 2.10: a request whose batch is done with max_bytes to spare is told so.
+    if (req !== null && req.batch <= 0 && req.maxBytes > 0) bus.publish(target, null, S.batchCompleted(req.maxBytes), EMPTY);
     if (result.settled.length > 0) this.settle(result, new Map([[msg.seq, msg.subject]]));
     this.lastDeliveryMs = now;
     if (cfg.rate_limit_bps) this.nextSendAtMs = Math.max(this.nextSendAtMs, now) + Math.ceil((size * 8 * 1000) / cfg.rate_limit_bps);

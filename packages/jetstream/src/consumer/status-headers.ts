@@ -14,6 +14,7 @@ function withPending(status: string, msgs: number, bytes: number): Buffer {
 }
 export const requestTimeout = (msgs: number, bytes: number) => withPending('408 Request Timeout', msgs, bytes);
 export const maxBytesExceeded = (msgs: number, bytes: number) => withPending('409 Message Size Exceeds MaxBytes', msgs, bytes);
+export const batchCompleted = (bytes: number) => withPending('409 Batch Completed', 0, bytes);
 export const status = (code: number, text: string) => enc(`NATS/1.0 ${code} ${text}\r\n\r\n`);
 
 export function idleHeartbeat(lastConsumerSeq: number, lastStreamSeq: number, stalledFc?: string): Buffer {
