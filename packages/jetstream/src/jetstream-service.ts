@@ -5,7 +5,7 @@ import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flo
 import type { ApiError } from './api/api-error.js';
 import { JsErrors } from './api/api-errors.js';
 import { directGet } from './api/direct-get.js';
-import { StreamApi } from './api/stream-api.js';
+import { ResponseType, StreamApi } from './api/stream-api.js';
 import { formatTimeNs, nowNs } from './api/time-format.js';
 import { loadStreams, messagesDir, removeStream, saveStream, streamDir } from './catalogue/stream-catalogue.js';
 import { ConsumerService } from './consumer/consumer-service.js';
@@ -242,7 +242,11 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       return true;
     }
     if (n === 4 && op === 'LEADER' && t[2] === 'STEPDOWN') {
-      void api.leaderStepdown(msg);
+      void api.clusterOnly(ResponseType.streamStepdown, msg);
+      return true;
+    }
+    if (n === 4 && op === 'PEER' && t[2] === 'REMOVE') {
+      void api.clusterOnly(ResponseType.streamRemovePeer, msg);
       return true;
     }
     return false;

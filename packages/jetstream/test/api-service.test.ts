@@ -91,6 +91,11 @@ describe('JetStreamService API router', () => {
       type: 'io.nats.jetstream.api.v1.stream_leader_stepdown_response',
       error: { code: 503, err_code: 10010, description: 'JetStream clustering support required' },
     });
+    expect(await bus.request('$JS.API.STREAM.PEER.REMOVE.A', { peer: 'x' })).toMatchObject({
+      type: 'io.nats.jetstream.api.v1.stream_remove_peer_response',
+      error: { code: 503, err_code: 10010 },
+    });
+    expect(await bus.request('$JS.API.META.LEADER.STEPDOWN', '', 50)).toBeNull();
   });
 
   it('serves the domain prefix too', async () => {

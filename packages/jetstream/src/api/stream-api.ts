@@ -23,6 +23,7 @@ export const ResponseType = {
   msgGet: `${T}stream_msg_get_response`,
   msgDelete: `${T}stream_msg_delete_response`,
   streamStepdown: `${T}stream_leader_stepdown_response`,
+  streamRemovePeer: `${T}stream_remove_peer_response`,
 } as const;
 
 const NAMES_PAGE_LIMIT = 1024;
@@ -216,8 +217,9 @@ export class StreamApi {
     });
   }
 
-  leaderStepdown(msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.streamStepdown, msg.reply, () => {
+  /** STREAM.LEADER.STEPDOWN and STREAM.PEER.REMOVE: cluster operations, refused on one node. */
+  clusterOnly(type: typeof ResponseType.streamStepdown | typeof ResponseType.streamRemovePeer, msg: BusMessage): Promise<void> {
+    return this.run(type, msg.reply, () => {
       throw JsErrors.clusteringRequired();
     });
   }
