@@ -152,6 +152,21 @@ describe('JetStreamService API router', () => {
     });
   });
 
+  it('publishes stream action advisories when someone listens', async () => {
+    const { bus } = await service();
+    const seen: Array<Record<string, unknown>> = [];
+    bus.subscribe('$JS.EVENT.ADVISORY.STREAM.>', (m) => seen.push({ subject: m.subject, ...JSON.parse(m.data.toString()) }));
+    await bus.request('$JS.API.STREAM.CREATE.ADV', { name: 'ADV' });
+    await bus.request('$JS.API.STREAM.UPDATE.ADV', { name: 'ADV', max_msgs: 5 });
+    await bus.request('$JS.API.STREAM.DELETE.ADV');
+    expect(seen.map((a) => [a['subject'], a['action']])).toEqual([
+      ['$JS.EVENT.ADVISORY.STREAM.CREATED.ADV', 'create'],
+      ['$JS.EVENT.ADVISORY.STREAM.UPDATED.ADV', 'modify'],
+      ['$JS.EVENT.ADVISORY.STREAM.DELETED.ADV', 'delete'],
+    ]);
+    expect(seen[0]).toMatchObject({ type: 'io.nats.jetstream.advisory.v1.stream_action', stream: 'ADV' });
+  });
+
   it('starts sequences at first_seq', async () => {
     const { bus } = await service();
     const r = await bus.request('$JS.API.STREAM.CREATE.F', { name: 'F', first_seq: 100 });
