@@ -12,6 +12,7 @@ const [role, url, name, ...rest] = process.argv.slice(2);
 const send = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 const API_TIMEOUT_MS = 30_000;
 const MAX_ROUNDS = 1_000_000; // bound for the fetch loop
+const MAX_CONSUME_MS = 60_000; // a stalled consume() reports what it got instead of hanging
 
 const nc = await connect({ servers: url, pingInterval: 60_000, reconnect: false });
 const js = nc.jetstream({ timeout: API_TIMEOUT_MS });
@@ -68,10 +69,12 @@ try {
     const start = performance.now();
     if (role === 'consume') {
       const messages = await consumer.consume({ max_messages: batch });
+      const stall = setTimeout(() => void messages.close(), MAX_CONSUME_MS);
       for await (const m of messages) {
         m.ack();
         if (++ops >= count) break;
       }
+      clearTimeout(stall);
     } else {
       for (let round = 0; round < MAX_ROUNDS && ops < count; round++) {
         const msgs = await consumer.fetch({ max_messages: Math.min(batch, count - ops), expires: 5_000 });
