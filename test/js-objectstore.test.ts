@@ -131,6 +131,25 @@ describe('object store with the nats client', () => {
     expect(aliasInfo?.options?.link).toEqual({ bucket: 'linked', name: 'target' });
   });
 
+  it('renames an object with update() and watches changes', async () => {
+    const os = await js.views.os('watched');
+    await os.putBlob({ name: 'old-name' }, new TextEncoder().encode('content'));
+    const w = await os.watch({ includeHistory: true });
+    const seen: string[] = [];
+    const reading = (async () => {
+      for await (const info of w) {
+        if (info === null) continue; // the "caught up" marker
+        seen.push(`${info.name}:${info.deleted ? 'deleted' : info.size}`);
+        if (seen.length === 3) break;
+      }
+    })();
+    await os.update('old-name', { name: 'new-name', description: 'renamed' });
+    await os.delete('new-name');
+    await Promise.race([reading, new Promise((r) => setTimeout(r, 5_000))]);
+    expect(seen).toEqual(['old-name:7', 'new-name:7', 'new-name:deleted']);
+    expect(await os.info('old-name')).toBeNull(); // the old meta subject was purged
+  });
+
   it('seals a bucket so that further puts fail', async () => {
     const os = await js.views.os('sealed');
     await os.putBlob({ name: 'keep' }, new TextEncoder().encode('kept'));
