@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { connect, type NatsConnection, type NatsError, ErrorCode } from 'nats';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { startServer } from './security-server-start.js';
 import { RawClient } from './helpers/raw-client.js';
 
 /** Exit codes after SIGTERM: flotilla 0; nats-server 2.9.10 exits 0 or 1. */
@@ -59,7 +60,7 @@ describe('subject permissions', () => {
   const conns: NatsConnection[] = [];
 
   beforeAll(async () => {
-    server = await startFlotilla({ args: ['-c', writeConf(USERS_CONF)] });
+    server = await startServer({ args: ['-c', writeConf(USERS_CONF)] });
   });
   afterAll(async () => {
     for (const c of clients) c.close();
@@ -220,7 +221,7 @@ describe('subject permissions', () => {
 describe('bcrypt token', () => {
   it('accepts the token whose bcrypt hash is configured, refuses others', async () => {
     const conf = writeConf(`authorization { token: "${bcrypt.hashSync(BCRYPT_TOKEN, 4)}" }\n`);
-    const s = await startFlotilla({ args: ['-c', conf] });
+    const s = await startServer({ args: ['-c', conf] });
     try {
       const nc = await connect({ servers: s.url, token: BCRYPT_TOKEN, reconnect: false });
       await nc.flush();
@@ -245,7 +246,7 @@ authorization {
 `;
   let server: FlotillaProcess;
   beforeAll(async () => {
-    server = await startFlotilla({ args: ['-js', '-sd', mkdtempSync(join(tmpdir(), 'flotilla-perm-js-')), '-c', writeConf(conf)] });
+    server = await startServer({ args: ['-js', '-sd', mkdtempSync(join(tmpdir(), 'flotilla-perm-js-')), '-c', writeConf(conf)] });
   });
   afterAll(async () => {
     expect(CLEAN_EXITS).toContain(await server.stop());

@@ -8,7 +8,8 @@ import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsError } from 'nats';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { startServer } from './security-server-start.js';
 import { RawClient } from './helpers/raw-client.js';
 
 const PASSWORD = 'Kn0wn-Passw0rd-7319';
@@ -77,8 +78,8 @@ describe('secrets never appear in logs, monitoring output or errors', () => {
       conf,
       `authorization {\n  users = [\n    { user: app, password: "${PASSWORD}", permissions: { publish: "secret.>", subscribe: "secret.>" } }\n  ]\n}\n`,
     );
-    const s = await startFlotilla({ args: ['-DV', '-c', conf] });
-    const logged = await startFlotilla({ args: ['-DV', '-l', logFile, '-c', conf] });
+    const s = await startServer({ args: ['-DV', '-c', conf] });
+    const logged = await startServer({ args: ['-DV', '-l', logFile, '-c', conf] });
     try {
       const seen = await exercise(s, { user: 'app', pass: PASSWORD });
       const seenLogged = await exercise(logged, { user: 'app', pass: PASSWORD });
@@ -102,7 +103,7 @@ describe('secrets never appear in logs, monitoring output or errors', () => {
     const dir = mkdtempSync(join(tmpdir(), 'flotilla-secrets-'));
     const conf = join(dir, 'server.conf');
     writeFileSync(conf, `authorization { token: "${TOKEN}" }\n`);
-    const s = await startFlotilla({ args: ['-DV', '-c', conf] });
+    const s = await startServer({ args: ['-DV', '-c', conf] });
     try {
       const seen = await exercise(s, { token: TOKEN });
       await sleep(300);

@@ -6,7 +6,8 @@ import { connect as netConnect } from 'node:net';
 import { writeFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, type NatsConnection, type NatsError, ErrorCode } from 'nats';
-import { runFlotilla, startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { runFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { startServer } from './security-server-start.js';
 import { makeTestCertificates, type TestCertificates } from './security-certificates.js';
 
 /** Exit codes after SIGTERM: flotilla 0; nats-server 2.9.10 exits 0 or 1. */
@@ -51,7 +52,7 @@ async function tryConnect(opts: Parameters<typeof connect>[0]): Promise<NatsConn
 describe('TLS (--tls --tlscert --tlskey)', () => {
   let s: FlotillaProcess;
   beforeAll(async () => {
-    s = await startFlotilla({ args: ['--tls', '--tlscert', certs.server.cert, '--tlskey', certs.server.key] });
+    s = await startServer({ args: ['--tls', '--tlscert', certs.server.cert, '--tlskey', certs.server.key] });
   });
   afterAll(async () => {
     expect(CLEAN_EXITS).toContain(await s.stop());
@@ -92,7 +93,7 @@ describe('TLS (--tls --tlscert --tlskey)', () => {
 describe('mutual TLS (--tlsverify --tlscacert)', () => {
   let s: FlotillaProcess;
   beforeAll(async () => {
-    s = await startFlotilla({
+    s = await startServer({
       args: ['--tlsverify', '--tlscert', certs.server.cert, '--tlskey', certs.server.key, '--tlscacert', certs.caFile],
     });
   });
@@ -143,7 +144,7 @@ authorization {
 }
 `,
     );
-    s = await startFlotilla({ args: ['-c', conf] });
+    s = await startServer({ args: ['-c', conf] });
   });
   afterAll(async () => {
     expect(CLEAN_EXITS).toContain(await s.stop());
