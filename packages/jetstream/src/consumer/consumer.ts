@@ -427,7 +427,9 @@ export class Consumer {
         q.remove(req);
         continue;
       }
-      if (req.noWait && endOfStream) {
+      // A no_wait request that got messages ends at the end of the stream; one with `expires` and
+      // nothing yet waits for its expiry, as on nats-server.
+      if (req.noWait && endOfStream && (req.delivered > 0 || req.expiresAtMs === 0)) {
         bus.publish(req.reply, null, req.delivered > 0 ? S.requestTimeout(req.batch, req.maxBytes) : S.NO_MESSAGES, EMPTY);
         q.remove(req);
         continue;
@@ -501,7 +503,8 @@ export class Consumer {
       const cand = await this.nextCandidate();
       if (this.closed) return sent;
       if (cand === null) {
-        if (this.waiting) this.expireWaiting(this.clock.nowMs(), true);
+        // End of the stream (not a max_ack_pending stop): one-shot no_wait requests are done.
+        if (this.waiting && !this.maxAckPendingReached()) this.expireWaiting(this.clock.nowMs(), true);
         return sent;
       }
       if (!this.canDeliver()) {
