@@ -138,6 +138,8 @@ export class FileStore extends StoreCore {
   private flushScheduled = false;
   private syncRequested = false;
   private unsynced = false;
+  /** LevelDB holds writes made without sync (limit-driven removals) since its last synced write. */
+  private indexUnsynced = false;
   private failure: unknown = null;
   private syncTimer: NodeJS.Timeout | null = null;
 
@@ -157,7 +159,7 @@ export class FileStore extends StoreCore {
     this.pool = new BufferPool(this.maxBlockBytes, POOLED_BUFFERS);
     if (sync !== 'always') {
       this.syncTimer = setInterval(() => {
-        if (!this.unsynced) return;
+        if (!this.unsynced && !this.indexUnsynced) return;
         this.syncRequested = true;
         this.markDirty();
       }, Math.max(1, sync.intervalMs));
@@ -288,16 +290,19 @@ export class FileStore extends StoreCore {
     if (this.inFlight !== null || this.next === null || this.failure !== null) return;
     const done = this.next;
     this.next = null;
+    // An interval (or closing) sync makes everything durable, LevelDB included; a sync-always flush syncs
+    // LevelDB only for removals the caller asked for (limit-driven ones are re-derived on open).
+    const fullSync = this.syncRequested;
+    const sync = this.syncAlways || fullSync;
+    this.syncRequested = false;
     let plan: FlushPlan;
     try {
-      plan = this.plan();
+      plan = this.plan(fullSync && this.indexUnsynced);
     } catch (err) {
       this.fail(err, done);
       return;
     }
-    const sync = this.syncAlways || this.syncRequested;
-    this.syncRequested = false;
-    this.inFlight = this.persist(plan, sync).then(
+    this.inFlight = this.persist(plan, sync, sync && (plan.hard || fullSync)).then(
       () => {
         this.unsynced = !sync;
         this.inFlight = null;
@@ -320,7 +325,7 @@ export class FileStore extends StoreCore {
   }
 
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
-  private plan(): FlushPlan {
+  private plan(forceMeta: boolean): FlushPlan {
     this.sealBuilding();
     const plan: FlushPlan = { frames: [], zero: [], ops: [], hard: this.hardRemoval };
     this.hardRemoval = false;
@@ -384,7 +389,7 @@ export class FileStore extends StoreCore {
     this.dirty.clear();
     for (const e of retry) this.dirty.add(e);
     // last_seq and last_ts are also recovered from the segments, so pure appends skip LevelDB.
-    if (this.metaDirty || plan.hard || floor !== this.writtenFloor || ops.length > 0) {
+    if (forceMeta || this.metaDirty || plan.hard || floor !== this.writtenFloor || ops.length > 0) {
       ops.push({ type: 'put', key: META_KEY, value: encodeMeta({ floor, last: this.lastSeq, lastTs: this.lastTs }) });
       this.writtenFloor = floor;
       this.metaDirty = false;
@@ -399,9 +404,12 @@ export class FileStore extends StoreCore {
     else for (const t of tombs) held.push(t);
   }
 
-  private async persist(plan: FlushPlan, sync: boolean): Promise<void> {
-    const writeIndex = (): Promise<void> =>
-      plan.ops.length === 0 ? RESOLVED : this.db.batch(plan.ops, { sync: sync && plan.hard });
+  private async persist(plan: FlushPlan, sync: boolean, syncIndex: boolean): Promise<void> {
+    const writeIndex = (): Promise<void> => {
+      if (plan.ops.length === 0) return RESOLVED;
+      this.indexUnsynced = !syncIndex;
+      return this.db.batch(plan.ops, { sync: syncIndex });
+    };
     // Without rewritten blocks the LevelDB write and the segment write are independent: overlap them.
     // With them, tombstones may only go once the new copies are durable and the old ones zeroed.
     const overlap = plan.zero.length === 0;
@@ -641,7 +649,7 @@ export class FileStore extends StoreCore {
     try {
       if (this.failure === null) {
         this.syncRequested = true;
-        if (this.unsynced) this.markDirty();
+        if (this.unsynced || this.indexUnsynced) this.markDirty();
         await this.durable();
       }
     } finally {
