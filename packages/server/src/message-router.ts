@@ -12,6 +12,8 @@ const NO_QUEUES: readonly string[] = [];
 export interface ClusterRoute {
   subscribed(sub: Subscription): void;
   unsubscribed(sub: Subscription): void;
+  /** true when some peer has a subscription matching `subject`. */
+  hasRemoteInterest(subject: string): boolean;
   /** Sends a locally published message to peers with interest; returns how many peers it went to. */
   forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number;
 }
@@ -37,6 +39,11 @@ export class MessageRouter {
 
   unsubscribe(sub: Subscription): void {
     if (this.sublist.remove(sub)) this.cluster?.unsubscribed(sub);
+  }
+
+  /** Interest anywhere in the cluster: a local subscription, or a peer's. */
+  hasInterest(subject: string): boolean {
+    return this.sublist.hasInterest(subject) || (this.cluster?.hasRemoteInterest(subject) ?? false);
   }
 
   /**

@@ -95,6 +95,10 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     if (entry !== null) this.announce(entry);
   }
 
+  hasRemoteInterest(subject: string): boolean {
+    return this.remoteInterest.sublist.hasInterest(subject);
+  }
+
   forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number {
     const plan = this.remoteInterest.plan(subject, (q) => servedQueues.includes(q));
     if (plan === null) return 0;
