@@ -75,6 +75,31 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     return () => this.peerListeners.delete(fn);
   }
 
+  /** Route information in the spirit of nats-server's /routez, for the monitoring endpoint. */
+  routez(): Record<string, unknown> {
+    const peers = this.node.peers();
+    return {
+      server_id: this.options.serverId,
+      server_name: this.options.serverName,
+      cluster: this.node.clusterName,
+      cluster_url: this.node.clusterUrl,
+      raft_node_id: this.node.raftNodeId,
+      num_routes: peers.length,
+      routed_msgs_out: this.routedOut,
+      routed_msgs_in: this.routedIn,
+      local_interest: this.localInterest.size,
+      routes: peers.map((p) => ({
+        remote_id: p.serverId,
+        remote_name: p.serverName,
+        did_solicit: p.outbound,
+        cluster_url: p.clusterUrl,
+        client_url: p.clientUrl,
+        raft_node_id: p.raftNodeId,
+        interest: this.remoteInterest.entriesOf(p.serverId),
+      })),
+    };
+  }
+
   /** Every node's client URL, this node's first. */
   connectUrls(): string[] {
     const urls = [this.options.clientUrl];
