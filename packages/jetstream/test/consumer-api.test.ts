@@ -78,7 +78,9 @@ describe('consumer API: create, info, list, names, delete', () => {
     expect((await create({ filter_subject: 'other.>' })).err_code).toBe(10093);
     expect((await create({ filter_subjects: ['s.a', 's.*'] })).err_code).toBe(10138);
     expect((await create({ filter_subject: 's.a', filter_subjects: ['s.b'] })).err_code).toBe(10136);
-    expect((await f.api('$JS.API.CONSUMER.CREATE.S', { stream_name: 'S' })).error.err_code).toBe(10078);
+    // a request without config is the zero config (nats-server holds it by value): an ephemeral
+    const bare = await f.api('$JS.API.CONSUMER.CREATE.S', { stream_name: 'S' });
+    expect(bare.config).toMatchObject({ deliver_policy: 'all', ack_policy: 'none', inactive_threshold: 5e9 });
   });
 
   it('applies action create/update semantics', async () => {

@@ -14,7 +14,7 @@ export type CreateAction = '' | 'create' | 'update';
 /** What a create request asks for once its subject and body are checked. */
 export interface CreateRequest {
   stream: string;
-  config: ConsumerConfig | null;
+  config: ConsumerConfig;
   action: CreateAction;
   /** Legacy `CONSUMER.CREATE.<S>`: the name may be generated. */
   legacyEphemeral: boolean;
@@ -72,12 +72,10 @@ export class ConsumerApi {
     } catch {
       return fail(E.invalidJson());
     }
-    let config: ConsumerConfig | null = null;
-    if (body['config'] !== undefined && body['config'] !== null) {
-      const parsed = parseConsumerConfig(body['config']);
-      if (!('deliver_policy' in parsed)) return fail(parsed);
-      config = parsed;
-    }
+    // nats-server's request holds the config by value: a missing one is the zero config.
+    const parsed = parseConsumerConfig(body['config'] ?? {});
+    if (!('deliver_policy' in parsed)) return fail(parsed);
+    const config: ConsumerConfig = parsed;
     const action = body['action'] ?? '';
     if (action !== '' && action !== 'create' && action !== 'update') return fail(E.invalidJson());
     const requestedStream = typeof body['stream_name'] === 'string' ? body['stream_name'] : '';
@@ -101,20 +99,19 @@ export class ConsumerApi {
     }
     if (streamName !== requestedStream) return fail(E.streamMismatch());
     if (consumerName !== '' && /[\\/]/.test(consumerName)) return fail(E.pathSeparators());
-    const durable = config?.durable_name ?? '';
+    const durable = config.durable_name ?? '';
     if (kind === 'legacyDurable') {
       if (durable === '') return fail(E.durableNotSet());
       if (consumerName !== durable) return fail(E.durableMismatch());
     }
     if (kind === 'new') {
       if (durable !== '' && consumerName !== durable) return fail(E.durableMismatch());
-      config ??= { deliver_policy: 'all', ack_policy: 'none', replay_policy: 'instant', num_replicas: 0 };
       config.name = consumerName;
     }
     if (kind === 'legacyEphemeral' && durable !== '') return fail(E.ephemeralWithDurable());
-    if (filter !== '' && config?.filter_subjects) return fail(E.multipleFiltersNotAllowed());
-    if (filter !== '' && (config?.filter_subject ?? '') !== filter) return fail(E.filterMismatch());
-    if (config && config.num_replicas > 1) return fail(E.replicasNotSupported());
+    if (filter !== '' && config.filter_subjects) return fail(E.multipleFiltersNotAllowed());
+    if (filter !== '' && (config.filter_subject ?? '') !== filter) return fail(E.filterMismatch());
+    if (config.num_replicas > 1) return fail(E.replicasNotSupported());
 
     const req: CreateRequest = { stream: streamName, config, action, legacyEphemeral: kind === 'legacyEphemeral' };
     this.service.createConsumer(req).then(

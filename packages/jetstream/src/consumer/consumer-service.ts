@@ -152,7 +152,6 @@ export class ConsumerService implements ConsumerHost {
       if (!entry) throw E.streamNotFound();
       const stream = entry.stream;
       const config = req.config;
-      if (config === null) throw E.configRequired();
       applyConsumerDefaults(config, stream.config);
       const invalid = checkConsumerConfig(config, stream.config);
       if (invalid) throw invalid;
