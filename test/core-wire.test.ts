@@ -190,3 +190,22 @@ describe('wire format', () => {
     expect(c.received).toBe('MSG tabs 5 3\r\nabc\r\nPONG\r\n');
   });
 });
+
+describe('nats-server defaults when CONNECT omits options', () => {
+  it('verbose and pedantic are on until CONNECT turns them off', async () => {
+    const c = await RawClient.connect(server.port);
+    clients.push(c);
+    c.clear();
+    c.send('SUB d 1\r\nPING\r\n'); // before any CONNECT: verbose
+    await c.waitFor(/PONG\r\n$/);
+    expect(c.received).toBe('+OK\r\nPONG\r\n');
+    c.clear();
+    c.send('CONNECT {}\r\nPUB d.* 1\r\nx\r\nPING\r\n'); // pedantic refuses the wildcard, verbose still acks
+    await c.waitFor(/PONG\r\n$/);
+    expect(c.received).toBe("+OK\r\n-ERR 'Invalid Publish Subject'\r\n+OK\r\nPONG\r\n");
+    c.clear();
+    c.send('CONNECT {"verbose":false}\r\nPUB d.* 1\r\nx\r\nPING\r\n'); // pedantic still on
+    await c.waitFor(/PONG\r\n$/);
+    expect(c.received).toBe("-ERR 'Invalid Publish Subject'\r\nPONG\r\n");
+  });
+});

@@ -61,8 +61,8 @@ export async function startFlotilla(opts: StartOptions = {}): Promise<FlotillaPr
       throw new Error(`flotilla did not write its ports file: ${out}`);
     }
     const name = readdirSafe(portsDir).find((f) => f.endsWith(`_${proc.pid}.ports`));
-    if (name) ports = JSON.parse(readFileSync(join(portsDir, name), 'utf8'));
-    else await sleep(20);
+    if (name) ports = readPortsFile(join(portsDir, name));
+    if (ports === null) await sleep(20);
   }
   const port = Number(new URL(ports.nats[0]!).port);
   const httpPort = ports.monitoring.length > 0 ? Number(new URL(ports.monitoring[0]!).port) : 0;
@@ -92,6 +92,15 @@ export async function runFlotilla(args: string[], cwd?: string): Promise<{ code:
   const code = await new Promise<number | null>((resolve) => proc.once('exit', (c) => resolve(c)));
   clearTimeout(timer);
   return { code, stdout, stderr };
+}
+
+/** nats-server writes its ports file in place, so a poll can catch it half-written: retry on bad JSON. */
+function readPortsFile(path: string): { nats: string[]; monitoring: string[] } | null {
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as { nats: string[]; monitoring: string[] };
+  } catch {
+    return null;
+  }
 }
 
 function readdirSafe(dir: string): string[] {

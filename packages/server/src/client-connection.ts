@@ -75,8 +75,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   lastActivityMs = this.startMs;
   // CONNECT options
   connected = false;
-  verbose = false;
-  pedantic = false;
+  // nats-server's defaults: verbose and pedantic are on until CONNECT turns them off (nats.js always does).
+  verbose = true;
+  pedantic = true;
   echo = true;
   headers = false;
   noResponders = false;
@@ -216,8 +217,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.noResponders = opts['no_responders'] === true;
     if (this.noResponders && !this.headers) return this.fail(ERR_NO_RESPONDERS_NEEDS_HEADERS, 'Protocol Violation');
     this.user = user;
-    this.verbose = opts['verbose'] === true;
-    this.pedantic = opts['pedantic'] === true;
+    if (opts['verbose'] !== undefined) this.verbose = opts['verbose'] === true;
+    if (opts['pedantic'] !== undefined) this.pedantic = opts['pedantic'] === true;
     this.echo = opts['echo'] !== false;
     this.name = typeof opts['name'] === 'string' ? opts['name'] : '';
     this.lang = typeof opts['lang'] === 'string' ? opts['lang'] : '';
@@ -385,6 +386,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.inBytes += message.length;
     if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
       this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
+      if (this.verbose) this.enqueue(OK_BYTES); // nats-server still acknowledges the op
       return;
     }
     if (!isValidPublishSubject(subject)) {

@@ -4,6 +4,17 @@ import { createLogger } from './logger.js';
 import { FlotillaServer } from './server.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
 
+const SHUTDOWN_TIMEOUT_MS = 15_000;
+
+function exitAfterFlush(log: { flush(): void }, code: number): void {
+  try {
+    log.flush();
+  } catch {
+    // stdout may be gone (a parent that died); exiting matters more than the last log line.
+  }
+  process.exit(code);
+}
+
 export async function main(argv: string[]): Promise<number | null> {
   let result: OptionsResult;
   try {
@@ -46,10 +57,15 @@ export async function main(argv: string[]): Promise<number | null> {
   }
   const stop = (signal: string): void => {
     log.info({ signal }, 'signal received');
-    void server.shutdown().then(() => {
-      log.flush();
-      process.exit(0);
-    });
+    // Bounded: a shutdown that hangs (a stuck socket, a store that never flushes) still ends the process.
+    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref();
+    void server.shutdown().then(
+      () => exitAfterFlush(log, 0),
+      (err: Error) => {
+        log.error({ err: err.message }, 'shutdown failed');
+        exitAfterFlush(log, 1);
+      },
+    );
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));

@@ -1,6 +1,6 @@
 // `<dir>/<executable>_<pid>.ports`, as nats-server writes it with --ports_file_dir, so tools that wait for
 // it (test harnesses, the nats CLI's helpers) find our ports the same way.
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { networkInterfaces } from 'node:os';
 import { basename, join } from 'node:path';
 
@@ -35,7 +35,10 @@ export class PortsFile {
 
   write(content: PortsFileContent): void {
     mkdirSync(join(this.path, '..'), { recursive: true });
-    writeFileSync(this.path, JSON.stringify(content));
+    // Written whole then renamed, so a reader polling for the file never sees it half-written.
+    const temp = `${this.path}.tmp`;
+    writeFileSync(temp, JSON.stringify(content));
+    renameSync(temp, this.path);
   }
 
   remove(): void {

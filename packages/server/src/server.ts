@@ -95,6 +95,7 @@ export class FlotillaServer implements ClientHost {
           maxMemoryStoreBytes: o.jetstream.maxMemoryStoreBytes,
           maxFileStoreBytes: o.jetstream.maxFileStoreBytes,
           ...(o.jetstream.domain ? { domain: o.jetstream.domain } : {}),
+          ...(o.jetstream.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.jetstream.syncIntervalMs } } : {}),
           serverName: this.serverName,
           serverId: this.serverId,
         },

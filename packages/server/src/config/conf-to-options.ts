@@ -386,6 +386,16 @@ class ConfApplier {
           if (s !== undefined) js.domain = s;
           break;
         }
+        case 'sync_interval': {
+          // "always" (our default) or a duration, as nats-server 2.10 spells it.
+          if (this.kindOf(item) === 'string' && String(item.value).toLowerCase() === 'always') {
+            delete js.syncIntervalMs;
+            break;
+          }
+          const ms = this.durationMs(item);
+          if (ms !== undefined) js.syncIntervalMs = ms;
+          break;
+        }
         case 'enable':
         case 'enabled': {
           const b = this.bool(item);

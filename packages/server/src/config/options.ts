@@ -43,6 +43,11 @@ export interface JetStreamOptions {
   maxMemoryStoreBytes: number; // -1 = unlimited
   maxFileStoreBytes: number; // -1 = unlimited
   domain?: string;
+  /**
+   * File-store sync: undefined = fsync before every ack (Flotilla's default, unlike nats-server's 2m
+   * interval); a number = sync every that many ms (`jetstream { sync_interval: "1s" }`, nats-server 2.10).
+   */
+  syncIntervalMs?: number;
 }
 
 export interface ClusterOptions {
