@@ -37,7 +37,7 @@ describe('consumer API: create, info, list, names, delete', () => {
     expect(named.config.name).toBe('C1');
     expect(named.config.inactive_threshold).toBe(5_000_000_000);
     const legacy = await f.api('$JS.API.CONSUMER.CREATE.S', { stream_name: 'S', config: { ack_policy: 'none' } });
-    expect(legacy.name).toMatch(/^[A-Z0-9]{8}$/);
+    expect(legacy.name).toMatch(/^[A-Za-z0-9]{8}$/);
     const legacyNamed = await f.api('$JS.API.CONSUMER.CREATE.S', { stream_name: 'S', config: { name: 'ORD1', ack_policy: 'none' } });
     expect(legacyNamed.name).toBe('ORD1');
 

@@ -1035,7 +1035,7 @@ function parseGoDurationMs(text: string): number {
   return matched === text.length ? total : 0;
 }
 
-const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
 export function randomId(len: number): string {
   let s = '';
   for (let i = 0; i < len; i++) s += ID_CHARS[Math.floor(Math.random() * ID_CHARS.length)];
