@@ -19,7 +19,8 @@ import {
 } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type ConsumerStorage } from './consumer-storage.js';
-import { Consumer, randomId, type ConsumerHost } from './consumer.js';
+import { Consumer, type ConsumerHost } from './consumer.js';
+import { randomId } from './random-id.js';
 import { subjectsCollide } from './subject-overlap.js';
 
 interface StreamConsumers {
@@ -72,7 +73,7 @@ export class ConsumerService implements ConsumerHost {
       if (files === null) continue;
       try {
         const c = this.makeConsumer(stream, files.meta.name, files.meta.config, files.meta.created);
-        c.initPosition(files.state);
+        await c.initPosition(files.state);
         entry.consumers.set(c.name, c);
         c.start();
       } catch (err) {
@@ -200,8 +201,7 @@ export class ConsumerService implements ConsumerHost {
       const created = new Date(this.clock.nowMs()).toISOString();
       const consumer = this.makeConsumer(stream, finalName, config, created);
       await consumer.saveMeta();
-      consumer.initPosition(null);
-      await consumer.resolveStartTime();
+      await consumer.initPosition(null);
       if (!this.streams.has(stream.name) || entry.consumers.has(finalName)) throw E.nameExists();
       entry.consumers.set(finalName, consumer);
       const info = consumer.info();

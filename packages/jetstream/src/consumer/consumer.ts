@@ -11,7 +11,11 @@ import { consumerFilters, isPushConfig, orderedConfig, type ConsumerConfig } fro
 import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
 import type { ConsumerStorage } from './consumer-storage.js';
 import { goDuration } from './consumer-errors.js';
+import { ackKind, parseNakDelayMs } from './ack-body.js';
+import { startPosition } from './start-position.js';
+import { FlowControlWindow } from './flow-control.js';
 import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
+import { randomId } from './random-id.js';
 import * as S from './status-headers.js';
 
 /** What the consumer needs from its owner (the ConsumerService). */
@@ -30,8 +34,6 @@ const READ_AHEAD = 256;
 const MAX_DELIVERIES_PER_TURN = 4096;
 /** How often a push consumer without interest looks again. */
 const INTEREST_POLL_MS = 100;
-/** Flow control: ask for a reply once this many bytes are unanswered, stall at twice that. */
-const FC_WINDOW_BYTES = 1024 * 1024;
 
 interface Candidate {
   msg: StoredMessage;
@@ -74,9 +76,7 @@ export class Consumer {
   private cancelInactive: (() => void) | null = null;
 
   // Push flow control, pacing and activity.
-  private fcPendingBytes = 0;
-  private fcOutstanding: { subject: string; bytes: number } | null = null;
-  private fcCounter = 0;
+  private readonly flowControl: FlowControlWindow;
   private nextSendAtMs = 0;
   private lastReplayTsNs = 0n;
   private lastReplaySentMs = 0;
@@ -96,6 +96,7 @@ export class Consumer {
     this.state = new ConsumerState(config.ack_policy);
     this.filters = consumerFilters(config);
     this.ackPrefix = ackReplyPrefix(stream.name, name);
+    this.flowControl = new FlowControlWindow(`$JS.FC.${stream.name}.${name}.`);
     this.waiting = isPushConfig(config) ? null : new PullRequestQueue(config.max_waiting ?? 512);
     this.pendingSubjects = stream.config.retention === 'limits' ? null : new Map();
     this.lastDeliveryMs = host.clock.nowMs();
@@ -121,95 +122,19 @@ export class Consumer {
   // ---- lifecycle ---------------------------------------------------------------------------------
 
   /** Sets the start position from deliver_policy (new consumers) or restores saved state. */
-  initPosition(saved: ConsumerStateSnapshot | null): void {
+  async initPosition(saved: ConsumerStateSnapshot | null): Promise<void> {
     if (saved) {
       this.state.restore(saved);
       const nowMs = this.clock.nowMs();
       for (const [, p] of this.state.pending) if (p.tsMs > nowMs) p.tsMs = nowMs;
     } else {
-      this.selectStart();
+      const start = await startPosition(this.stream.store, this.config, this.filters);
+      this.state.sseq = start.sseq;
+      this.state.asflr = start.sseq - 1;
+      this.lastPerSubject = start.lastPerSubject;
+      const n = start.lastPerSubject.length;
+      this.lastPerSubjectResume = n > 0 ? start.lastPerSubject[n - 1]! + 1 : 0;
     }
-    this.recountPending();
-  }
-
-  private selectStart(): void {
-    const store = this.stream.store;
-    const st = store.state();
-    const first = st.messages > 0 ? st.first_seq : st.last_seq + 1;
-    let start = first;
-    switch (this.config.deliver_policy) {
-      case 'all':
-        break;
-      case 'new':
-        start = st.last_seq + 1;
-        break;
-      case 'last': {
-        // The last message matching the filter(s), or the stream's last.
-        let last = 0;
-        if (this.filters.length === 0) last = st.last_seq;
-        else for (const f of this.filters) last = Math.max(last, store.filteredState(f, 0).last);
-        start = last > 0 ? last : st.last_seq + 1;
-        break;
-      }
-      case 'by_start_sequence':
-        start = Math.max(this.config.opt_start_seq ?? 1, 1);
-        break;
-      case 'by_start_time': {
-        start = this.seqForTime(Date.parse(this.config.opt_start_time!));
-        break;
-      }
-      case 'last_per_subject': {
-        const seqs: number[] = [];
-        for (const f of this.filters) {
-          for (const subject of store.subjectCounts(f).keys()) {
-            const s = store.lastSeqForSubject(subject);
-            if (s > 0) seqs.push(s);
-          }
-        }
-        seqs.sort((a, b) => a - b);
-        this.lastPerSubject = seqs;
-        this.lastPerSubjectResume = seqs.length > 0 ? seqs[seqs.length - 1]! + 1 : 0;
-        start = seqs.length > 0 ? seqs[0]! : st.last_seq + 1;
-        break;
-      }
-    }
-    this.state.sseq = start;
-    this.state.asflr = start - 1;
-  }
-
-  /** First sequence stored at or after `ms` (binary search over timestamps by sequence). */
-  private seqForTime(ms: number): number {
-    const st = this.stream.store.state();
-    if (st.messages === 0) return st.last_seq + 1;
-    const targetNs = BigInt(Math.floor(ms)) * 1_000_000n;
-    if (st.first_ts >= targetNs) return st.first_seq;
-    if (st.last_ts < targetNs) return st.last_seq + 1;
-    // Timestamps follow sequences; scan in steps of the read-ahead size (bounded by the stream).
-    return -1;
-  }
-
-  /** Async part of by_start_time positioning (reads timestamps). */
-  async resolveStartTime(): Promise<void> {
-    if (this.state.sseq !== -1) return;
-    const targetNs = BigInt(Math.floor(Date.parse(this.config.opt_start_time!))) * 1_000_000n;
-    const store = this.stream.store;
-    const st = store.state();
-    let seq = st.first_seq;
-    for (let guard = 0; guard < 1_000_000 && seq <= st.last_seq; guard++) {
-      const batch = await store.readRange(seq, 1024);
-      if (batch.length === 0) break;
-      for (const m of batch) {
-        if (m.timestampNs >= targetNs) {
-          this.state.sseq = m.seq;
-          this.state.asflr = m.seq - 1;
-          this.recountPending();
-          return;
-        }
-      }
-      seq = batch[batch.length - 1]!.seq + 1;
-    }
-    this.state.sseq = st.last_seq + 1;
-    this.state.asflr = st.last_seq;
     this.recountPending();
   }
 
@@ -534,7 +459,7 @@ export class Consumer {
         return false;
       }
       this.pushBound = true;
-      if (this.fcOutstanding && this.fcPendingBytes >= 2 * FC_WINDOW_BYTES) return false;
+      if (this.flowControl.stalled()) return false;
     }
     if (this.cancelPacing) return false;
     const maxAckPending = cfg.max_ack_pending ?? 0;
@@ -897,22 +822,18 @@ export class Consumer {
   // ---- push: flow control, heartbeats, interest ---------------------------------------------------------
 
   private trackFlowControl(size: number): void {
-    this.fcPendingBytes += size;
-    if (this.fcOutstanding === null && this.fcPendingBytes >= FC_WINDOW_BYTES) this.sendFlowControl();
+    const request = this.flowControl.delivered(size);
+    if (request !== null) this.sendFlowControl(request);
   }
 
-  private sendFlowControl(): void {
-    const subject = `$JS.FC.${this.stream.name}.${this.name}.${(this.fcCounter++).toString(36).padStart(4, '0').slice(-4)}`;
-    this.fcOutstanding = { subject, bytes: this.fcPendingBytes };
+  private sendFlowControl(subject: string): void {
     this.ctx.bus.publish(this.config.deliver_subject!, subject, S.FLOW_CONTROL_REQUEST, EMPTY);
   }
 
   private onFlowControlReply(m: BusMessage): void {
-    const fc = this.fcOutstanding;
-    if (fc === null || m.subject !== fc.subject) return;
-    this.fcPendingBytes = Math.max(0, this.fcPendingBytes - fc.bytes);
-    this.fcOutstanding = null;
-    if (this.fcPendingBytes >= FC_WINDOW_BYTES) this.sendFlowControl();
+    const { accepted, next } = this.flowControl.answered(m.subject);
+    if (!accepted) return;
+    if (next !== null) this.sendFlowControl(next);
     this.kick();
   }
 
@@ -927,7 +848,7 @@ export class Consumer {
       const t = this.clock.nowMs();
       if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
         // While a flow-control request is unanswered the heartbeat names it (the client answers it too).
-        const stalled = this.fcOutstanding?.subject;
+        const stalled = this.flowControl.outstandingSubject;
         this.ctx.bus.publish(this.config.deliver_subject!, null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
         this.lastDeliveryMs = t;
       }
@@ -988,56 +909,3 @@ export class Consumer {
 
 const EMPTY = new Uint8Array(0);
 const EMPTY_SUBJECTS: ReadonlyMap<number, string> = new Map();
-
-type AckKind = 'ack' | 'nak' | 'progress' | 'term' | 'next' | 'unknown';
-
-/** Classifies an ack body by its first bytes (§11): no string is made on the +ACK hot path. */
-function ackKind(b: Uint8Array): AckKind {
-  if (b.length === 0) return 'ack';
-  const c0 = b[0];
-  if (c0 === 0x2b /* + */ && b.length >= 3) {
-    const c1 = b[1];
-    if (c1 === 0x41 && b[2] === 0x43 && b[3] === 0x4b) return 'ack'; // +ACK
-    if (c1 === 0x4f && b[2] === 0x4b) return 'ack'; // +OK
-    if (c1 === 0x57 && b[2] === 0x50 && b[3] === 0x49) return 'progress'; // +WPI
-    if (c1 === 0x54 && b[2] === 0x45 && b[3] === 0x52 && b[4] === 0x4d) return 'term'; // +TERM
-    if (c1 === 0x4e && b[2] === 0x58 && b[3] === 0x54) return 'next'; // +NXT
-  }
-  if (c0 === 0x2d /* - */ && b[1] === 0x4e && b[2] === 0x41 && b[3] === 0x4b) return 'nak'; // -NAK
-  return 'unknown';
-}
-
-/** `-NAK {"delay":ns}` or `-NAK <go duration>`; 0 = redeliver now. */
-export function parseNakDelayMs(body: Uint8Array): number {
-  if (body.length <= 4) return 0;
-  const rest = Buffer.from(body.subarray(4)).toString('utf8').trim();
-  if (rest.length === 0) return 0;
-  if (rest[0] === '{') {
-    try {
-      const v = (JSON.parse(rest) as { delay?: unknown }).delay;
-      return typeof v === 'number' && v > 0 ? v / 1e6 : 0;
-    } catch {
-      return 0;
-    }
-  }
-  return parseGoDurationMs(rest);
-}
-
-function parseGoDurationMs(text: string): number {
-  const units: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
-  const re = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g;
-  let total = 0;
-  let matched = 0;
-  for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-    total += Number(m[1]) * units[m[2]!]!;
-    matched += m[0].length;
-  }
-  return matched === text.length ? total : 0;
-}
-
-const ID_CHARS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-export function randomId(len: number): string {
-  let s = '';
-  for (let i = 0; i < len; i++) s += ID_CHARS[Math.floor(Math.random() * ID_CHARS.length)];
-  return s;
-}
