@@ -100,6 +100,20 @@ describe('ClusterRouting', () => {
     expect(remote.got).toHaveLength(10); // nothing more reached the remote member
   });
 
+  it('publishTo delivers to the subscribers of the route, here and on peers, with the stored subject', async () => {
+    const { ra, rb } = await pair();
+    const local = new Inbox(11);
+    const remote = new Inbox(12);
+    ra.subscribe(new Subscription(local, '_INBOX.pull.a', null, 'la'));
+    rb.subscribe(new Subscription(remote, '_INBOX.pull.b', null, 'rb'));
+    await until(() => ra.hasInterest('_INBOX.pull.b'));
+    expect(ra.publishTo('_INBOX.pull.a', 'orders.new', '$JS.ACK.1', -1, Buffer.from('one'))).toBe(1);
+    expect(ra.publishTo('_INBOX.pull.b', 'orders.old', '$JS.ACK.2', -1, Buffer.from('two'))).toBe(1);
+    await until(() => remote.got.length === 1);
+    expect(local.got).toEqual([{ subject: 'orders.new', sid: 'la', reply: '$JS.ACK.1', body: 'one' }]);
+    expect(remote.got).toEqual([{ subject: 'orders.old', sid: 'rb', reply: '$JS.ACK.2', body: 'two' }]);
+  });
+
   it('never forwards a routed message again', async () => {
     const { ra, rb, ca, cb } = await pair();
     const onA = new Inbox(3);

@@ -16,6 +16,7 @@ const TAG_MSG_REPLY = 0x12;
 const TAG_MSG_MESSAGE = 0x1a;
 const TAG_MSG_HEADER_BYTES = 0x20;
 const TAG_MSG_QUEUES = 0x2a;
+const TAG_MSG_ROUTE = 0x32;
 
 export function encodeBatchWith(codec: FrameCodec, frames: readonly Frame[]): Buffer {
   const n = frames.length;
@@ -96,6 +97,7 @@ function msgBodySize(m: RoutedMessageFrame): number {
   if (m.message.length > 0) n += lenField(m.message.length);
   if (m.headerBytes !== 0) n += 1 + varintSize(zigzag(m.headerBytes));
   for (const q of m.queues) n += lenField(utf8Length(q));
+  if (m.route.length > 0) n += lenField(utf8Length(m.route));
   return n;
 }
 
@@ -124,6 +126,7 @@ function writeMsgBody(buf: Buffer, pos: number, m: RoutedMessageFrame): number {
     pos = writeVarint(buf, pos, zigzag(m.headerBytes));
   }
   for (const q of m.queues) pos = writeString(buf, pos, TAG_MSG_QUEUES, q);
+  if (m.route.length > 0) pos = writeString(buf, pos, TAG_MSG_ROUTE, m.route);
   return pos;
 }
 
@@ -135,6 +138,7 @@ function decodeMsgBody(buf: Buffer, start: number, end: number): RoutedMessageFr
   let message: Uint8Array = EMPTY;
   let headerBytes = 0;
   const queues: string[] = [];
+  let route = '';
   const c = { pos: start };
   while (c.pos < end) {
     const tag = readVarint(buf, c, end);
@@ -158,11 +162,14 @@ function decodeMsgBody(buf: Buffer, start: number, end: number): RoutedMessageFr
       case TAG_MSG_QUEUES:
         queues.push(readString(buf, c, end));
         break;
+      case TAG_MSG_ROUTE:
+        route = readString(buf, c, end);
+        break;
       default:
         skipField(buf, c, end, tag);
     }
   }
-  return { subject, reply, message, headerBytes, queues };
+  return { subject, reply, message, headerBytes, queues, route };
 }
 
 function lenField(len: number): number {

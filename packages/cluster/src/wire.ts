@@ -40,6 +40,8 @@ export interface RoutedMessageFrame {
   /** -1 when the message carries no headers */
   headerBytes: number;
   queues: string[];
+  /** '' normally; else receivers match subscriptions on `route` and deliver with `subject` (JetStream delivery) */
+  route: string;
 }
 
 export interface PeerInfoWire {
@@ -162,6 +164,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         message: bytesOf(m['message']),
         headerBytes: (m['headerBytes'] as number) ?? 0,
         queues: (m['queues'] as string[]) ?? [],
+        route: (m['route'] as string) ?? '',
       },
     };
   }

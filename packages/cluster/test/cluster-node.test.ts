@@ -102,7 +102,7 @@ describe('ClusterNode', () => {
     const aId = b.node.peers()[0]!.serverId;
     b.node.send(aId, { interest: { full: true, entries: [{ subject: 'x.>', queue: '', count: 1 }] } });
     for (let i = 0; i < 1000; i++) {
-      b.node.send(aId, { msg: { subject: 'x.y', reply: '', message: Buffer.from(String(i)), headerBytes: -1, queues: [] } });
+      b.node.send(aId, { msg: { subject: 'x.y', reply: '', message: Buffer.from(String(i)), headerBytes: -1, queues: [], route: '' } });
     }
     await until(() => a.rec.messages.length === 1000);
     expect(a.rec.interests[0]!.update.entries).toEqual([{ subject: 'x.>', queue: '', count: 1 }]);
@@ -258,11 +258,11 @@ describe('ClusterNode', () => {
     await until(() => b.node.peers().length === 1);
     a.node.faults.dropRate.set('b', 1);
     const aId = b.node.peers()[0]!.serverId;
-    for (let i = 0; i < 50; i++) b.node.send(aId, { msg: { subject: 's', reply: '', message: Buffer.from('x'), headerBytes: -1, queues: [] } });
+    for (let i = 0; i < 50; i++) b.node.send(aId, { msg: { subject: 's', reply: '', message: Buffer.from('x'), headerBytes: -1, queues: [], route: '' } });
     await sleep(200);
     expect(a.rec.messages).toHaveLength(0);
     a.node.faults.dropRate.clear();
-    b.node.send(aId, { msg: { subject: 's', reply: '', message: Buffer.from('y'), headerBytes: -1, queues: [] } });
+    b.node.send(aId, { msg: { subject: 's', reply: '', message: Buffer.from('y'), headerBytes: -1, queues: [], route: '' } });
     await until(() => a.rec.messages.length === 1);
     // Rules on a node started without faults are never consulted.
     b.node.faults.dropRate.set('a', 1);

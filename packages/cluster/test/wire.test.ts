@@ -27,8 +27,8 @@ describe('Batch codec', () => {
         },
       },
       { interest: { full: true, entries: [{ subject: 'a.*', queue: '', count: 2 }, { subject: 'b', queue: 'q', count: 1 }] } },
-      { msg: { subject: 'a.b', reply: '_INBOX.x', message: Buffer.from('hdrbody'), headerBytes: 3, queues: ['q1', 'q2'] } },
-      { msg: { subject: 'empty', reply: '', message: new Uint8Array(0), headerBytes: -1, queues: [] } },
+      { msg: { subject: 'a.b', reply: '_INBOX.x', message: Buffer.from('hdrbody'), headerBytes: 3, queues: ['q1', 'q2'], route: '' } },
+      { msg: { subject: 'empty', reply: '', message: new Uint8Array(0), headerBytes: -1, queues: [], route: '' } },
       { peers: { peers: [{ serverId: 'ID2', serverName: 'n2', clusterUrl: 'h:1', clientUrl: 'h:2' }] } },
       { refuse: { code: 'duplicate', reason: 'already linked' } },
       { ping: { sentMs: 1_795_000_000_123 } },
@@ -39,7 +39,7 @@ describe('Batch codec', () => {
     expect(decoded[1]).toEqual(frames[1]);
     const msg = decoded[2] as { msg: { message: Uint8Array } & Record<string, unknown> };
     expect(Buffer.from(msg.msg.message).toString()).toBe('hdrbody');
-    expect(msg.msg).toMatchObject({ subject: 'a.b', reply: '_INBOX.x', headerBytes: 3, queues: ['q1', 'q2'] });
+    expect(msg.msg).toMatchObject({ subject: 'a.b', reply: '_INBOX.x', headerBytes: 3, queues: ['q1', 'q2'], route: '' });
     const empty = decoded[3] as { msg: { message: Uint8Array; headerBytes: number; reply: string } };
     expect(empty.msg.message).toBeInstanceOf(Uint8Array);
     expect(empty.msg.message.length).toBe(0);
@@ -51,7 +51,7 @@ describe('Batch codec', () => {
   });
 
   it('encodes 1,000 routed messages in one buffer with about 20 bytes of framing each', () => {
-    const one: Frame = { msg: { subject: 'bench.x', reply: '', message: Buffer.alloc(128, 7), headerBytes: -1, queues: [] } };
+    const one: Frame = { msg: { subject: 'bench.x', reply: '', message: Buffer.alloc(128, 7), headerBytes: -1, queues: [], route: '' } };
     const frames = Array.from({ length: 1000 }, () => one);
     const bytes = encodeBatch(frames);
     expect(bytes.length).toBeLessThanOrEqual(1000 * (128 + 20));
@@ -61,12 +61,13 @@ describe('Batch codec', () => {
 
   it('writes exactly the bytes protobufjs writes for cluster.proto, and reads what it writes', () => {
     const frames: Frame[] = [
-      { msg: { subject: 'ü.subject', reply: '_INBOX.é', message: Buffer.from('hdr\r\n\r\nbody'), headerBytes: 7, queues: ['q1', 'q-ä'] } },
+      { msg: { subject: 'ü.subject', reply: '_INBOX.é', message: Buffer.from('hdr\r\n\r\nbody'), headerBytes: 7, queues: ['q1', 'q-ä'], route: '' } },
       { ping: { sentMs: 5 } },
-      { msg: { subject: 's', reply: '', message: Buffer.alloc(300, 1), headerBytes: -1, queues: [] } },
-      { msg: { subject: 's', reply: '', message: new Uint8Array(0), headerBytes: 0, queues: [] } },
+      { msg: { subject: 's', reply: '', message: Buffer.alloc(300, 1), headerBytes: -1, queues: [], route: '' } },
+      { msg: { subject: 's', reply: '', message: new Uint8Array(0), headerBytes: 0, queues: [], route: '' } },
       { interest: { full: false, entries: [{ subject: 's', queue: '', count: 0 }] } },
-      { msg: { subject: 'big', reply: '', message: Buffer.alloc(70_000, 2), headerBytes: -123456, queues: [] } },
+      { msg: { subject: 'big', reply: '', message: Buffer.alloc(70_000, 2), headerBytes: -123456, queues: [], route: '' } },
+      { msg: { subject: 'orders.new', reply: '$JS.ACK.x', message: Buffer.from('m'), headerBytes: -1, queues: [], route: '_INBOX.pull.1' } },
     ];
     const ours = encodeBatch(frames);
     const reference = encodeBatchReference(frames);
@@ -79,14 +80,14 @@ describe('Batch codec', () => {
 
   it('decodes runs of repeated and alternating subjects correctly', () => {
     const subjects = ['a.b', 'a.b', 'a.c', 'a.b', 'x', 'x', 'ü', 'a.b', 'a.bb', 'a.b'];
-    const frames: Frame[] = subjects.map((subject) => ({ msg: { subject, reply: '', message: Buffer.from(subject), headerBytes: -1, queues: [] } }));
+    const frames: Frame[] = subjects.map((subject) => ({ msg: { subject, reply: '', message: Buffer.from(subject), headerBytes: -1, queues: [], route: '' } }));
     const back = decodeBatch(encodeBatch(frames)).map((f) => (f as { msg: { subject: string } }).msg.subject);
     expect(back).toEqual(subjects);
     expect(decodeBatch(encodeBatch(frames)).map((f) => (f as { msg: { subject: string } }).msg.subject)).toEqual(subjects);
   });
 
   it('rejects a truncated batch instead of returning half a message', () => {
-    const bytes = encodeBatch([{ msg: { subject: 'a', reply: '', message: Buffer.alloc(50), headerBytes: -1, queues: [] } }]);
+    const bytes = encodeBatch([{ msg: { subject: 'a', reply: '', message: Buffer.alloc(50), headerBytes: -1, queues: [], route: '' } }]);
     expect(() => decodeBatch(bytes.subarray(0, bytes.length - 10))).toThrow(RangeError);
   });
 

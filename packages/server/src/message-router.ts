@@ -15,7 +15,14 @@ export interface ClusterRoute {
   /** true when some peer has a subscription matching `subject`. */
   hasRemoteInterest(subject: string): boolean;
   /** Sends a locally published message to peers with interest; returns how many peers it went to. */
-  forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number;
+  forward(
+    subject: string,
+    reply: string | null,
+    headerBytes: number,
+    message: Buffer,
+    servedQueues: readonly string[],
+    route: string | null,
+  ): number;
 }
 
 export interface RouterStats {
@@ -58,10 +65,31 @@ export class MessageRouter {
     publisherCid: number,
     echo: boolean,
   ): number {
+    return this.publishMatching(subject, null, subject, reply, headerBytes, message, publisherCid, echo);
+  }
+
+  /**
+   * Delivers to the subscribers of `route` (a JetStream deliver subject or pull inbox, say) while the message
+   * carries `subject`, as nats-server delivers JetStream messages; peers subscribed to `route` get it too.
+   */
+  publishTo(route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): number {
+    return this.publishMatching(route, route, subject, reply, headerBytes, message, 0, true);
+  }
+
+  private publishMatching(
+    matchSubject: string,
+    route: string | null,
+    subject: string,
+    reply: string | null,
+    headerBytes: number,
+    message: Buffer,
+    publisherCid: number,
+    echo: boolean,
+  ): number {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
-    const result = this.sublist.match(subject);
+    const result = this.sublist.match(matchSubject);
     let delivered = 0;
     const plain = result.plain;
     for (let i = 0; i < plain.length; i++) {
@@ -81,19 +109,27 @@ export class MessageRouter {
       delivered++;
       if (cluster !== null) (served ??= []).push(chosen.queue!);
     }
-    if (cluster !== null) delivered += cluster.forward(subject, reply, headerBytes, message, served ?? NO_QUEUES);
+    if (cluster !== null) delivered += cluster.forward(subject, reply, headerBytes, message, served ?? NO_QUEUES, route);
     return delivered;
   }
 
   /**
    * A message a peer forwarded: only local subscriptions the cluster knows of get it (plain ones, and one
-   * member of each queue group in `queues`); it is never forwarded again.
+   * member of each queue group in `queues`); it is never forwarded again. With `route`, subscriptions are
+   * matched on `route` and the message carries `subject` (see publishTo).
    */
-  deliverRouted(subject: string, reply: string | null, headerBytes: number, message: Buffer, queues: readonly string[]): number {
+  deliverRouted(
+    subject: string,
+    reply: string | null,
+    headerBytes: number,
+    message: Buffer,
+    queues: readonly string[],
+    route: string | null = null,
+  ): number {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
-    const result = this.sublist.match(subject);
+    const result = this.sublist.match(route ?? subject);
     let delivered = 0;
     const plain = result.plain;
     for (let i = 0; i < plain.length; i++) {

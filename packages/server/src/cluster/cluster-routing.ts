@@ -124,13 +124,20 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     return this.remoteInterest.sublist.hasInterest(subject);
   }
 
-  forward(subject: string, reply: string | null, headerBytes: number, message: Buffer, servedQueues: readonly string[]): number {
-    const plan = this.remoteInterest.plan(subject, (q) => servedQueues.includes(q));
+  forward(
+    subject: string,
+    reply: string | null,
+    headerBytes: number,
+    message: Buffer,
+    servedQueues: readonly string[],
+    route: string | null,
+  ): number {
+    const plan = this.remoteInterest.plan(route ?? subject, (q) => servedQueues.includes(q));
     if (plan === null) return 0;
     let sent = 0;
     for (let i = 0; i < plan.length; i++) {
       const [peerId, queues] = plan[i]!;
-      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues: queues as string[] } };
+      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues: queues as string[], route: route ?? '' } };
       if (this.node.send(peerId, frame, true)) sent++;
     }
     this.routedOut += sent;
@@ -159,7 +166,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     this.routedIn++;
     const m = msg.message;
     const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
-    this.router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues);
+    this.router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
   }
 
   private announce(entry: { subject: string; queue: string; count: number }): void {
