@@ -60,3 +60,17 @@ describe('deliver and replay policies, filters', () => {
     expect(msgs[0]!.subject).toBe('s.c');
   });
 });
+
+describe('consumer update', () => {
+  it('applies a changed filter from the current position', async () => {
+    const f = await fixture();
+    for (const s of ['s.a', 's.b', 's.a', 's.b']) await f.publish(s, s);
+    await create(f, 'U', { filter_subject: 's.a' });
+    const first = await f.pull('U', { batch: 1, no_wait: true });
+    expect(first[0]!.subject).toBe('s.a');
+    const upd = await f.api('$JS.API.CONSUMER.CREATE.S.U', { stream_name: 'S', config: { durable_name: 'U', ack_policy: 'none', filter_subject: 's.b' }, action: 'update' });
+    expect(upd.num_pending).toBe(2);
+    const next = await f.pull('U', { batch: 5, no_wait: true });
+    expect(next.filter((m) => m.data.length > 0).map((m) => m.reply!.split('.')[5])).toEqual(['2', '4']);
+  });
+});

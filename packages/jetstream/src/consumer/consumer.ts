@@ -45,7 +45,7 @@ interface Candidate {
 
 export class Consumer {
   readonly state: ConsumerState;
-  readonly filters: string[];
+  filters: string[];
   private readonly ackPrefix: string;
   private readonly waiting: PullRequestQueue | null;
   private unsubscribers: Array<() => void> = [];
@@ -177,6 +177,13 @@ export class Consumer {
     const prevDeliver = this.config.deliver_subject;
     this.config = next;
     if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasInterest(next.deliver_subject!);
+    const filters = consumerFilters(next);
+    if (filters.join('\u0000') !== this.filters.join('\u0000')) {
+      // New filters (2.10 allows it): read ahead again from the current position with them.
+      this.filters = filters;
+      this.readAhead = [];
+      this.recountPending();
+    }
     this.scheduleInactivityCheck();
     this.kick();
   }
