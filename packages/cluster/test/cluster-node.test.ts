@@ -250,6 +250,24 @@ describe('ClusterNode', () => {
     await until(() => a.node.peers().length === 1 && b.node.peers().length === 1);
   });
 
+  it('fault hook: delays every batch to a peer, keeping order', async () => {
+    const a = makeNode('a');
+    await a.node.start();
+    const b = makeNode('b', { routes: [a.node.clusterUrl], faults: true });
+    await b.node.start();
+    await until(() => b.node.peers().length === 1);
+    b.node.faults.delayMs.set('a', 300);
+    const aId = b.node.peers()[0]!.serverId;
+    const sentAt = Date.now();
+    for (let i = 0; i < 5; i++) {
+      b.node.send(aId, { msg: { subject: 'd', reply: '', message: Buffer.from(String(i)), headerBytes: -1, queues: [], route: '' } });
+      await sleep(5);
+    }
+    await until(() => a.rec.messages.length === 5);
+    expect(Date.now() - sentAt).toBeGreaterThanOrEqual(300);
+    expect(a.rec.messages.map((m) => Buffer.from(m.msg.message).toString())).toEqual(['0', '1', '2', '3', '4']);
+  });
+
   it('fault hook: drops routed frames at the configured rate only when enabled', async () => {
     const a = makeNode('a', { faults: true });
     await a.node.start();
