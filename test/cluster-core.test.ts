@@ -23,7 +23,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
   beforeAll(async () => {
     nodes = await startCluster(3, 'core');
     conns = await Promise.all(nodes.map((n) => connect({ servers: n.url, name: n.name })));
-  }, 30_000);
+  }, 60_000);
 
   afterAll(async () => {
     await Promise.all(conns.map((c) => c.close()));
@@ -39,7 +39,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
       expect((info['connect_urls'] as string[])[0]).toBe(`127.0.0.1:${n.port}`);
     }
     expect(conns[0]!.info?.cluster).toBe('core');
-  });
+  }, 60_000);
 
   it('delivers a message published on node 1 exactly once to each matching subscription on nodes 2 and 3, in order', async () => {
     const [a, b, c] = conns as [NatsConnection, NatsConnection, NatsConnection];
@@ -63,7 +63,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     expect(got['bStar']).toEqual(expectedAll.filter((s) => s.startsWith('wild.x:')));
     expect(got['cExact']).toEqual(expectedAll.filter((s) => s.startsWith('wild.x:')));
     for (const s of subs) s.unsubscribe();
-  });
+  }, 60_000);
 
   it('carries headers, empty and large payloads, and reply subjects across nodes unchanged', async () => {
     const [a, b] = conns as [NatsConnection, NatsConnection, NatsConnection];
@@ -88,7 +88,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     expect(got[1]!.headers).toBeUndefined();
     expect(Buffer.from(got[2]!.data).equals(Buffer.from(big))).toBe(true);
     sub.unsubscribe();
-  });
+  }, 60_000);
 
   it('gives each message to exactly one queue member cluster-wide, preferring local members', async () => {
     const [a, b, c] = conns as [NatsConnection, NatsConnection, NatsConnection];
@@ -127,7 +127,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     qa.unsubscribe();
     qb.unsubscribe();
     qc.unsubscribe();
-  });
+  }, 60_000);
 
   it('answers a request on node 1 from a responder on node 3, and sends 503 when nobody anywhere listens', async () => {
     const [a, , c] = conns as [NatsConnection, NatsConnection, NatsConnection];
@@ -140,7 +140,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     const err = await a.request('svc.nobody', enc.encode('x'), { timeout: 2000 }).catch((e: NatsError) => e);
     expect((err as NatsError).code).toBe(ErrorCode.NoResponders);
     svc.unsubscribe();
-  });
+  }, 60_000);
 
   it('propagates an unsubscribe: the remote responder gone, node 1 answers 503', async () => {
     const [a, b] = conns as [NatsConnection, NatsConnection, NatsConnection];
@@ -158,7 +158,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
       await sleep(20);
     }
     expect(code).toBe(ErrorCode.NoResponders);
-  });
+  }, 60_000);
 
   it('sends an async INFO with the new connect_urls when a node joins and when it leaves', async () => {
     const raw = await RawClient.connect(nodes[0]!.port);
@@ -187,7 +187,7 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     expect(lastUrls()).toHaveLength(3);
     raw.close();
     await waitForConnectUrls(nodes, nodes);
-  });
+  }, 60_000);
 });
 
 async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {

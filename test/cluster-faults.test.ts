@@ -67,7 +67,7 @@ describe('cluster from config files', () => {
     a!.publish('conf.x', enc.encode('hello'));
     await until(() => got.length === 1);
     expect(got).toEqual(['hello']);
-  });
+  }, 60_000);
 });
 
 describe('identity checks', () => {
@@ -91,7 +91,7 @@ describe('identity checks', () => {
     await g.flush();
     await sleep(200);
     expect(got).toBe(0);
-  });
+  }, 60_000);
 });
 
 describe('restart and faults', () => {
@@ -125,7 +125,7 @@ describe('restart and faults', () => {
     await until(() => onB.length === 2 && onC.length === 2);
     expect(onB.sort()).toEqual(['from1', 'from3']);
     expect(onC.sort()).toEqual(['from1', 'from3']);
-  });
+  }, 60_000);
 
   it('fault hook: partitioning n1 from n2 stops traffic between them only; heal resyncs interest', async () => {
     const nodes = await startCluster(3, 'faults', true);
@@ -168,7 +168,7 @@ describe('restart and faults', () => {
 
     const bad = await a!.request('$FLOTILLA.FAULT.n1', enc.encode('{"op":"explode"}'), { timeout: 2000 });
     expect(JSON.parse(dec.decode(bad.data))).toEqual({ ok: false, error: 'unknown op explode' });
-  });
+  }, 60_000);
 
   it('fault hook is off unless FLOTILLA_FAULT_HOOK=1', async () => {
     const nodes = await startCluster(2, 'nofaults');
@@ -177,5 +177,5 @@ describe('restart and faults', () => {
     const err = await a.request('$FLOTILLA.FAULT.n1', enc.encode('{"op":"status"}'), { timeout: 1000 }).catch((e: Error) => e);
     expect(err).toBeInstanceOf(Error);
     expect((err as { code?: string }).code).toBe('503');
-  });
+  }, 60_000);
 });
