@@ -39,7 +39,12 @@ export async function startNode(o: NodeOptions): Promise<ClusterNodeProcess> {
     ...(o.extraArgs ?? []),
   ];
   const proc = await launch(args, o.faultHook ? { FLOTILLA_FAULT_HOOK: '1' } : {});
-  return { ...proc, name: o.name, clusterPort: clusterPortOf(proc) };
+  try {
+    return { ...proc, name: o.name, clusterPort: clusterPortOf(proc) };
+  } catch (err) {
+    await proc.stop();
+    throw err;
+  }
 }
 
 /**
@@ -102,11 +107,19 @@ function readdirSafe(dir: string): string[] {
 export async function startCluster(count: number, clusterName: string, faultHook = false): Promise<ClusterNodeProcess[]> {
   const first = await startNode({ name: 'n1', clusterName, faultHook });
   const seed = `127.0.0.1:${first.clusterPort}`;
-  const rest = await Promise.all(
+  const rest = await Promise.allSettled(
     Array.from({ length: count - 1 }, (_, i) => startNode({ name: `n${i + 2}`, clusterName, routes: [seed], faultHook })),
   );
-  const nodes = [first, ...rest];
-  await waitForMesh(nodes);
+  const nodes = [first, ...rest.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))];
+  try {
+    const failed = rest.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    await waitForMesh(nodes);
+  } catch (err) {
+    // Nothing may outlive a failed start: the caller never sees these processes.
+    await stopAll(nodes);
+    throw err;
+  }
   return nodes;
 }
 
