@@ -40,19 +40,28 @@ export class InternalBus implements MessageBus {
   }
 
   publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    if (header !== null && header.length > 0) {
-      const message = Buffer.allocUnsafe(header.length + data.length);
-      message.set(header, 0);
-      message.set(data, header.length);
-      this.router.publish(subject, reply, header.length, message, 0, true);
-    } else {
-      this.router.publish(subject, reply, -1, toBuffer(data), 0, true);
-    }
+    const [headerBytes, message] = frame(header, data);
+    this.router.publish(subject, reply, headerBytes, message, 0, true);
+  }
+
+  /** Matches subscribers on `route` while the message keeps `subject`, as JetStream deliveries do. */
+  publishTo(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    const [headerBytes, message] = frame(header, data);
+    this.router.publishTo(route, subject, reply, headerBytes, message);
   }
 
   hasInterest(subject: string): boolean {
-    return this.router.sublist.hasInterest(subject);
+    return this.router.hasInterest(subject);
   }
+}
+
+/** Header block and body as the router carries them: one buffer and the header length (-1 for none). */
+function frame(header: Uint8Array | null, data: Uint8Array): [number, Buffer] {
+  if (header === null || header.length === 0) return [-1, toBuffer(data)];
+  const message = Buffer.allocUnsafe(header.length + data.length);
+  message.set(header, 0);
+  message.set(data, header.length);
+  return [header.length, message];
 }
 
 function toBuffer(bytes: Uint8Array): Buffer {
