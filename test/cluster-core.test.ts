@@ -41,6 +41,21 @@ describe('three-node cluster from --cluster/--routes flags', () => {
     expect(conns[0]!.info?.cluster).toBe('core');
   }, 60_000);
 
+  it('reports its routes on /routez and /varz', async () => {
+    for (const n of nodes) {
+      const routez = (await (await fetch(`http://127.0.0.1:${n.httpPort}/routez`)).json()) as {
+        server_name: string;
+        num_routes: number;
+        routes: Array<{ remote_name: string }>;
+      };
+      expect(routez.server_name).toBe(n.name);
+      expect(routez.num_routes).toBe(2);
+      expect(routez.routes.map((r) => r.remote_name).sort()).toEqual(nodes.filter((x) => x !== n).map((x) => x.name).sort());
+      const varz = (await (await fetch(`http://127.0.0.1:${n.httpPort}/varz`)).json()) as { routes: number };
+      expect(varz.routes).toBe(2);
+    }
+  }, 60_000);
+
   it('delivers a message published on node 1 exactly once to each matching subscription on nodes 2 and 3, in order', async () => {
     const [a, b, c] = conns as [NatsConnection, NatsConnection, NatsConnection];
     const got: Record<string, string[]> = { bStar: [], bGt: [], cGt: [], cExact: [] };

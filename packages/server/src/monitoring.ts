@@ -48,7 +48,15 @@ export class MonitoringServer {
     let body: unknown;
     switch (url.pathname.replace(/\/+$/, '') || '/') {
       case '/':
-        body = { endpoints: ['/healthz', '/varz', '/connz', '/metrics'] };
+        body = { endpoints: ['/healthz', '/varz', '/connz', '/routez', '/metrics'] };
+        break;
+      case '/routez':
+        body = this.server.cluster?.routez() ?? {
+          server_id: this.server.serverId,
+          server_name: this.server.serverName,
+          num_routes: 0,
+          routes: [],
+        };
         break;
       case '/metrics':
         void this.metrics.metrics().then(
@@ -112,8 +120,8 @@ export class MonitoringServer {
       cpu: this.sampleCpu(now),
       connections: s.clients.size,
       total_connections: s.totalConnections,
-      routes: 0,
-      remotes: 0,
+      routes: s.cluster?.node.peers().length ?? 0,
+      remotes: s.cluster?.node.peers().length ?? 0,
       in_msgs: stats.inMsgs,
       out_msgs: stats.outMsgs,
       in_bytes: stats.inBytes,
