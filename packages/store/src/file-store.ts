@@ -129,6 +129,8 @@ export class FileStore extends StoreCore {
   /** Tombstones to delete once their segment file is gone, by segment id. */
   private readonly tombsBySegment = new Map<number, number[]>();
   private tombsToDelete: number[] = [];
+  /** Older copies of rewritten blocks found at open (a crash came before they were zeroed). */
+  private staleCopies: FrameLocation[] = [];
   private hardRemoval = false;
   /** The meta must be written: sequences moved, or the floor is not the one on disk. */
   private metaDirty = false;
@@ -327,7 +329,8 @@ export class FileStore extends StoreCore {
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
   private plan(forceMeta: boolean): FlushPlan {
     this.sealBuilding();
-    const plan: FlushPlan = { frames: [], zero: [], ops: [], hard: this.hardRemoval };
+    const plan: FlushPlan = { frames: [], zero: this.staleCopies, ops: [], hard: this.hardRemoval };
+    this.staleCopies = [];
     this.hardRemoval = false;
     const floor = this.msgs > 0 ? this.firstSeq : this.lastSeq + 1;
     const ops = plan.ops;
@@ -534,7 +537,13 @@ export class FileStore extends StoreCore {
       tombs.add(keySeq(key));
     }
     const latest = new Map<number, (typeof frames)[number]>();
-    for (const f of frames) latest.set(f.first, f); // file order: a rewritten copy comes later
+    for (const f of frames) {
+      // File order: a rewritten copy comes later. Zero the older one, or it would come back (with no
+      // tombstones left to hide its removed records) once the segment of the newer copy is deleted.
+      const older = latest.get(f.first);
+      if (older !== undefined) this.staleCopies.push({ segment: older.segment, pos: older.pos, len: older.len });
+      latest.set(f.first, f);
+    }
     const ordered = [...latest.values()].sort((a, b) => a.first - b.first);
     const claimed = new Set<number>();
     // The newest blocks, up to half the cache, stay in memory: their bytes pass by anyway.
