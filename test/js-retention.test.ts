@@ -105,4 +105,14 @@ describe('retention', () => {
     // observed on nats-server 2.9.10: the sequence is consumed, nothing is stored
     expect([st.messages, st.first_seq, st.last_seq]).toEqual([0, 2, 1]);
   });
+
+  it('interest: with no consumers at all, publishes are acknowledged in sequence and nothing is kept', async () => {
+    await jsm.streams.add({ name: 'IN4', subjects: ['in4.>'], retention: RetentionPolicy.Interest });
+    const acks = [await js.publish('in4.a', 'one'), await js.publish('in4.b', 'two', { msgID: 'm-2' })];
+    expect(acks.map((a) => a.seq)).toEqual([1, 2]);
+    // The skipped message's id still de-duplicates.
+    expect((await js.publish('in4.b', 'two', { msgID: 'm-2' })).duplicate).toBe(true);
+    const st = (await jsm.streams.info('IN4')).state;
+    expect([st.messages, st.first_seq, st.last_seq]).toEqual([0, 3, 2]);
+  });
 });

@@ -128,6 +128,10 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     this.consumers.streamPurged(stream);
   }
 
+  hasConsumerInterest(stream: Stream, subject: string): boolean {
+    return this.consumers.hasInterest(stream.name, subject);
+  }
+
   storageExceeded(kind: 'file' | 'memory'): boolean {
     const limit = this.storageLimit(kind);
     if (limit < 0) return false;

@@ -99,6 +99,7 @@ async function makeStream(body: object, domain?: string): Promise<{ bus: FakeBus
     domain,
     streamPurged: () => purged.push(1),
     storageExceeded: () => false,
+    hasConsumerInterest: () => true,
   };
   const stream = new Stream(host, cfg, '2026-01-01T00:00:00Z', '/nonexistent', new MemoryStore({ limits: storeLimitsOf(cfg) }));
   await stream.start();

@@ -21,6 +21,8 @@ export interface StreamHost {
   streamPurged(stream: Stream): void;
   /** True while this storage type is over the server's max_file_store / max_memory_store. */
   storageExceeded(kind: 'file' | 'memory'): boolean;
+  /** Interest retention: true when some consumer of `stream` would take a message on `subject`. */
+  hasConsumerInterest(stream: Stream, subject: string): boolean;
 }
 
 /**
@@ -192,6 +194,10 @@ export class Stream implements StreamHandle, PublishView {
     if (!hasHeader) {
       // Hot path: no header, so no checks but sealed; the store assigns the sequence in call order.
       if (this.cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
+      if (this.noInterest(subject)) {
+        this.skip(reply);
+        return;
+      }
       this.store.append(subject, undefined, data, timestampNs === undefined ? undefined : { timestampNs }).then(
         (res) => this.stored(res.seq, subject, reply),
         (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
@@ -213,6 +219,14 @@ export class Stream implements StreamHandle, PublishView {
       }
       case 'store':
         break;
+    }
+    if (this.noInterest(subject)) {
+      const skipped = this.skip(reply);
+      if (decision.msgId !== undefined) {
+        this.dedupe.add(decision.msgId, skipped);
+        this.lastIdRecord = { id: decision.msgId, seq: skipped };
+      }
+      return;
     }
     const before = this.lastSeq();
     const appended = this.store.append(subject, header, data, timestampNs === undefined ? undefined : { timestampNs });
@@ -239,6 +253,21 @@ export class Stream implements StreamHandle, PublishView {
       () => this.stored(seq, subject, reply),
       (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
     );
+  }
+
+  /** Interest retention with no consumer that would take `subject`: nats-server consumes the sequence only. */
+  private noInterest(subject: string): boolean {
+    return this.cfg.retention === 'interest' && !this.host.hasConsumerInterest(this, subject);
+  }
+
+  /** Uses up the next sequence without storing, acks it once durable; returns the sequence. */
+  private skip(reply: string | null): number {
+    const seq = this.lastSeq() + 1;
+    this.store.skipMsgs(seq, 1).then(
+      () => reply !== null && this.send(reply, this.acks.ack(seq)),
+      (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+    );
+    return seq;
   }
 
   private stored(seq: number, subject: string, reply: string | null): void {
