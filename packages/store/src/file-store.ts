@@ -659,7 +659,9 @@ export class FileStore extends StoreCore {
       if (this.failure === null) {
         this.syncRequested = true;
         if (this.unsynced || this.indexUnsynced) this.markDirty();
-        await this.durable();
+        // A flush can queue one more (tombstones of a deleted segment): wait until nothing is left, so no
+        // write lands after close. Bounded: each round only follows up on the previous one.
+        for (let round = 0; round < 8 && (this.next !== null || this.inFlight !== null); round++) await this.durable();
       }
     } finally {
       this.closed = true;
