@@ -115,8 +115,12 @@ describe('FileStore crash recovery', () => {
           await runAndKill(dir, (c * KILLS_PER_CHAIN + run) * 1_000_000, Math.floor(random() * 1e9), killAfterMs, acked);
           checked += await check(dir, acked, `chain ${c} run ${run} (kill after ${killAfterMs} ms)`);
         }
+      } catch (err) {
+        // KEEP_CRASH_DIRS=1 leaves a failing chain's files for inspection.
+        if (process.env.KEEP_CRASH_DIRS) console.log(`kept ${dir}`);
+        throw err;
       } finally {
-        await rm(dir, { recursive: true, force: true });
+        if (!process.env.KEEP_CRASH_DIRS) await rm(dir, { recursive: true, force: true });
       }
     };
     await Promise.all(Array.from({ length: CHAINS }, (_, c) => chain(c)));
