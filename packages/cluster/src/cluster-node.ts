@@ -3,6 +3,8 @@
 // dispatch of incoming frames to the routing layer and to Raft.
 import { networkInterfaces } from 'node:os';
 import * as grpc from '@grpc/grpc-js';
+import { computeProof, newNonce, verifyProof, type ProverRole } from './cluster-secret.js';
+import { channelCredentials, onTlsClientError, serverCredentials, type ClusterTlsMaterial } from './cluster-tls.js';
 import { FaultRules } from './fault-rules.js';
 import { PeerLink, type LinkOwner, type LinkStream } from './peer-link.js';
 import { RouteDialer, type DialOutcome, type DialerHost } from './route-dialer.js';
@@ -52,6 +54,12 @@ export interface ClusterNodeOptions {
   maxPendingBytes?: number;
   backoffMinMs?: number;
   backoffMaxMs?: number;
+  /** shared cluster secret (see cluster-secret.ts secretOf); '' or absent = none required */
+  secret?: string;
+  /** per configured route (host:port): the secret from credentials in its URL, used when dialing it */
+  routeSecrets?: ReadonlyMap<string, string>;
+  /** mutual TLS on every link (listener and dials) */
+  tls?: ClusterTlsMaterial;
 }
 
 export interface PeerView {
@@ -165,12 +173,23 @@ export class ClusterNode implements LinkOwner, DialerHost {
       const host = listen.host === '' ? '0.0.0.0' : listen.host;
       const port = listen.port < 0 ? 0 : listen.port;
       this.boundPort = await new Promise<number>((resolve, reject) =>
-        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) =>
+        server.bindAsync(`${host.includes(':') ? `[${host}]` : host}:${port}`, serverCredentials(this.options.tls), (err, p) =>
           err ? reject(err) : resolve(p),
         ),
       );
       this.server = server;
-      this.log.info({ host, port: this.boundPort, cluster: this.name }, 'listening for cluster connections');
+      if (this.options.tls !== undefined) {
+        onTlsClientError(server, (err, socket) =>
+          this.log.error(
+            { remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, error: err.message, code: err.code },
+            'refusing route: TLS handshake failed (certificate missing or not signed by the cluster CA)',
+          ),
+        );
+      }
+      this.log.info(
+        { host, port: this.boundPort, cluster: this.name, tls: this.options.tls !== undefined, auth: this.secretFor('') !== '' },
+        'listening for cluster connections',
+      );
     }
     this.pingTimer = setInterval(() => this.checkLinks(), this.pingIntervalMs);
     this.pingTimer.unref();
@@ -278,7 +297,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
   dialOnce(url: string): Promise<DialOutcome> {
     return new Promise<DialOutcome>((resolve) => {
       if (this.stopped) return resolve({ peerId: null, established: false, refused: null, livedMs: 0 });
-      const client = new grpc.Client(url, grpc.credentials.createInsecure(), CHANNEL_OPTIONS);
+      const client = new grpc.Client(url, channelCredentials(this.options.tls), CHANNEL_OPTIONS);
       const call = client.makeBidiStreamRequest<Frame[], Frame[]>(LINK_METHOD_PATH, encodeBatch, decodeBatch, new grpc.Metadata());
       const stream: LinkStream = {
         write: (frames) => call.write(frames),
@@ -295,7 +314,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
       const link = new PeerLink(stream, true, this, this.maxPendingBytes, url);
       this.links.add(link);
       this.dialWaiters.set(link, resolve);
-      link.send({ hello: this.hello() });
+      link.send({ hello: this.hello(link, this.secretFor(url)) });
     });
   }
 
@@ -318,7 +337,9 @@ export class ClusterNode implements LinkOwner, DialerHost {
     for (const frame of frames) {
       if (link.state === 'closed') return;
       if (link.state === 'handshake') {
+        // Until the peer is admitted nothing but identity frames counts: no interest, messages or Raft.
         if ('hello' in frame) this.onHello(link, frame.hello);
+        else if ('auth' in frame) this.onAuth(link, frame.auth.proof);
         else if ('refuse' in frame) this.onRefused(link, frame.refuse);
         continue;
       }
@@ -385,10 +406,17 @@ export class ClusterNode implements LinkOwner, DialerHost {
     const link = new PeerLink(stream, false, this, this.maxPendingBytes);
     call.on('cancelled', () => link.close('peer cancelled the stream'));
     this.links.add(link);
-    link.send({ hello: this.hello() });
+    link.send({ hello: this.hello(link, this.secretFor('')) });
   }
 
-  private hello(): HelloFrame {
+  /** The secret a link uses: a dialed route's own URL credentials, else the node's. */
+  private secretFor(dialedUrl: string): string {
+    return (dialedUrl === '' ? undefined : this.options.routeSecrets?.get(dialedUrl)) ?? this.options.secret ?? '';
+  }
+
+  private hello(link: PeerLink, secret: string): HelloFrame {
+    link.secret = secret;
+    link.nonce = newNonce();
     return {
       clusterName: this.name,
       serverName: this.serverName,
@@ -397,10 +425,16 @@ export class ClusterNode implements LinkOwner, DialerHost {
       clusterUrl: this.clusterUrl,
       raftNodeId: this.raftNodeId,
       version: LINK_PROTOCOL_VERSION,
+      nonce: link.nonce,
+      auth: secret !== '',
     };
   }
 
   private onHello(link: PeerLink, hello: HelloFrame): void {
+    if (link.peer !== null) {
+      this.log.error({ peer: link.peer.serverName, url: link.dialedUrl || undefined }, 'refusing route: second hello');
+      return link.refuse({ code: 'bad_auth', reason: 'hello sent twice' });
+    }
     link.peer = hello;
     const who = { peer: hello.serverName, peerId: hello.serverId, url: link.dialedUrl || undefined };
     if (hello.version !== LINK_PROTOCOL_VERSION) {
@@ -408,6 +442,53 @@ export class ClusterNode implements LinkOwner, DialerHost {
       return link.refuse({ code: 'version', reason: `link protocol ${LINK_PROTOCOL_VERSION} required` });
     }
     if (hello.serverId === this.serverId) return link.refuse({ code: 'self', reason: 'route to self' });
+    if (this.name !== '' && hello.clusterName !== '' && hello.clusterName !== this.name) {
+      this.log.error(
+        { ...who, theirCluster: hello.clusterName, ourCluster: this.name },
+        'refusing route: cluster name mismatch',
+      );
+      return link.refuse({ code: 'wrong_cluster', reason: `cluster name ${this.name} expected, got ${hello.clusterName}` });
+    }
+    if (link.secret === '') return this.admit(link, hello);
+    if (hello.auth !== true) {
+      this.log.error(who, 'refusing route: peer presented no cluster secret');
+      return link.refuse({ code: 'auth_required', reason: 'this cluster requires a secret' });
+    }
+    // Prove our secret to the peer, and wait for its proof before admitting it.
+    link.awaitingAuth = true;
+    link.send({ auth: { proof: computeProof(link.secret, this.proofInput(link, hello, 'self')) } });
+  }
+
+  private onAuth(link: PeerLink, proof: Uint8Array): void {
+    // A node without a secret ignores proofs: the peer that demands one refuses us if it must.
+    if (link.secret === '') return;
+    const hello = link.peer;
+    const who = { peer: hello?.serverName, peerId: hello?.serverId, url: link.dialedUrl || undefined };
+    if (hello === null || !link.awaitingAuth) {
+      this.log.error(who, 'refusing route: cluster secret proof out of order');
+      return link.refuse({ code: 'bad_auth', reason: 'auth before hello' });
+    }
+    link.awaitingAuth = false;
+    if (!verifyProof(link.secret, this.proofInput(link, hello, 'peer'), proof)) {
+      this.log.error(who, 'refusing route: cluster secret mismatch');
+      return link.refuse({ code: 'bad_auth', reason: 'cluster secret mismatch' });
+    }
+    this.admit(link, hello);
+  }
+
+  /** What a proof covers; `prover` says whether this node or the peer is proving. */
+  private proofInput(link: PeerLink, hello: HelloFrame, prover: 'self' | 'peer') {
+    const peerNonce = hello.nonce ?? new Uint8Array(0);
+    const selfRole: ProverRole = link.outbound ? 'dialer' : 'acceptor';
+    const peerRole: ProverRole = link.outbound ? 'acceptor' : 'dialer';
+    return prover === 'self'
+      ? { role: selfRole, verifierNonce: peerNonce, proverNonce: link.nonce, proverId: this.serverId, verifierId: hello.serverId }
+      : { role: peerRole, verifierNonce: link.nonce, proverNonce: peerNonce, proverId: hello.serverId, verifierId: this.serverId };
+  }
+
+  /** Identity is proven (or no secret is required): the remaining checks, then the link goes live. */
+  private admit(link: PeerLink, hello: HelloFrame): void {
+    const who = { peer: hello.serverName, peerId: hello.serverId, url: link.dialedUrl || undefined };
     const sameName =
       hello.serverName === this.serverName ||
       [...this.active.values()].some((l) => l.peer!.serverName === hello.serverName && l.peer!.serverId !== hello.serverId);
@@ -415,13 +496,6 @@ export class ClusterNode implements LinkOwner, DialerHost {
       // Server names pick Raft node ids, so two live nodes with one name must never both join.
       this.log.error(who, 'refusing route: another node already uses this server name');
       return link.refuse({ code: 'duplicate_name', reason: `server name ${hello.serverName} is already in the cluster` });
-    }
-    if (this.name !== '' && hello.clusterName !== '' && hello.clusterName !== this.name) {
-      this.log.error(
-        { ...who, theirCluster: hello.clusterName, ourCluster: this.name },
-        'refusing route: cluster name mismatch',
-      );
-      return link.refuse({ code: 'wrong_cluster', reason: `cluster name ${this.name} expected, got ${hello.clusterName}` });
     }
     if (this.options.faultsEnabled && this.faults.isPartitioned(hello.serverName)) {
       return link.refuse({ code: 'partitioned', reason: 'partitioned by the fault hook' });
@@ -460,7 +534,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
   private onRefused(link: PeerLink, refusal: RefuseFrame): void {
     link.refusedWith = refusal;
     const who = { peer: link.peer?.serverName, url: link.dialedUrl || undefined, code: refusal.code, reason: refusal.reason };
-    if (refusal.code === 'wrong_cluster' || refusal.code === 'version' || refusal.code === 'duplicate_name') this.log.error(who, 'route refused by peer');
+    if (['wrong_cluster', 'version', 'duplicate_name', 'auth_required', 'bad_auth'].includes(refusal.code)) this.log.error(who, 'route refused by peer');
     else this.log.debug(who, 'route refused by peer');
     link.close(`refused by peer: ${refusal.code}`);
   }

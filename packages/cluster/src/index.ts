@@ -9,3 +9,5 @@ export { PeerLink, type LinkStream, type LinkOwner, type LinkState } from './pee
 export { RouteDialer, type DialOutcome, type DialerHost } from './route-dialer.js';
 export { raftToWire, raftFromWire } from './raft-wire.js';
 export * from './wire.js';
+export { secretOf, computeProof, verifyProof, newNonce, NONCE_BYTES, type ClusterCredentials, type ProofInput, type ProverRole } from './cluster-secret.js';
+export { loadClusterTls, serverCredentials, channelCredentials, type ClusterTlsFiles, type ClusterTlsMaterial } from './cluster-tls.js';

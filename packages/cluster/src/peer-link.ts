@@ -38,6 +38,12 @@ export class PeerLink {
   everActive = false;
   /** Set when the peer refused this link. */
   refusedWith: RefuseFrame | null = null;
+  /** This end's Hello nonce: the peer's Auth proof must cover it. */
+  nonce: Uint8Array = new Uint8Array(0);
+  /** The cluster secret this link is authenticated with ('' = none). */
+  secret = '';
+  /** The peer's Hello passed the identity checks; its Auth proof is awaited. */
+  awaitingAuth = false;
   lastReceivedMs = Date.now();
   lastSentMs = Date.now();
   readonly openedMs = Date.now();

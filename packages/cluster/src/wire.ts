@@ -12,9 +12,21 @@ export interface HelloFrame {
   clusterUrl: string;
   raftNodeId: number;
   version: number;
+  /** fresh random bytes per link; empty from nodes without a secret */
+  nonce?: Uint8Array;
+  /** the sender holds a cluster secret and sends an Auth proof after the peer's Hello */
+  auth?: boolean;
 }
 
-export type RefuseCode = 'wrong_cluster' | 'duplicate' | 'duplicate_name' | 'self' | 'partitioned' | 'version';
+export type RefuseCode =
+  | 'wrong_cluster'
+  | 'duplicate'
+  | 'duplicate_name'
+  | 'self'
+  | 'partitioned'
+  | 'version'
+  | 'auth_required'
+  | 'bad_auth';
 
 export interface RefuseFrame {
   code: RefuseCode;
@@ -94,7 +106,8 @@ export type Frame =
   | { msg: RoutedMessageFrame }
   | { raft: RaftMessageWire }
   | { peers: { peers: PeerInfoWire[] } }
-  | { ping: { sentMs: number } };
+  | { ping: { sentMs: number } }
+  | { auth: { proof: Uint8Array } };
 
 export const LINK_PROTOCOL_VERSION = 1;
 export const LINK_METHOD_PATH = '/flotilla.cluster.ClusterLink/Link';
@@ -193,6 +206,8 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         clusterUrl: (h['clusterUrl'] as string) ?? '',
         raftNodeId: (h['raftNodeId'] as number) ?? 0,
         version: (h['version'] as number) ?? 0,
+        nonce: bytesOf(h['nonce']),
+        auth: h['auth'] === true,
       },
     };
   }
@@ -213,6 +228,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
       },
     };
   }
+  if (f['auth']) return { auth: { proof: bytesOf((f['auth'] as Record<string, unknown>)['proof']) } };
   if (f['ping']) return { ping: { sentMs: toNumber((f['ping'] as Record<string, unknown>)['sentMs']) } };
   return null;
 }

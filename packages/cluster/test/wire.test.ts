@@ -24,6 +24,8 @@ describe('Batch codec', () => {
           clusterUrl: '127.0.0.1:6222',
           raftNodeId: 77,
           version: 1,
+          nonce: new Uint8Array([1, 2, 3, 255]),
+          auth: true,
         },
       },
       { interest: { full: true, entries: [{ subject: 'a.*', queue: '', count: 2 }, { subject: 'b', queue: 'q', count: 1 }] } },
@@ -32,10 +34,13 @@ describe('Batch codec', () => {
       { peers: { peers: [{ serverId: 'ID2', serverName: 'n2', clusterUrl: 'h:1', clientUrl: 'h:2' }] } },
       { refuse: { code: 'duplicate', reason: 'already linked' } },
       { ping: { sentMs: 1_795_000_000_123 } },
+      { auth: { proof: new Uint8Array([9, 8, 7]) } },
     ];
     const decoded = decodeBatch(encodeBatch(frames));
     expect(decoded).toHaveLength(frames.length);
-    expect(decoded[0]).toEqual(frames[0]);
+    const hello = decoded[0] as { hello: { nonce: Uint8Array } };
+    expect(Buffer.from(hello.hello.nonce)).toEqual(Buffer.from([1, 2, 3, 255]));
+    expect({ hello: { ...hello.hello, nonce: new Uint8Array(hello.hello.nonce) } }).toEqual(frames[0]);
     expect(decoded[1]).toEqual(frames[1]);
     const msg = decoded[2] as { msg: { message: Uint8Array } & Record<string, unknown> };
     expect(Buffer.from(msg.msg.message).toString()).toBe('hdrbody');
@@ -48,6 +53,7 @@ describe('Batch codec', () => {
     expect(decoded[4]).toEqual(frames[4]);
     expect(decoded[5]).toEqual(frames[5]);
     expect(decoded[6]).toEqual({ ping: { sentMs: 1_795_000_000_123 } });
+    expect(Buffer.from((decoded[7] as { auth: { proof: Uint8Array } }).auth.proof)).toEqual(Buffer.from([9, 8, 7]));
   });
 
   it('encodes 1,000 routed messages in one buffer with about 20 bytes of framing each', () => {

@@ -1,0 +1,178 @@
+// Cluster authentication: the secret's challenge-response on its own, then ClusterNodes in one process
+// over real gRPC with a shared secret (right, wrong, missing) and with mutual TLS (right CA, other CA).
+import { describe, it, expect, afterEach } from 'vitest';
+import {
+  ClusterNode,
+  computeProof,
+  loadClusterTls,
+  newNonce,
+  secretOf,
+  verifyProof,
+  type ClusterListener,
+  type ClusterLogger,
+  type ClusterTlsMaterial,
+  type InterestFrame,
+  type PeerView,
+  type ProofInput,
+  type RaftMessageWire,
+  type RoutedMessageFrame,
+} from '@flotilla/cluster';
+import { makeClusterCertificates } from '../../../test/helpers/cluster-certificates.js';
+
+interface LogLine {
+  level: string;
+  obj: object;
+  msg: string;
+}
+
+class Recorder implements ClusterListener {
+  up: PeerView[] = [];
+  interests: InterestFrame[] = [];
+  messages: RoutedMessageFrame[] = [];
+  raft: RaftMessageWire[] = [];
+  peerUp(p: PeerView): void {
+    this.up.push(p);
+  }
+  peerDown(): void {}
+  interest(_peerId: string, update: InterestFrame): void {
+    this.interests.push(update);
+  }
+  message(_peerId: string, msg: RoutedMessageFrame): void {
+    this.messages.push(msg);
+  }
+}
+
+const nodes: ClusterNode[] = [];
+afterEach(async () => {
+  await Promise.all(nodes.splice(0).map((n) => n.stop()));
+});
+
+let idCounter = 0;
+function makeNode(name: string, opts: { routes?: string[]; secret?: string; routeSecrets?: Map<string, string>; tls?: ClusterTlsMaterial } = {}) {
+  const logs: LogLine[] = [];
+  const log = (level: string) => (obj: object, msg: string) => logs.push({ level, obj, msg });
+  const logger: ClusterLogger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
+  const node = new ClusterNode({
+    clusterName: 'unit',
+    serverName: name,
+    serverId: `AUTH${String(++idCounter).padStart(4, '0')}${name}`,
+    clientUrl: `127.0.0.1:${5000 + idCounter}`,
+    listen: { host: '127.0.0.1', port: -1 },
+    routes: opts.routes ?? [],
+    log: logger,
+    pingIntervalMs: 200,
+    staleAfterMs: 2000,
+    ...(opts.secret !== undefined ? { secret: opts.secret } : {}),
+    ...(opts.routeSecrets ? { routeSecrets: opts.routeSecrets } : {}),
+    ...(opts.tls ? { tls: opts.tls } : {}),
+  });
+  const rec = new Recorder();
+  node.listener = rec;
+  node.onRaft = (m) => rec.raft.push(m);
+  nodes.push(node);
+  return { node, rec, logs };
+}
+
+async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const SECRET = secretOf({ user: 'route', password: 's3cr3t-pw-XYZ' });
+
+describe('cluster secret proof', () => {
+  const input = (): ProofInput => ({ role: 'dialer', verifierNonce: newNonce(), proverNonce: newNonce(), proverId: 'A', verifierId: 'B' });
+
+  it('verifies with the same secret and inputs only', () => {
+    const p = input();
+    const proof = computeProof(SECRET, p);
+    expect(proof).toHaveLength(32);
+    expect(verifyProof(SECRET, p, proof)).toBe(true);
+    expect(verifyProof(secretOf({ user: 'route', password: 'wrong' }), p, proof)).toBe(false);
+    expect(verifyProof(SECRET, { ...p, verifierNonce: newNonce() }, proof)).toBe(false);
+    // Reflection: the same proof does not pass for the other role or with the ids swapped.
+    expect(verifyProof(SECRET, { ...p, role: 'acceptor' }, proof)).toBe(false);
+    expect(verifyProof(SECRET, { ...p, proverId: 'B', verifierId: 'A' }, proof)).toBe(false);
+    expect(verifyProof(SECRET, p, proof.subarray(0, 16))).toBe(false);
+    expect(verifyProof(SECRET, { ...p, proverNonce: new Uint8Array(0) }, proof)).toBe(false);
+  });
+
+  it('derives distinct keys from user/password and token', () => {
+    expect(secretOf(undefined)).toBe('');
+    expect(secretOf({})).toBe('');
+    expect(secretOf({ token: 't' })).not.toBe(secretOf({ user: 't' }));
+    expect(secretOf({ user: 'a', password: 'bc' })).not.toBe(secretOf({ user: 'ab', password: 'c' }));
+  });
+});
+
+describe('ClusterNode with a shared secret', () => {
+  it('links nodes that share the secret (route URL credentials override the node secret)', async () => {
+    const a = makeNode('a', { secret: SECRET });
+    await a.node.start();
+    const b = makeNode('b', { routes: [a.node.clusterUrl], secret: secretOf({ token: 'other' }), routeSecrets: new Map([[a.node.clusterUrl, SECRET]]) });
+    await b.node.start();
+    await until(() => a.node.peers().length === 1 && b.node.peers().length === 1);
+    const aId = b.node.peers()[0]!.serverId;
+    b.node.send(aId, { msg: { subject: 'x', reply: '', message: Buffer.from('hi'), headerBytes: -1, queues: [], route: '' } });
+    await until(() => a.rec.messages.length === 1);
+    expect(JSON.stringify(a.logs) + JSON.stringify(b.logs)).not.toContain('s3cr3t-pw-XYZ');
+  });
+
+  for (const [label, rogueSecret, code] of [
+    ['a wrong secret', secretOf({ user: 'route', password: 'guess' }), 'refusing route: cluster secret mismatch'],
+    ['no secret', undefined, 'refusing route: peer presented no cluster secret'],
+  ] as const) {
+    it(`refuses a node with ${label}: no link, no interest, messages or Raft accepted, logged`, async () => {
+      const a = makeNode('a', { secret: SECRET });
+      await a.node.start();
+      const rogue = makeNode('rogue', { routes: [a.node.clusterUrl], ...(rogueSecret ? { secret: rogueSecret } : {}) });
+      await rogue.node.start();
+      await until(() => a.logs.some((l) => l.level === 'error' && l.msg === code));
+      // A rogue without a secret links on its side for a moment; whatever it sends must be ignored.
+      for (const peer of rogue.node.peers()) {
+        rogue.node.send(peer.serverId, { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } });
+        rogue.node.send(peer.serverId, { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } });
+      }
+      await sleep(500);
+      expect(a.node.peers()).toHaveLength(0);
+      expect(a.rec.up).toHaveLength(0);
+      expect(a.rec.interests).toHaveLength(0);
+      expect(a.rec.messages).toHaveLength(0);
+      expect(a.rec.raft).toHaveLength(0);
+      expect(rogue.rec.interests).toHaveLength(0);
+      const line = a.logs.find((l) => l.msg === code)!;
+      expect(line.obj).toMatchObject({ peer: 'rogue' });
+      expect(JSON.stringify(a.logs) + JSON.stringify(rogue.logs)).not.toContain('s3cr3t-pw-XYZ');
+    });
+  }
+});
+
+describe('ClusterNode over mutual TLS', () => {
+  const certs = makeClusterCertificates();
+  const tlsOf = (name: string): ClusterTlsMaterial => loadClusterTls({ ...certs.node(name), caFile: certs.caFile });
+
+  it('links nodes with certificates from the cluster CA and refuses one from another CA', async () => {
+    const a = makeNode('a', { tls: tlsOf('a') });
+    await a.node.start();
+    const b = makeNode('b', { routes: [a.node.clusterUrl], tls: tlsOf('b') });
+    await b.node.start();
+    await until(() => a.node.peers().length === 1 && b.node.peers().length === 1);
+
+    // Trusts the cluster CA but presents a certificate from another CA.
+    const rogue = makeNode('rogue', { routes: [a.node.clusterUrl], tls: loadClusterTls({ certFile: certs.rogue.certFile, keyFile: certs.rogue.keyFile, caFile: certs.caFile }) });
+    await rogue.node.start();
+    // A plain (no TLS) node is refused too.
+    const plain = makeNode('plain', { routes: [a.node.clusterUrl] });
+    await plain.node.start();
+    await until(() => a.logs.filter((l) => l.level === 'error' && l.msg.startsWith('refusing route: TLS handshake failed')).length >= 2);
+    await sleep(300);
+    expect(a.node.peers().map((p) => p.serverName)).toEqual(['b']);
+    expect(rogue.node.peers()).toHaveLength(0);
+    expect(plain.node.peers()).toHaveLength(0);
+    expect(a.rec.up.map((p) => p.serverName)).toEqual(['b']);
+  });
+});
