@@ -19,6 +19,7 @@ import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
 import { advertisedHost } from '@flotilla/cluster';
 import { ClusterRouting } from './cluster/cluster-routing.js';
 import { FaultControl, faultHookEnabled } from './cluster/fault-control.js';
+import { clusterSecurityOf } from './cluster/cluster-security.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -198,6 +199,7 @@ export class FlotillaServer implements ClientHost {
         ...(c.listen ? { listen: c.listen } : {}),
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
+        security: clusterSecurityOf(c),
       },
       this.log.child({ component: 'cluster' }),
     );

@@ -14,6 +14,7 @@ import {
 } from '@flotilla/cluster';
 import type { ClusterRoute, MessageRouter } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
+import type { ClusterSecurity } from './cluster-security.js';
 import { isClusterVisible } from './cluster-visible.js';
 
 export interface ClusterRoutingOptions {
@@ -25,6 +26,8 @@ export interface ClusterRoutingOptions {
   listen?: { host: string; port: number };
   routes: readonly string[];
   faultsEnabled: boolean;
+  /** shared secret and/or mutual TLS for node links (see cluster-security.ts) */
+  security?: ClusterSecurity;
 }
 
 export class ClusterRouting implements ClusterRoute, ClusterListener {
@@ -52,6 +55,13 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       routes: options.routes,
       faultsEnabled: options.faultsEnabled,
       log,
+      ...(options.security
+        ? {
+            secret: options.security.secret,
+            routeSecrets: options.security.routeSecrets,
+            ...(options.security.tls ? { tls: options.security.tls } : {}),
+          }
+        : {}),
     });
     this.node.listener = this;
     this.raftTransport = new GrpcRaftTransport(this.node);

@@ -2,7 +2,8 @@
 // Hand-written rather than a POSIX/GNU parser because nats-server has multi-letter single-dash flags
 // (`-js`, `-sd`, `-DV`, `-ms`) that such parsers would read as bundles of one-letter flags, and because Go
 // treats `-flag` and `--flag` alike, takes `-flag=value`, and stops at the first non-flag argument.
-import { normaliseRouteUrl, parseListenUrl, parsePort, type HostPort } from './host-port.js';
+import { normaliseRouteUrl, parseListenUrl, parsePort, urlCredentials, type HostPort } from './host-port.js';
+import type { ClusterAuthorization } from './options.js';
 
 export interface CliFlags {
   help: boolean;
@@ -28,6 +29,10 @@ export interface CliFlags {
   clusterListen?: HostPort | null;
   /** --routes, normalised host:port; [] when given as "" */
   routes?: string[];
+  /** user info of the --cluster URL: the route auth other nodes must present (as nats-server) */
+  clusterAuth?: ClusterAuthorization;
+  /** user info of --routes URLs, keyed by the normalised route */
+  routeCredentials?: Record<string, ClusterAuthorization>;
   portsFileDir?: string;
   /** --tls, --tlscert, --tlskey, --tlsverify, --tlscacert: any of them turns client TLS on */
   tls?: boolean;
@@ -99,6 +104,8 @@ const FLAG_SPECS: FlagSpec[] = [
       const hp = parseListenUrl(v as string);
       if ('error' in hp) return `invalid value "${v}" for flag -${shown}: ${hp.error}`;
       f.clusterListen = hp;
+      const creds = urlCredentials(v as string);
+      if (creds !== undefined) f.clusterAuth = creds;
       return undefined;
     },
   },
@@ -112,6 +119,8 @@ const FLAG_SPECS: FlagSpec[] = [
         const r = normaliseRouteUrl(part);
         if ('error' in r) return `invalid value "${v}" for flag -${shown}: ${r.error}`;
         routes.push(r.route);
+        const creds = urlCredentials(part);
+        if (creds !== undefined) (f.routeCredentials ??= {})[r.route] = creds;
       }
       f.routes = routes;
       return undefined;

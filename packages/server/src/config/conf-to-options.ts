@@ -5,11 +5,14 @@
 // with one warning each.
 import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
 import { parseGoDurationMs } from './go-duration.js';
-import { normaliseRouteUrl, splitHostPort, type HostPort } from './host-port.js';
+import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import {
   DEFAULT_TLS_TIMEOUT_MS,
   type AuthorizationOptions,
+  type ClusterAuthorization,
+  type ClusterOptions,
+  type ClusterTlsOptions,
   type Permissions,
   type ResponsePermission,
   type ServerOptions,
@@ -769,10 +772,18 @@ class ConfApplier {
           break;
         }
         case 'routes':
-          cluster.routes = this.parseRoutes(item);
+          cluster.routes = this.parseRoutes(item, cluster);
           break;
-        case 'authorization':
-        case 'tls':
+        case 'authorization': {
+          const auth = this.clusterAuthorization(item);
+          if (auth !== undefined) cluster.authorization = auth;
+          break;
+        }
+        case 'tls': {
+          const tls = this.clusterTls(item);
+          if (tls !== undefined) cluster.tls = tls;
+          break;
+        }
         case 'cluster_advertise':
         case 'advertise':
         case 'no_advertise':
@@ -792,7 +803,90 @@ class ConfApplier {
     this.options.cluster = cluster;
   }
 
-  private parseRoutes(e: Located): string[] {
+  /** nats-server's route auth block: user + password, or token (timeout accepted). */
+  private clusterAuthorization(e: Located): ClusterAuthorization | undefined {
+    const m = this.map(e);
+    if (!m) return undefined;
+    const auth: ClusterAuthorization = {};
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'user':
+        case 'username': {
+          const v = this.str(item);
+          if (v !== undefined) auth.user = v;
+          break;
+        }
+        case 'password':
+        case 'pass': {
+          const v = this.str(item);
+          if (v !== undefined) auth.password = v;
+          break;
+        }
+        case 'token': {
+          const v = this.str(item);
+          if (v !== undefined) auth.token = v;
+          break;
+        }
+        case 'timeout':
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    if (auth.token !== undefined && auth.user !== undefined) return void this.error(e, 'cluster authorization: can not have a token and a user');
+    return auth;
+  }
+
+  /** nats-server's cluster tls block; verify is always on for routes (as nats-server forces it). */
+  private clusterTls(e: Located): ClusterTlsOptions | undefined {
+    const m = this.map(e);
+    if (!m) return undefined;
+    let certFile: string | undefined;
+    let keyFile: string | undefined;
+    let caFile: string | undefined;
+    let timeoutMs = DEFAULT_TLS_TIMEOUT_MS;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'cert_file':
+          certFile = this.str(item);
+          break;
+        case 'key_file':
+          keyFile = this.str(item);
+          break;
+        case 'ca_file':
+          caFile = this.str(item);
+          break;
+        case 'verify':
+          this.bool(item);
+          break;
+        case 'timeout': {
+          const kind = this.kindOf(item);
+          if (kind === 'string') timeoutMs = this.durationMs(item) ?? timeoutMs;
+          else if (kind === 'integer' || kind === 'float') timeoutMs = Math.max(0, Math.round((item.value as number) * 1000));
+          else this.typeError(item, 'a number of seconds');
+          break;
+        }
+        case 'cipher_suites':
+        case 'curve_preferences':
+        case 'insecure':
+        case 'pinned_certs':
+        case 'verify_and_map':
+        case 'verify_cert_and_check_known_urls':
+          this.ignoreWithWarning(item, ' in cluster tls');
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    if (certFile === undefined) return void this.error(e, "missing 'cert_file' in cluster TLS configuration");
+    if (keyFile === undefined) return void this.error(e, "missing 'key_file' in cluster TLS configuration");
+    if (caFile === undefined) return void this.error(e, "missing 'ca_file' in cluster TLS configuration (peers are verified against it)");
+    return { certFile, keyFile, caFile, timeoutMs };
+  }
+
+  private parseRoutes(e: Located, cluster?: ClusterOptions): string[] {
     if (!Array.isArray(e.value)) {
       this.typeError(e, 'an array of route URLs');
       return [];
@@ -804,8 +898,10 @@ class ConfApplier {
       const s = this.str(item);
       if (s === undefined) return;
       const r = normaliseRouteUrl(s);
-      if ('error' in r) this.error(item, r.error);
-      else routes.push(r.route);
+      if ('error' in r) return this.error(item, r.error);
+      routes.push(r.route);
+      const creds = urlCredentials(s);
+      if (creds !== undefined && cluster !== undefined) (cluster.routeCredentials ??= {})[r.route] = creds;
     });
     return routes;
   }

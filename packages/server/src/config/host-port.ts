@@ -76,3 +76,22 @@ export function parseListenUrl(text: string): HostPort | { error: string } {
 export function formatHostPort(hp: HostPort): string {
   return hp.host.includes(':') ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`;
 }
+
+/** The user info of a URL such as nats://user:pass@h:p (percent-decoded), or undefined when it has none. */
+export function urlCredentials(text: string): { user: string; password?: string } | undefined {
+  let rest = text.trim();
+  const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(rest);
+  if (scheme) rest = rest.slice(scheme[0].length);
+  const at = rest.lastIndexOf('@');
+  if (at < 0) return undefined;
+  const info = rest.slice(0, at);
+  const colon = info.indexOf(':');
+  const decode = (v: string): string => {
+    try {
+      return decodeURIComponent(v);
+    } catch {
+      return v;
+    }
+  };
+  return colon < 0 ? { user: decode(info) } : { user: decode(info.slice(0, colon)), password: decode(info.slice(colon + 1)) };
+}

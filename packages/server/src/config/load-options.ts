@@ -149,7 +149,9 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
         return 'solicited routes require cluster capabilities, e.g. --cluster';
       }
       cluster.routes = flags.routes;
+      if (flags.routeCredentials !== undefined) cluster.routeCredentials = { ...cluster.routeCredentials, ...flags.routeCredentials };
     }
+    if (flags.clusterAuth !== undefined) cluster.authorization = flags.clusterAuth;
     options.cluster = cluster;
   }
 

@@ -56,6 +56,25 @@ export interface ClusterOptions {
   listen?: { host: string; port: number };
   /** peers as normalised host:port strings */
   routes: string[];
+  /** nats-server's route auth (`cluster { authorization {} }`, or credentials in the --cluster URL) */
+  authorization?: ClusterAuthorization;
+  /** credentials carried by route URLs (nats://user:pass@h:p), keyed by the normalised route */
+  routeCredentials?: Record<string, ClusterAuthorization>;
+  /** mutual TLS between nodes (`cluster { tls {} }`) */
+  tls?: ClusterTlsOptions;
+}
+
+export interface ClusterAuthorization {
+  user?: string;
+  password?: string;
+  token?: string;
+}
+
+export interface ClusterTlsOptions {
+  certFile: string;
+  keyFile: string;
+  caFile: string;
+  timeoutMs: number;
 }
 
 /** Client TLS (`tls {}` or --tls/--tlscert/--tlskey/--tlsverify/--tlscacert). */

@@ -1,0 +1,28 @@
+// The cluster options' credentials and certificates turned into what ClusterNode needs: the node's shared
+// secret, per-route secrets from route URLs, and the mutual-TLS material (read once at start).
+import { loadClusterTls, secretOf, type ClusterTlsMaterial } from '@flotilla/cluster';
+import type { ClusterOptions } from '../config/options.js';
+
+export interface ClusterSecurity {
+  /** '' = no secret required */
+  secret: string;
+  routeSecrets: Map<string, string>;
+  tls?: ClusterTlsMaterial;
+}
+
+export function clusterSecurityOf(c: ClusterOptions): ClusterSecurity {
+  const routeSecrets = new Map<string, string>();
+  for (const [route, creds] of Object.entries(c.routeCredentials ?? {})) {
+    const s = secretOf(creds);
+    if (s !== '') routeSecrets.set(route, s);
+  }
+  // Without an authorization block, the credentials the routes carry are the cluster's secret, so inbound
+  // links and gossiped dials use the same one.
+  let secret = secretOf(c.authorization);
+  if (secret === '') secret = routeSecrets.values().next().value ?? '';
+  return {
+    secret,
+    routeSecrets,
+    ...(c.tls ? { tls: loadClusterTls({ certFile: c.tls.certFile, keyFile: c.tls.keyFile, caFile: c.tls.caFile }) } : {}),
+  };
+}
