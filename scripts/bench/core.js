@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const clientScript = fileURLToPath(new URL('./_core-client.js', import.meta.url));
@@ -24,7 +25,7 @@ export async function main(argv) {
   const rounds = Number(values.rounds);
   const msgs = Number(values.msgs);
   const reqMs = Number(values['req-ms']);
-  const servers = [{ name: 'flotilla', cmd: process.execPath, args: [join(root, 'bin/flotilla.js')] }];
+  const servers = [{ name: 'flotilla', cmd: process.execPath, args: [...FLOTILLA_NODE_FLAGS, join(root, 'bin/flotilla.js')] }];
   const natsServer = findOnPath('nats-server');
   if (natsServer) servers.push({ name: 'nats-server', cmd: natsServer, args: [] });
   else console.log('nats-server not on PATH: measuring flotilla only (apt-get install nats-server to compare)');

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
+import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const flotillaBin = join(root, 'bin/flotilla.js');
 const clientScript = fileURLToPath(new URL('./_js-client.js', import.meta.url));
@@ -39,9 +40,9 @@ export async function main(argv) {
   const window = Number(values.window);
   const batch = Number(values.batch);
 
-  const servers = [{ name: 'flotilla', cmd: process.execPath, args: [flotillaBin], syncInterval: null }];
+  const servers = [{ name: 'flotilla', cmd: process.execPath, args: [...FLOTILLA_NODE_FLAGS, flotillaBin], syncInterval: null }];
   if (acceptsSyncInterval()) {
-    servers.push({ name: `flotilla sync ${INTERVAL_SYNC}`, cmd: process.execPath, args: [flotillaBin], syncInterval: INTERVAL_SYNC });
+    servers.push({ name: `flotilla sync ${INTERVAL_SYNC}`, cmd: process.execPath, args: [...FLOTILLA_NODE_FLAGS, flotillaBin], syncInterval: INTERVAL_SYNC });
   } else {
     console.log('flotilla does not accept jetstream.sync_interval: measuring its default (fsync before ack) only');
   }

@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { NatsConnection, Msg } from 'nats';
-import { FLOTILLA_BIN, sleep, type FlotillaProcess } from './flotilla-process.js';
+import { FLOTILLA_NODE_ARGS, sleep, type FlotillaProcess } from './flotilla-process.js';
 import { RawClient } from './raw-client.js';
 
 export interface ClusterNodeProcess extends FlotillaProcess {
@@ -56,7 +56,7 @@ async function launch(extraArgs: string[], env: Record<string, string>, timeoutM
   const portsDir = join(dir, 'ports');
   mkdirSync(portsDir, { recursive: true });
   const args = ['-a', '127.0.0.1', '-p', '-1', '-m', '-1', '--ports_file_dir', portsDir, ...extraArgs];
-  const proc = spawn(process.execPath, [FLOTILLA_BIN, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...FLOTILLA_NODE_ARGS, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));

@@ -5,8 +5,11 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
 
 export const FLOTILLA_BIN = fileURLToPath(new URL('../../bin/flotilla.js', import.meta.url));
+/** `node <flags> bin/flotilla.js`: the interpreter arguments every launcher uses (bin/node-flags.js). */
+export const FLOTILLA_NODE_ARGS: readonly string[] = [...FLOTILLA_NODE_FLAGS, FLOTILLA_BIN];
 
 /**
  * `E2E_SERVER=nats-server` runs the same end-to-end tests against a real nats-server on PATH (the flags
@@ -41,7 +44,7 @@ export async function startFlotilla(opts: StartOptions = {}): Promise<FlotillaPr
   const portsDir = opts.portsDir ?? join(dir, 'ports');
   mkdirSync(portsDir, { recursive: true }); // nats-server does not create it
   const args = opts.rawArgs ?? ['-a', '127.0.0.1', '-p', '-1', '-m', '-1', '--ports_file_dir', portsDir, ...(opts.args ?? [])];
-  const [cmd, cmdArgs] = AGAINST_NATS_SERVER ? ['nats-server', args] : [process.execPath, [FLOTILLA_BIN, ...args]];
+  const [cmd, cmdArgs] = AGAINST_NATS_SERVER ? ['nats-server', args] : [process.execPath, [...FLOTILLA_NODE_ARGS, ...args]];
   const proc = spawn(cmd, cmdArgs, {
     cwd: dir,
     env: { ...process.env, ...opts.env },
@@ -83,7 +86,7 @@ export async function startFlotilla(opts: StartOptions = {}): Promise<FlotillaPr
 
 /** Runs the binary to completion (for -v, -h, -t, bad flags). */
 export async function runFlotilla(args: string[], cwd?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const proc = spawn(process.execPath, [FLOTILLA_BIN, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...FLOTILLA_NODE_ARGS, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

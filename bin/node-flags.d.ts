@@ -1,0 +1,1 @@
+export declare const FLOTILLA_NODE_FLAGS: readonly string[];
