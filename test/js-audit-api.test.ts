@@ -134,4 +134,20 @@ describe('stream options (audit)', () => {
     const ci = await jsm.consumers.add('DM', { durable_name: 'c', ack_policy: AckPolicy.Explicit, metadata: { team: 'x' } });
     expect(ci.config.metadata).toMatchObject({ team: 'x' });
   });
+
+  it('refuses the updates nats-server refuses', async () => {
+    await jsm.streams.add({ name: 'UR', subjects: ['ur'], deny_delete: true, deny_purge: true });
+    const cfg = (await jsm.streams.info('UR')).config;
+    const refusal = async (change: object): Promise<unknown> => (await api('$JS.API.STREAM.UPDATE.UR', { ...cfg, ...change })).error;
+    const invalid = (description: string) => ({ code: 500, err_code: 10052, description });
+    expect(await refusal({ max_consumers: 5 })).toEqual(invalid('stream configuration update can not change MaxConsumers'));
+    expect(await refusal({ retention: 'workqueue' })).toEqual(
+      // 2.10 lets limits and interest switch, only workqueue is fixed
+      invalid(SERVER_29 ? 'stream configuration update can not change retention policy' : 'stream configuration update can not change retention policy to/from workqueue'),
+    );
+    expect(await refusal({ deny_delete: false })).toEqual(invalid('stream configuration update can not cancel deny message deletes'));
+    expect(await refusal({ deny_purge: false })).toEqual(invalid('stream configuration update can not cancel deny purge'));
+    const renamed = await api('$JS.API.STREAM.UPDATE.UR', { ...cfg, name: 'OTHER' });
+    expect(renamed.error.err_code).toBe(10056);
+  });
 });
