@@ -51,13 +51,25 @@ async function until(cond: () => boolean, timeoutMs: number): Promise<void> {
   while (!cond() && Date.now() < end) await sleep(20);
 }
 
-/** Collects what arrives on a fresh inbox for `waitMs` after publishing `body` to `subject` with it as reply. */
-async function requestAll(subject: string, body: string, waitMs: number): Promise<Msg[]> {
+/**
+ * Collects what arrives on a fresh inbox after publishing `body` to `subject` with it as reply, for at most
+ * `waitMs`, or until `done` says the answer is complete.
+ */
+async function requestAll(subject: string, body: string, waitMs: number, done: (got: Msg[]) => boolean = () => false): Promise<Msg[]> {
   const inbox = createInbox();
   const got: Msg[] = [];
-  const sub = nc.subscribe(inbox, { callback: (_e, m) => got.push(m) });
+  let finish = (): void => undefined;
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+  const sub = nc.subscribe(inbox, {
+    callback: (_e, m) => {
+      got.push(m);
+      if (done(got)) finish();
+    },
+  });
   nc.publish(subject, body, { reply: inbox });
-  await sleep(waitMs);
+  const timer = setTimeout(finish, waitMs);
+  await finished;
+  clearTimeout(timer);
   sub.unsubscribe();
   return got;
 }
@@ -70,7 +82,9 @@ function dataOnly(msgs: Msg[]): Msg[] {
 /** The data messages of one raw pull (`expiresMs` short: the client's fetch() insists on at least 1 s). */
 async function pullMsgs(stream: string, durable: string, batch: number, expiresMs: number): Promise<Msg[]> {
   const body = JSON.stringify({ batch, expires: nanos(expiresMs) });
-  return dataOnly(await requestAll(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`, body, expiresMs + 150));
+  // complete when the batch is full or a terminating status (404/408/409) arrives
+  const complete = (got: Msg[]): boolean => dataOnly(got).length === batch || got.some((m) => (m.headers?.code ?? 0) >= 400);
+  return dataOnly(await requestAll(`$JS.API.CONSUMER.MSG.NEXT.${stream}.${durable}`, body, expiresMs + 500, complete));
 }
 
 /** The reply $JS.ACK.<stream>.<consumer>.<delivered>.<sseq>.<dseq>.<ts>.<pending> carries the stream sequence. */
@@ -101,16 +115,32 @@ describe('consumer options (audit)', () => {
     await jsm.streams.add({ name: 'NX', subjects: ['nx.>'] });
     for (let i = 1; i <= 4; i++) await js.publish('nx.x', `m${i}`);
     await jsm.consumers.add('NX', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
-    const first = dataOnly(await requestAll('$JS.API.CONSUMER.MSG.NEXT.NX.d', JSON.stringify({ batch: 1 }), 300));
+    const first = dataOnly(await requestAll('$JS.API.CONSUMER.MSG.NEXT.NX.d', JSON.stringify({ batch: 1 }), 1000, (g) => g.length === 1));
     expect(first.map((m) => m.string())).toEqual(['m1']);
-    const next = dataOnly(await requestAll(first[0]!.reply!, '+NXT {"batch":2}', 300));
+    const next = dataOnly(await requestAll(first[0]!.reply!, '+NXT {"batch":2}', 1000, (g) => g.length === 2));
     expect(next.map((m) => m.string())).toEqual(['m2', 'm3']);
-    const plain = dataOnly(await requestAll(next[0]!.reply!, '+NXT', 300));
+    const plain = dataOnly(await requestAll(next[0]!.reply!, '+NXT', 1000, (g) => g.length === 1));
     expect(plain.map((m) => m.string())).toEqual(['m4']);
     const ci = await jsm.consumers.info('NX', 'd');
     // m1 and m2 acknowledged by +NXT; m3 and m4 delivered only
     expect(ci.ack_floor).toMatchObject({ consumer_seq: 2, stream_seq: 2 });
     expect(ci.num_ack_pending).toBe(2);
+  });
+
+  it('deliver_policy all, last, new and by_start_sequence deliver from the right message', async () => {
+    await jsm.streams.add({ name: 'DP', subjects: ['dp.>'] });
+    for (let i = 1; i <= 4; i++) await js.publish('dp.x', String(i));
+    const policies: Array<[string, object]> = [
+      ['all', { deliver_policy: DeliverPolicy.All }],
+      ['last', { deliver_policy: DeliverPolicy.Last }],
+      ['new', { deliver_policy: DeliverPolicy.New }],
+      ['seq', { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: 3 }],
+    ];
+    for (const [name, policy] of policies) await jsm.consumers.add('DP', { durable_name: name, ack_policy: AckPolicy.Explicit, ...policy });
+    await js.publish('dp.x', '5');
+    const got: Record<string, number[]> = {};
+    for (const [name] of policies) got[name] = await pullSeqs('DP', name, 10, 250, true);
+    expect(got).toEqual({ all: [1, 2, 3, 4, 5], last: [4, 5], new: [5], seq: [3, 4, 5] });
   });
 
   it('deliver_policy by_start_time starts at the first message at or after the time', async () => {
