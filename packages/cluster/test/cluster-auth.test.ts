@@ -1,9 +1,15 @@
 // Cluster authentication: the secret's challenge-response on its own, then ClusterNodes in one process
 // over real gRPC with a shared secret (right, wrong, missing) and with mutual TLS (right CA, other CA).
 import { describe, it, expect, afterEach } from 'vitest';
+import * as grpc from '@grpc/grpc-js';
 import {
   ClusterNode,
+  LINK_METHOD_PATH,
+  LINK_PROTOCOL_VERSION,
   computeProof,
+  decodeBatch,
+  encodeBatch,
+  type Frame,
   loadClusterTls,
   newNonce,
   secretOf,
@@ -147,6 +153,60 @@ describe('ClusterNode with a shared secret', () => {
       const line = a.logs.find((l) => l.msg === code)!;
       expect(line.obj).toMatchObject({ peer: 'rogue' });
       expect(JSON.stringify(a.logs) + JSON.stringify(rogue.logs)).not.toContain('s3cr3t-pw-XYZ');
+    });
+  }
+});
+
+const RAFT_VOTE: RaftMessageWire = {
+  group: 'g', type: 2, from: 99, to: 1, term: 7, logTerm: 0, index: 0, entries: [], commit: 0, reject: false,
+  hintIndex: 0, hintTerm: 0, context: 0, force: false, snapshotMeta: null, offset: 0, data: new Uint8Array(0), done: false,
+};
+
+/** A hand-driven link: sends the given frames in one batch and collects what the node answers. */
+async function rawLink(url: string, frames: (received: Frame[]) => Frame[]): Promise<Frame[]> {
+  const client = new grpc.Client(url, grpc.credentials.createInsecure());
+  const call = client.makeBidiStreamRequest<Frame[], Frame[]>(LINK_METHOD_PATH, encodeBatch, decodeBatch, new grpc.Metadata());
+  const received: Frame[] = [];
+  call.on('data', (batch: Frame[]) => {
+    received.push(...batch);
+    if (received.length === batch.length) call.write(frames(received));
+  });
+  call.on('error', () => undefined);
+  await new Promise<void>((resolve) => {
+    call.on('status', () => resolve());
+    setTimeout(resolve, 1500).unref();
+  });
+  call.cancel();
+  client.close();
+  return received;
+}
+
+describe('ClusterNode admits nothing before the proof', () => {
+  for (const [label, withAuth] of [['a forged proof', true], ['no proof', false]] as const) {
+    it(`drops interest, messages and Raft sent along with ${label}, and refuses the link`, async () => {
+      const a = makeNode('a', { secret: SECRET });
+      await a.node.start();
+      const received = await rawLink(a.node.clusterUrl, (got) => {
+        const hello = (got[0] as { hello: { nonce: Uint8Array } }).hello;
+        expect(hello.nonce).toHaveLength(16);
+        const forged: Frame[] = withAuth ? [{ auth: { proof: computeProof(secretOf({ token: 'guess' }), { role: 'dialer', verifierNonce: hello.nonce, proverNonce: new Uint8Array(16), proverId: 'EVIL', verifierId: 'x' }) } }] : [];
+        return [
+          { hello: { clusterName: 'unit', serverName: 'evil', serverId: 'EVIL', clientUrl: '', clusterUrl: '', raftNodeId: 99, version: LINK_PROTOCOL_VERSION, nonce: new Uint8Array(16), auth: withAuth } },
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          ...forged,
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } },
+          { raft: RAFT_VOTE },
+        ];
+      });
+      const refusal = received.find((f): f is { refuse: { code: 'bad_auth' | 'auth_required'; reason: string } } => 'refuse' in f);
+      expect(refusal?.refuse.code).toBe(withAuth ? 'bad_auth' : 'auth_required');
+      expect(a.node.peers()).toHaveLength(0);
+      expect(a.rec.up).toHaveLength(0);
+      expect(a.rec.interests).toHaveLength(0);
+      expect(a.rec.messages).toHaveLength(0);
+      expect(a.rec.raft).toHaveLength(0);
+      expect(a.logs.some((l) => l.level === 'error' && /^refusing route: (cluster secret mismatch|peer presented no cluster secret)$/.test(l.msg))).toBe(true);
     });
   }
 });
