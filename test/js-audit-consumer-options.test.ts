@@ -127,6 +127,17 @@ describe('consumer options (audit)', () => {
     expect(ci.num_ack_pending).toBe(2);
   });
 
+  it('an unrecognised ack body changes nothing but is still answered', async () => {
+    await jsm.streams.add({ name: 'UK', subjects: ['uk.>'] });
+    await js.publish('uk.x', 'one');
+    await jsm.consumers.add('UK', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+    const [m] = await pullMsgs('UK', 'd', 1, 300);
+    const answer = await nc.request(m!.reply!, '+FOO', { timeout: 2000 });
+    expect(answer.data.length).toBe(0);
+    const ci = await jsm.consumers.info('UK', 'd');
+    expect([ci.num_ack_pending, ci.ack_floor.stream_seq]).toEqual([1, 0]);
+  });
+
   it('deliver_policy all, last, new and by_start_sequence deliver from the right message', async () => {
     await jsm.streams.add({ name: 'DP', subjects: ['dp.>'] });
     for (let i = 1; i <= 4; i++) await js.publish('dp.x', String(i));

@@ -676,7 +676,8 @@ export class Consumer {
         this.onPullRequest(m.reply, body.subarray(4));
         return;
       case 'unknown':
-        return;
+        // nats-server ignores the body but still answers a reply (below)
+        break;
     }
     if (m.reply !== null) {
       const reply = m.reply;
