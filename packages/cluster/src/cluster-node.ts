@@ -181,7 +181,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
       if (this.options.tls !== undefined) {
         onTlsClientError(server, (err, socket) =>
           this.log.error(
-            { remote: `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`, error: err.message, code: err.code },
+            { ...(socket.remoteAddress ? { remote: `${socket.remoteAddress}:${socket.remotePort}` } : {}), error: err.message, code: err.code },
             'refusing route: TLS handshake failed (certificate missing or not signed by the cluster CA)',
           ),
         );
@@ -373,7 +373,10 @@ export class ClusterNode implements LinkOwner, DialerHost {
       this.downWaiters.delete(peer.serverId);
       for (const w of waiters ?? []) w();
     } else if (link.outbound && peer === null && link.refusedWith === null) {
-      this.log.debug({ url: link.dialedUrl, reason: link.closeReason }, 'route dial failed');
+      // A certificate problem will not fix itself by redialing: say so at error level.
+      if (this.options.tls !== undefined && /certificate|self.signed|ssl|tls/i.test(link.closeReason)) {
+        this.log.error({ url: link.dialedUrl, reason: link.closeReason }, 'route dial failed: TLS handshake (the peer certificate is not signed by the cluster CA)');
+      } else this.log.debug({ url: link.dialedUrl, reason: link.closeReason }, 'route dial failed');
     }
     const waiter = this.dialWaiters.get(link);
     if (waiter !== undefined) {
