@@ -150,4 +150,19 @@ describe('stream options (audit)', () => {
     const renamed = await api('$JS.API.STREAM.UPDATE.UR', { ...cfg, name: 'OTHER' });
     expect(renamed.error.err_code).toBe(10056);
   });
+
+  it('account info counts API requests, but not pull requests or direct gets', async () => {
+    await jsm.streams.add({ name: 'AC', subjects: ['ac'], allow_direct: true });
+    await nc.jetstream().publish('ac', 'x');
+    await jsm.consumers.add('AC', { durable_name: 'd', ack_policy: AckPolicy.Explicit });
+    const before = await api('$JS.API.INFO');
+    // noMux: the pulled message arrives with its stored subject, which the shared-inbox mux cannot route
+    await nc.request('$JS.API.CONSUMER.MSG.NEXT.AC.d', enc.encode('{"batch":1}'), { timeout: 2000, noMux: true });
+    await nc.request('$JS.API.DIRECT.GET.AC', enc.encode('{"seq":1}'), { timeout: 2000 });
+    await api('$JS.API.STREAM.INFO.AC');
+    const after = await api('$JS.API.INFO');
+    // STREAM.INFO and the second INFO
+    expect(after.api.total - before.api.total).toBe(2);
+    expect(after.api.errors).toBe(before.api.errors);
+  });
 });

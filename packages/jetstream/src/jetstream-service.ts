@@ -183,7 +183,9 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       // Never let a handler's bug escape into the publisher's connection.
       this.log.error({ subject: msg.subject, err: String(err) }, 'jetstream api handler failed');
     }
-    if (!served) this.apiTotal--; // unknown subjects get no reply and are not counted
+    // Unknown subjects get no reply and are not counted; nor are pull requests and direct gets, which
+    // nats-server serves from the consumer's / stream's own subscription, outside its API statistics.
+    if (!served || isOutsideApiStats(tokens)) this.apiTotal--;
   }
 
   private dispatch(t: string[], msg: BusMessage): boolean {
@@ -385,4 +387,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       ...(this.domain ? { domain: this.domain } : {}),
     });
   }
+}
+
+function isOutsideApiStats(tokens: string[]): boolean {
+  return tokens[0] === 'DIRECT' || (tokens[0] === 'CONSUMER' && tokens[1] === 'MSG' && tokens[2] === 'NEXT');
 }
