@@ -22,10 +22,12 @@ export interface BlockEntry {
   tombs: number[];
   /** Rewrite the block without its removed records (erase). */
   rewrite: boolean;
+  /** Removed with erase since the block was last written: left out of the next copy whatever else holds. */
+  erased: number[];
 }
 
 export function newEntry(first: number, last: number, loc: FrameLocation | null, block: Block | null): BlockEntry {
-  return { first, last, live: 0, block, loading: null, written: loc !== null, loc, dead: false, removed: [], tombs: [], rewrite: false };
+  return { first, last, live: 0, block, loading: null, written: loc !== null, loc, dead: false, removed: [], tombs: [], rewrite: false, erased: [] };
 }
 
 export class BlockTable {

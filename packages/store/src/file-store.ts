@@ -62,6 +62,8 @@ interface FlushPlan {
   zero: FrameLocation[];
   ops: BatchOp[];
   hard: boolean;
+  /** The floor this flush's meta writes, null if it writes no meta. */
+  floor: number | null;
 }
 
 interface Deferred {
@@ -135,6 +137,8 @@ export class FileStore extends StoreCore {
   /** The meta must be written: sequences moved, or the floor is not the one on disk. */
   private metaDirty = false;
   private writtenFloor = -1;
+  /** The floor in LevelDB as of the last completed batch: records below it are hidden after a crash. */
+  private durableFloor = 0;
   private next: Deferred | null = null;
   private inFlight: Promise<void> | null = null;
   private flushScheduled = false;
@@ -238,6 +242,7 @@ export class FileStore extends StoreCore {
     e.removed.push(seq);
     if (erase) {
       e.rewrite = true;
+      e.erased.push(seq);
       if (e.block === null) {
         this.loadBlock(e).then(
           () => this.markDirty(),
@@ -329,7 +334,7 @@ export class FileStore extends StoreCore {
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
   private plan(forceMeta: boolean): FlushPlan {
     this.sealBuilding();
-    const plan: FlushPlan = { frames: [], zero: this.staleCopies, ops: [], hard: this.hardRemoval };
+    const plan: FlushPlan = { frames: [], zero: this.staleCopies, ops: [], hard: this.hardRemoval, floor: null };
     this.staleCopies = [];
     this.hardRemoval = false;
     const floor = this.msgs > 0 ? this.firstSeq : this.lastSeq + 1;
@@ -353,29 +358,39 @@ export class FileStore extends StoreCore {
         }
         e.tombs = [];
         e.removed = [];
+        e.erased = [];
         this.table.markDead(e);
         continue;
       }
       if (!e.written || (e.rewrite && e.block !== null)) {
         let block = e.block as Block;
-        // Records removed before the block reaches disk, or erased, are left out of the new copy.
+        const rewriting = e.loc !== null;
         if (e.removed.length > 0 || e.rewrite) {
           this.table.uncache(e);
           const old = block;
-          block = block.filtered((seq) => index.isLive(seq));
+          block = block.filtered(rewriting ? this.keepInRewrite(e) : (seq) => index.isLive(seq));
           e.block = block;
           old.release();
           this.table.touch(e);
         }
-        if (e.loc !== null) {
-          plan.zero.push(e.loc);
-          this.log.addLive(e.loc.segment, -1);
-          e.loc = null;
-        }
-        // The new copy is complete: older tombstones of this block are no longer needed.
+        // Every older tombstone is of a record the new copy leaves out: none is needed once it is durable
+        // (deleted after the old copy is zeroed: the batch waits for that when there is a zero).
         for (const t of e.tombs) ops.push({ type: 'del', key: tombKey(t) });
         e.tombs = [];
+        if (rewriting) {
+          plan.zero.push(e.loc as FrameLocation);
+          this.log.addLive((e.loc as FrameLocation).segment, -1);
+          e.loc = null;
+          // Removed records the copy keeps (their removal is not on disk yet) get what hides them: a
+          // tombstone, or below the floor this batch writes.
+          for (let s = block.first; s <= block.last; s++) {
+            if (s < floor || block.offsetOf(s) < 0 || index.isLive(s)) continue;
+            ops.push({ type: 'put', key: tombKey(s), value: EMPTY });
+            e.tombs.push(s);
+          }
+        }
         e.removed = [];
+        e.erased = [];
         e.rewrite = false;
         e.written = true;
         plan.frames.push({ entry: e, body: block.value() });
@@ -395,9 +410,25 @@ export class FileStore extends StoreCore {
     if (forceMeta || this.metaDirty || plan.hard || floor !== this.writtenFloor || ops.length > 0) {
       ops.push({ type: 'put', key: META_KEY, value: encodeMeta({ floor, last: this.lastSeq, lastTs: this.lastTs }) });
       this.writtenFloor = floor;
+      plan.floor = floor;
       this.metaDirty = false;
     }
     return plan;
+  }
+
+  /**
+   * Which records the rewritten copy of a written block keeps: live ones, and removed ones whose removal is
+   * not on disk yet unless erased. Leaving out a record trimmed by a limit before this flush's floor or
+   * tombstone is durable would, after a crash before the LevelDB batch, lose an acknowledged message while
+   * older ones come back: a hole that re-applying the limits at open cannot explain.
+   */
+  private keepInRewrite(e: BlockEntry): (seq: number) => boolean {
+    const index = this.index;
+    const durableFloor = this.durableFloor;
+    const erased = new Set(e.erased);
+    // Tombstones of earlier flushes are on disk (a flush is planned only once the previous one completed).
+    const tombstoned = new Set(e.tombs);
+    return (seq) => index.isLive(seq) || (seq >= durableFloor && !erased.has(seq) && !tombstoned.has(seq));
   }
 
   private holdTombs(segment: number, tombs: number[]): void {
@@ -413,17 +444,22 @@ export class FileStore extends StoreCore {
       this.indexUnsynced = !syncIndex;
       return this.db.batch(plan.ops, { sync: syncIndex });
     };
-    // Without rewritten blocks the LevelDB write and the segment write are independent: overlap them.
-    // With them, tombstones may only go once the new copies are durable and the old ones zeroed.
+    // Without rewritten blocks the LevelDB write overlaps the fsync. It starts only once the segment write
+    // is done: a floor (or tombstone) of limit removals must not reach disk before the appends that caused
+    // them, or a kill in between hides acknowledged messages the store still had room for.
+    // With rewritten blocks, tombstones may only go once the new copies are durable and the old ones zeroed.
     const overlap = plan.zero.length === 0;
-    let index = overlap ? writeIndex() : RESOLVED;
-    index.catch(() => undefined); // awaited below; a segment failure must not leave it unhandled
+    let index = RESOLVED;
     if (plan.frames.length > 0) {
       const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, body: f.body })));
       for (let i = 0; i < locs.length; i++) {
         plan.frames[i].entry.loc = locs[i];
         this.log.addLive(locs[i].segment, 1);
       }
+    }
+    if (overlap) {
+      index = writeIndex();
+      index.catch(() => undefined); // awaited below; a segment failure must not leave it unhandled
     }
     if (sync && this.log.hasUnsynced) await this.log.sync();
     if (plan.zero.length > 0) {
@@ -433,6 +469,7 @@ export class FileStore extends StoreCore {
     }
     if (!overlap) index = writeIndex();
     await index;
+    if (plan.floor !== null) this.durableFloor = plan.floor;
     const gone = await this.log.removeDead();
     for (const id of gone) {
       const tombs = this.tombsBySegment.get(id);
@@ -532,6 +569,7 @@ export class FileStore extends StoreCore {
   /** Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). */
   private async load(frames: RecoveredFrame[]): Promise<void> {
     const meta = decodeMeta(await this.db.get(META_KEY));
+    this.durableFloor = meta.floor;
     const tombs = new Set<number>();
     for await (const key of this.db.keys({ gte: Buffer.from([TOMB_PREFIX]), lt: Buffer.from([TOMB_PREFIX + 1]) })) {
       tombs.add(keySeq(key));
@@ -609,6 +647,7 @@ export class FileStore extends StoreCore {
     this.table.clear();
     await this.log.wipe();
     await this.db.clear();
+    this.durableFloor = 0;
   }
 
   /**
