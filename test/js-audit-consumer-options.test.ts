@@ -258,6 +258,19 @@ describe('consumer options (audit)', () => {
     expect(await pullSeqs('MA', 'd', 5, 300, false)).toEqual([3, 4]);
   });
 
+  it('with max_ack_pending reached, every expired message is still redelivered', async () => {
+    await jsm.streams.add({ name: 'MR', subjects: ['mr.>'] });
+    for (let i = 0; i < 4; i++) await js.publish('mr.x', String(i));
+    await jsm.consumers.add('MR', { durable_name: 'd', ack_policy: AckPolicy.Explicit, max_ack_pending: 2, ack_wait: nanos(500) });
+    expect((await pullMsgs('MR', 'd', 4, 300)).map(streamSeq)).toEqual([1, 2]);
+    // both come back after ack_wait, as second deliveries, although no new message may go out
+    const again = await pullMsgs('MR', 'd', 2, 3000);
+    expect(again.map((m) => [streamSeq(m), Number(m.reply!.split('.')[4])])).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+  });
+
   it('consumer info counts redelivered messages and waiting pull requests', async () => {
     await jsm.streams.add({ name: 'NI', subjects: ['ni.>'] });
     await js.publish('ni.x', 'one');

@@ -439,7 +439,7 @@ export class Consumer {
         if (this.waiting && !this.maxAckPendingReached()) this.expireWaiting(this.clock.nowMs(), true);
         return sent;
       }
-      if (!this.canDeliver()) {
+      if (!this.canDeliver(cand.redelivery)) {
         this.putBack(cand);
         return sent;
       }
@@ -455,7 +455,8 @@ export class Consumer {
     return sent;
   }
 
-  private canDeliver(): boolean {
+  /** `redelivery`: the candidate in hand is a redelivery, which max_ack_pending does not hold back. */
+  private canDeliver(redelivery = false): boolean {
     const cfg = this.config;
     if (this.waiting) {
       if (this.waiting.length === 0) return false;
@@ -470,7 +471,7 @@ export class Consumer {
     }
     if (this.cancelPacing) return false;
     const maxAckPending = cfg.max_ack_pending ?? 0;
-    if (cfg.ack_policy !== 'none' && maxAckPending > 0 && this.state.pending.size >= maxAckPending && this.redeliverQueue.length === 0) {
+    if (cfg.ack_policy !== 'none' && maxAckPending > 0 && this.state.pending.size >= maxAckPending && this.redeliverQueue.length === 0 && !redelivery) {
       return false;
     }
     return true;
