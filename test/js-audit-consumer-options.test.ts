@@ -188,6 +188,17 @@ describe('consumer options (audit)', () => {
     expect([after.num_pending, after.num_ack_pending]).toEqual([0, 0]);
   });
 
+  it('a filtered consumer reports the stream position it scanned to, past messages not for it', async () => {
+    await jsm.streams.add({ name: 'FP', subjects: ['fp.>'] });
+    for (const s of ['fp.a', 'fp.b', 'fp.a', 'fp.b', 'fp.a']) await js.publish(s, s);
+    await jsm.consumers.add('FP', { durable_name: 'd', ack_policy: AckPolicy.None, filter_subject: 'fp.b' });
+    expect(await pullSeqs('FP', 'd', 5, 300, false)).toEqual([2, 4]);
+    const ci = await jsm.consumers.info('FP', 'd');
+    expect(ci.delivered).toMatchObject({ consumer_seq: 2, stream_seq: 5 });
+    expect(ci.ack_floor).toMatchObject({ consumer_seq: 2, stream_seq: 4 });
+    expect(ci.num_pending).toBe(0);
+  });
+
   it('filter_subjects (2.10) delivers only the messages matching one of the filters', async () => {
     await jsm.streams.add({ name: 'FS', subjects: ['fs.>'] });
     for (const s of ['fs.a', 'fs.b', 'fs.c', 'fs.a', 'fs.c', 'fs.b']) await js.publish(s, s);

@@ -12,7 +12,9 @@ export type ConsumerEntry =
   /** max_deliver reached: no longer awaited, but not acknowledged either. */
   | { op: 'drop'; sseq: number }
   /** Purge or start position: the next new message is at least sseq. */
-  | { op: 'skip'; sseq: number };
+  | { op: 'skip'; sseq: number }
+  /** A filtered consumer found nothing for it below `sseq`: its stream position moves on (ack floor stays). */
+  | { op: 'scan'; sseq: number };
 
 export interface PendingAck {
   /** Consumer sequence of the first delivery (nats-server keeps the original). */
@@ -69,6 +71,9 @@ export class ConsumerState {
         return NOTHING;
       case 'skip':
         return this.applySkip(e.sseq);
+      case 'scan':
+        if (e.sseq > this.sseq) this.sseq = e.sseq;
+        return NOTHING;
     }
   }
 

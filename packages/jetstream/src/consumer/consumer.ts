@@ -515,9 +515,13 @@ export class Consumer {
         if (msg.seq >= this.state.sseq) return { msg, count: 1, redelivery: false };
       }
       if (attempt === 1) break;
+      // Read before the scan: a message stored while it runs lies above this.
+      const scannedTo = store.state().last_seq;
       const fetched = await this.readNew(this.state.sseq);
       if (fetched.length === 0) {
         this.numPending = 0;
+        // As nats-server, a filtered consumer's position (delivered.stream_seq) moves past what it scanned.
+        if (this.filters.length > 0 && this.state.sseq <= scannedTo) this.apply({ op: 'scan', sseq: scannedTo + 1 });
         return null;
       }
       this.readAhead = fetched;
