@@ -12,6 +12,18 @@ afterEach(() => {
 });
 
 describe('consumer state storage', () => {
+  it('a scan moves the stream position only, and the snapshot keeps it', () => {
+    const state = new ConsumerState('explicit');
+    state.apply({ op: 'deliver', sseq: 2, dseq: 1, count: 1, tsMs: 1 });
+    state.apply({ op: 'ack', sseq: 2, dseq: 1 });
+    state.apply({ op: 'scan', sseq: 6 });
+    state.apply({ op: 'scan', sseq: 4 }); // never backwards
+    const copy = new ConsumerState('explicit');
+    copy.restore(state.snapshot());
+    expect(copy.snapshot().delivered).toEqual({ consumer_seq: 1, stream_seq: 5 });
+    expect(copy.snapshot().ack_floor).toEqual({ consumer_seq: 1, stream_seq: 2 });
+  });
+
   it('coalesces many changes into few writes and flush() makes the newest durable', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'consumer-storage-'));
     dirs.push(dir);
