@@ -42,7 +42,9 @@ function runAndKill(dir: string, firstK: number, seed: number, killAfterMs: numb
       }
       timer ??= setTimeout(() => proc.kill('SIGKILL'), killAfterMs);
     });
-    proc.on('exit', (_code, signal) => {
+    // 'close', not 'exit': 'exit' can come before the last lines the writer put in the pipe are read, and
+    // a missed "t <seq>" makes a delete that landed look like a lost acknowledged append.
+    proc.on('close', (_code, signal) => {
       if (timer) clearTimeout(timer);
       if (signal !== 'SIGKILL') reject(new Error(`writer exited without being killed: ${stderr}`));
       else resolve();
