@@ -1,13 +1,12 @@
 // `npm run bench -- core [--rounds N] [--msgs N]`: core NATS throughput of Flotilla and, when
 // `nats-server` is on PATH, of nats-server on the same machine, alternating round by round.
-import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
+import { findOnPath, printTable, rssMb, sleep, startServer } from './_side-by-side.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const clientScript = fileURLToPath(new URL('./_core-client.js', import.meta.url));
@@ -64,7 +63,12 @@ export async function main(argv) {
       await node.stop();
     }
   }
-  printTable(servers.map((s) => s.name), [...workloads, 'RSS after load MB', 'RSS idle MB', `RSS with ${values.conns} conns MB`], results);
+  printTable(
+    servers.map((s) => s.name),
+    [...workloads, 'RSS after load MB', 'RSS idle MB', `RSS with ${values.conns} conns MB`],
+    results,
+    '(medians; throughput figures are higher-is-better, RSS lower-is-better)',
+  );
 }
 
 async function pubSub(url, count, bytes) {
@@ -98,66 +102,4 @@ async function startClient(args, waitReady = true) {
   const exited = new Promise((resolve) => proc.once('exit', resolve));
   if (waitReady) await next();
   return { proc, next, exited };
-}
-
-async function startServer(srv) {
-  const dir = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
-  const proc = spawn(srv.cmd, [...srv.args, '-a', '127.0.0.1', '-p', '-1', '--ports_file_dir', dir], {
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
-  const deadline = Date.now() + 10_000;
-  let url = null;
-  while (!url) {
-    const file = readdirSync(dir).find((f) => f.endsWith(`_${proc.pid}.ports`));
-    if (file) url = JSON.parse(readFileSync(join(dir, file), 'utf8')).nats[0];
-    else if (Date.now() > deadline) throw new Error(`${srv.name} did not start`);
-    else await sleep(20);
-  }
-  const stop = async () => {
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(t);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return { proc, url, stop };
-}
-
-function rssMb(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 102.4) / 10;
-}
-
-function median(values) {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-}
-
-function printTable(names, workloads, results) {
-  const header = ['workload', ...names, ...(names.length > 1 ? ['ratio flotilla/nats-server'] : [])];
-  const rows = workloads.map((w) => {
-    const vals = names.map((n) => median(results.get(`${n}|${w}`) ?? [NaN]));
-    const cells = [w, ...vals.map((v) => v.toLocaleString('en-US'))];
-    if (names.length > 1) cells.push((vals[0] / vals[1]).toFixed(2) + 'x');
-    return cells;
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
-  console.log('\n' + line(header));
-  for (const r of rows) console.log(line(r));
-  console.log('(medians; throughput figures are higher-is-better, RSS lower-is-better)');
-}
-
-function findOnPath(name) {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

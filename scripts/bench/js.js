@@ -4,15 +4,16 @@
 // (fsync before every PubAck; and with an interval sync if its config accepts `jetstream.sync_interval`)
 // and, when `nats-server` is on PATH, nats-server, alternating round by round like `bench -- core`.
 // Also prints this machine's fsync bound, the ceiling for awaited-ack publishing with fsync per ack.
-import { spawn, spawnSync, execFileSync } from 'node:child_process';
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-
 import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
+import { findOnPath, printTable, startServer } from './_side-by-side.js';
+
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const flotillaBin = join(root, 'bin/flotilla.js');
 const clientScript = fileURLToPath(new URL('./_js-client.js', import.meta.url));
@@ -70,7 +71,7 @@ export async function main(argv) {
 
   for (let round = 1; round <= rounds; round++) {
     for (const srv of servers) {
-      const node = await startServer(srv);
+      const node = await startJetStreamServer(srv);
       try {
         const clientArgs = [
           ['pub-sync', node.url, 'BSYNC', String(durationMs), String(bytes)],
@@ -94,11 +95,7 @@ export async function main(argv) {
       }
     }
   }
-  printTable(
-    servers.map((s) => s.name),
-    workloads,
-    results,
-  );
+  printTable(servers.map((s) => s.name), workloads, results, '(medians; higher is better)');
   // measured again: on a shared machine the bound moves with the load
   const fsyncsAfter = measureFsyncRate(1_000);
   const bound = `${fsyncsPerSecond.toLocaleString('en-US')} before / ${fsyncsAfter.toLocaleString('en-US')} after`;
@@ -125,36 +122,15 @@ async function runClient(args) {
   return result;
 }
 
-async function startServer(srv) {
-  const dir = mkdtempSync(join(tmpdir(), 'flotilla-bench-js-'));
-  const storeDir = join(dir, 'store');
-  let jsArgs = ['-js', '-sd', storeDir];
-  if (srv.syncInterval) {
+/** A server with JetStream in a fresh store directory (and a sync interval via a config file when asked). */
+function startJetStreamServer(srv) {
+  return startServer(srv, (dir) => {
+    const storeDir = join(dir, 'store');
+    if (!srv.syncInterval) return ['-js', '-sd', storeDir];
     const conf = join(dir, 'server.conf');
     writeFileSync(conf, `jetstream { store_dir: ${JSON.stringify(storeDir)}, sync_interval: "${srv.syncInterval}" }\n`);
-    jsArgs = ['-c', conf];
-  }
-  const proc = spawn(srv.cmd, [...srv.args, '-a', '127.0.0.1', '-p', '-1', '--ports_file_dir', dir, ...jsArgs], {
-    stdio: ['ignore', 'ignore', 'ignore'],
+    return ['-c', conf];
   });
-  const deadline = Date.now() + 15_000;
-  let url = null;
-  while (!url) {
-    const file = readdirSync(dir).find((f) => f.endsWith(`_${proc.pid}.ports`));
-    const text = file ? readFileSync(join(dir, file), 'utf8') : '';
-    if (text) url = JSON.parse(text).nats[0];
-    else if (Date.now() > deadline || proc.exitCode !== null) throw new Error(`${srv.name} did not start`);
-    else await sleep(20);
-  }
-  const stop = async () => {
-    const exited = new Promise((resolve) => proc.once('exit', resolve));
-    proc.kill('SIGTERM');
-    const t = setTimeout(() => proc.kill('SIGKILL'), 5_000);
-    await exited;
-    clearTimeout(t);
-    rmSync(dir, { recursive: true, force: true });
-  };
-  return { proc, url, stop };
 }
 
 /** Whether `flotilla -t` accepts a config that sets jetstream.sync_interval. */
@@ -163,7 +139,7 @@ function acceptsSyncInterval() {
   try {
     const conf = join(dir, 'probe.conf');
     writeFileSync(conf, `jetstream { store_dir: ${JSON.stringify(join(dir, 'store'))}, sync_interval: "${INTERVAL_SYNC}" }\n`);
-    const r = spawnSync(process.execPath, [flotillaBin, '-c', conf, '-t'], { encoding: 'utf8', timeout: 15_000 });
+    const r = spawnSync(process.execPath, [...FLOTILLA_NODE_FLAGS, flotillaBin, '-c', conf, '-t'], { encoding: 'utf8', timeout: 15_000 });
     return r.status === 0;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -188,41 +164,4 @@ function measureFsyncRate(durationMs, bytes = 128) {
     rmSync(dir, { recursive: true, force: true });
   }
   return Math.round((n / (performance.now() - start)) * 1000);
-}
-
-function median(values) {
-  const s = values.filter((v) => !Number.isNaN(v)).sort((a, b) => a - b);
-  return s.length === 0 ? NaN : s[Math.floor(s.length / 2)];
-}
-
-function printTable(names, workloads, results) {
-  const natsIdx = names.indexOf('nats-server');
-  const ratioCols = natsIdx > 0 ? names.slice(0, natsIdx).map((n) => `${n}/nats-server`) : [];
-  const header = ['workload', ...names, ...ratioCols];
-  const rows = workloads.map((w) => {
-    const vals = names.map((n) => median(results.get(`${n}|${w}`) ?? [NaN]));
-    const cells = [w, ...vals.map((v) => (Number.isNaN(v) ? 'n/a' : v.toLocaleString('en-US')))];
-    for (let i = 0; i < ratioCols.length; i++) {
-      const ratio = vals[i] / vals[natsIdx];
-      cells.push(Number.isFinite(ratio) ? ratio.toFixed(2) + 'x' : 'n/a');
-    }
-    return cells;
-  });
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
-  const line = (cells) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
-  console.log('\n' + line(header));
-  for (const r of rows) console.log(line(r));
-  console.log('(medians; higher is better)');
-}
-
-function findOnPath(name) {
-  try {
-    return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
-
-function sleep(ms) {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }
