@@ -1,13 +1,9 @@
 // Audit of issue 5 item 4: consumer options not covered elsewhere, with the real `nats` client —
 // ack none, +NXT, by_start_time, last_per_subject, filter_subjects, replay original, rate_limit_bps,
 // max_ack_pending, and the num_redelivered / num_waiting numbers of consumer info.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AckPolicy,
-  connect,
   createInbox,
   DeliverPolicy,
   nanos,
@@ -17,30 +13,22 @@ import {
   type Msg,
   type NatsConnection,
 } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
 // filter_subjects is a 2.10 feature; nats-server 2.9.10 does not know it.
 const SERVER_29 = process.env['E2E_SERVER'] === 'nats-server';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let js: JetStreamClient;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-audit-opts-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-audit-opts-');
+  ({ nc, jsm, js } = fixture);
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));

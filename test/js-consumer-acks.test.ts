@@ -1,31 +1,20 @@
 // Acknowledgements with the real client: ack, ackAck, nak (with delay), working, term, ack_wait
 // redelivery with delivery counts, max_deliver with its advisory, backoff, ack_policy all.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, connect, nanos, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { AckPolicy, nanos, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let js: JetStreamClient;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-acks-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-acks-');
+  ({ nc, jsm, js } = fixture);
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 async function setup(name: string, count: number, config: object): Promise<void> {
   const lower = name.toLowerCase();

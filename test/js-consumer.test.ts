@@ -1,35 +1,24 @@
 // Consumer management with the real client: add/info/list/update/delete, nats-server's errors, and the
 // ConsumerInfo numbers the client relies on.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, connect, DeliverPolicy, nanos, type JetStreamManager, type NatsConnection } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { AckPolicy, DeliverPolicy, nanos, type JetStreamManager, type NatsConnection } from 'nats';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
 // nats-server 2.9 ignores `action` (2.10 feature): there a differing create updates the consumer.
 const SERVER_29 = process.env['E2E_SERVER'] === 'nats-server';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-consumer-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
+  fixture = await startJetStreamServer('js-consumer-');
+  ({ nc, jsm } = fixture);
   await jsm.streams.add({ name: 'C1', subjects: ['c1.>'] });
-  const js = nc.jetstream();
-  for (const s of ['c1.a', 'c1.b', 'c1.a']) await js.publish(s, 'x');
+  for (const s of ['c1.a', 'c1.b', 'c1.a']) await fixture.js.publish(s, 'x');
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 describe('consumers via jsm.consumers', () => {
   it('adds a durable and reports ConsumerInfo like nats-server', async () => {

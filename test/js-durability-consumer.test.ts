@@ -1,51 +1,23 @@
 // Consumer state survives kill -9: acknowledged messages are not delivered again after a restart on the
 // same store directory, and messages delivered but not acknowledged are.
 import { describe, it, expect, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, AckPolicy, nanos, type NatsConnection } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { AckPolicy, nanos } from 'nats';
+import { RestartableJetStream } from './helpers/jetstream-server.js';
 
 // nats-server 2.9 writes consumer state from a background flusher, so after kill -9 its ack floor lags
 // (observed: 0 or 25 of 60 double-acked) and acknowledged messages come back; Flotilla persists an ack
 // before answering a double ack, so against it the strict check applies.
 const ACKS_DURABLE_BEFORE_REPLY = process.env['E2E_SERVER'] !== 'nats-server';
 
-const storeDirs: string[] = [];
-const running: FlotillaProcess[] = [];
+const servers = new RestartableJetStream();
 const enc = new TextEncoder();
 
-afterAll(async () => {
-  await Promise.all(running.map((s) => s.stop().catch(() => undefined)));
-  for (const d of storeDirs) rmSync(d, { recursive: true, force: true });
-});
-
-function newStoreDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flotilla-durability-'));
-  storeDirs.push(dir);
-  return dir;
-}
-
-async function start(storeDir: string): Promise<{ server: FlotillaProcess; nc: NatsConnection }> {
-  const server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  running.push(server);
-  const nc = await connect({ servers: server.url, reconnect: false });
-  return { server, nc };
-}
-
-/** SIGKILL and wait until the process is gone (the store directory is then free to reopen). */
-async function killHard(server: FlotillaProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => server.proc.once('exit', () => resolve()));
-  server.proc.kill('SIGKILL');
-  await exited;
-  await server.stop(); // only removes the helper's own temp dir now
-}
+afterAll(() => servers.cleanup());
 
 describe('kill -9 durability of consumer acks', () => {
   it('does not redeliver acknowledged messages after kill -9, and redelivers unacknowledged ones', async () => {
-    const storeDir = newStoreDir();
-    const { server, nc } = await start(storeDir);
+    const storeDir = servers.newStoreDir();
+    const { server, nc } = await servers.start(storeDir);
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     await jsm.streams.add({ name: 'WQ', subjects: ['wq.>'] });
@@ -63,10 +35,10 @@ describe('kill -9 durability of consumer acks', () => {
       if (delivered.length === TOTAL) break;
     }
     expect(delivered).toEqual(Array.from({ length: TOTAL }, (_, i) => i + 1));
-    await killHard(server);
+    await servers.killHard(server);
     await nc.close().catch(() => undefined);
 
-    const again = await start(storeDir);
+    const again = await servers.start(storeDir);
     const c2 = await again.nc.jetstream().consumers.get('WQ', 'workers');
     const info = await c2.info();
     if (ACKS_DURABLE_BEFORE_REPLY) expect(info.ack_floor.stream_seq).toBe(ACKED);

@@ -2,47 +2,19 @@
 // the same store directory, and check that every acknowledged message is there at its acknowledged
 // sequence with its content.
 import { describe, it, expect, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, type NatsConnection, type PubAck } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { type PubAck } from 'nats';
+import { RestartableJetStream } from './helpers/jetstream-server.js';
 
-const storeDirs: string[] = [];
-const running: FlotillaProcess[] = [];
+const servers = new RestartableJetStream();
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-afterAll(async () => {
-  await Promise.all(running.map((s) => s.stop().catch(() => undefined)));
-  for (const d of storeDirs) rmSync(d, { recursive: true, force: true });
-});
-
-function newStoreDir(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'flotilla-durability-'));
-  storeDirs.push(dir);
-  return dir;
-}
-
-async function start(storeDir: string): Promise<{ server: FlotillaProcess; nc: NatsConnection }> {
-  const server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  running.push(server);
-  const nc = await connect({ servers: server.url, reconnect: false });
-  return { server, nc };
-}
-
-/** SIGKILL and wait until the process is gone (the store directory is then free to reopen). */
-async function killHard(server: FlotillaProcess): Promise<void> {
-  const exited = new Promise<void>((resolve) => server.proc.once('exit', () => resolve()));
-  server.proc.kill('SIGKILL');
-  await exited;
-  await server.stop(); // only removes the helper's own temp dir now
-}
+afterAll(() => servers.cleanup());
 
 describe('kill -9 durability of publishes', () => {
   it('keeps every acknowledged publish at its sequence with its content', async () => {
-    const storeDir = newStoreDir();
-    const { server, nc } = await start(storeDir);
+    const storeDir = servers.newStoreDir();
+    const { server, nc } = await servers.start(storeDir);
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     await jsm.streams.add({ name: 'DUR', subjects: ['dur.>'] });
@@ -75,7 +47,7 @@ describe('kill -9 durability of publishes', () => {
         .finally(() => inflight.delete(p));
       inflight.add(p);
       // kill once enough are acknowledged and a full window is still unanswered
-      if (acked.size >= KILL_AFTER_ACKS && inflight.size >= WINDOW) killing = killHard(server);
+      if (acked.size >= KILL_AFTER_ACKS && inflight.size >= WINDOW) killing = servers.killHard(server);
       else if (inflight.size >= WINDOW) await Promise.race(inflight);
     }
     await killing;
@@ -87,7 +59,7 @@ describe('kill -9 durability of publishes', () => {
     expect(acked.size + failed).toBe(next); // every publish was answered or failed
     expect(failed).toBeGreaterThan(0); // the kill really happened with publishes in flight
 
-    const again = await start(storeDir);
+    const again = await servers.start(storeDir);
     const jsm2 = await again.nc.jetstreamManager();
     const si = await jsm2.streams.info('DUR');
     const maxAcked = Math.max(...acked.keys());

@@ -2,10 +2,11 @@
 // push consumers (last_per_subject / all / new delivery, headers_only, flow control, heartbeats, the
 // pending count that tells the client it has caught up).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, type NatsConnection, type JetStreamClient, type KvEntry } from 'nats';
-import { startFlotilla, type FlotillaProcess, sleep } from './helpers/flotilla-process.js';
+import { type NatsConnection, type JetStreamClient, type KvEntry } from 'nats';
+import { sleep } from './helpers/flotilla-process.js';
+import { EXPECT_CLEAN_EXIT, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 
@@ -36,16 +37,13 @@ async function all<T>(it: AsyncIterable<T>, maxItems = 10_000): Promise<T[]> {
 }
 
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', 'store'] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-kv-watch-', { reconnect: false });
+  ({ nc, js } = fixture);
 });
 
 afterAll(async () => {
-  await nc?.close().catch(() => undefined);
-  const code = await server.stop();
-  // nats-server 2.9 exits 1 on SIGTERM once JetStream is on; Flotilla must exit cleanly
-  if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0);
+  const code = await fixture.stop();
+  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
 });
 
 describe('KV history, keys and watch with the nats client', () => {

@@ -2,37 +2,25 @@
 // every KV operation is a client convention over streams, publishes with expectation headers, DIRECT.GET
 // and ordered push consumers, so this exercises those server features end to end.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type KvEntry, type NatsError } from 'nats';
-import { startFlotilla, type FlotillaProcess, sleep } from './helpers/flotilla-process.js';
+import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type KvEntry } from 'nats';
+import { sleep } from './helpers/flotilla-process.js';
+import { EXPECT_CLEAN_EXIT, rejectionOf, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 
 const text = (e: KvEntry | null): string | null => (e ? new TextDecoder().decode(e.value) : null);
 
-async function apiError(p: Promise<unknown>): Promise<NatsError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as NatsError;
-  }
-  throw new Error('expected the call to fail');
-}
-
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', 'store'] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  js = nc.jetstream();
-  jsm = await nc.jetstreamManager();
+  fixture = await startJetStreamServer('js-kv-', { reconnect: false });
+  ({ nc, js, jsm } = fixture);
 });
 
 afterAll(async () => {
-  await nc?.close().catch(() => undefined);
-  const code = await server.stop();
-  // nats-server 2.9 exits 1 on SIGTERM once JetStream is on; Flotilla must exit cleanly
-  if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0);
+  const code = await fixture.stop();
+  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
 });
 
 describe('KV with the nats client', () => {
@@ -73,7 +61,7 @@ describe('KV with the nats client', () => {
   it('create fails with 10071 when the key exists, and succeeds after a delete', async () => {
     const kv = await js.views.kv('create');
     expect(await kv.create('k', 'first')).toBe(1);
-    const err = await apiError(kv.create('k', 'second'));
+    const err = await rejectionOf(kv.create('k', 'second'));
     expect(err.api_error?.err_code).toBe(10071);
     expect(err.message).toBe('wrong last sequence: 1');
     expect(text(await kv.get('k'))).toBe('first');
@@ -89,7 +77,7 @@ describe('KV with the nats client', () => {
     await kv.put('other', 'x'); // stream seq moves, the key's last revision does not
     const r2 = await kv.update('k', 'b', r1);
     expect(r2).toBe(3);
-    const err = await apiError(kv.update('k', 'c', r1));
+    const err = await rejectionOf(kv.update('k', 'c', r1));
     expect(err.api_error?.err_code).toBe(10071);
     expect(err.message).toBe(`wrong last sequence: ${r2}`);
     expect(text(await kv.get('k'))).toBe('b');
@@ -133,7 +121,7 @@ describe('KV with the nats client', () => {
     expect((await kv.status()).values).toBe(0);
     expect(await kv.get('a')).toBeNull();
     expect(await kv.destroy()).toBe(true);
-    const err = await apiError(jsm.streams.info('KV_doomed'));
+    const err = await rejectionOf(jsm.streams.info('KV_doomed'));
     expect(err.message).toBe('stream not found');
     const names = await jsm.streams.listKvs().next();
     expect(names.map((s) => s.bucket)).not.toContain('doomed');
@@ -143,7 +131,7 @@ describe('KV with the nats client', () => {
   it('binds to an existing bucket from a second connection', async () => {
     const kv = await js.views.kv('shared');
     await kv.put('k', 'from-1');
-    const nc2 = await connect({ servers: server.url, reconnect: false });
+    const nc2 = await connect({ servers: fixture.server.url, reconnect: false });
     try {
       const kv2 = await nc2.jetstream().views.kv('shared', { bindOnly: true });
       expect(text(await kv2.get('k'))).toBe('from-1');

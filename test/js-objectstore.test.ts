@@ -3,10 +3,10 @@
 // by subject, filtered purge, ordered push consumers with flow control, and sealing via STREAM.UPDATE.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { createHash, randomBytes } from 'node:crypto';
-import { connect, type NatsConnection, type JetStreamClient, type JetStreamManager, type NatsError } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { type NatsConnection, type JetStreamClient, type JetStreamManager } from 'nats';
+import { EXPECT_CLEAN_EXIT, rejectionOf, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
@@ -18,27 +18,14 @@ function digestOf(data: Uint8Array): string {
   return `SHA-256=${createHash('sha256').update(data).digest('base64url')}=`;
 }
 
-async function failure(p: Promise<unknown>): Promise<NatsError> {
-  try {
-    await p;
-  } catch (e) {
-    return e as NatsError;
-  }
-  throw new Error('expected the call to fail');
-}
-
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', 'store'] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  js = nc.jetstream();
-  jsm = await nc.jetstreamManager();
+  fixture = await startJetStreamServer('js-os-', { reconnect: false });
+  ({ nc, js, jsm } = fixture);
 });
 
 afterAll(async () => {
-  await nc?.close().catch(() => undefined);
-  const code = await server.stop();
-  // nats-server 2.9 exits 1 on SIGTERM once JetStream is on; Flotilla must exit cleanly
-  if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0);
+  const code = await fixture.stop();
+  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
 });
 
 describe('object store with the nats client', () => {
@@ -157,7 +144,7 @@ describe('object store with the nats client', () => {
     expect(st.sealed).toBe(true);
     expect((await jsm.streams.info('OBJ_sealed')).config.sealed).toBe(true);
     expect(new TextDecoder().decode((await os.getBlob('keep'))!)).toBe('kept');
-    const err = await failure(os.putBlob({ name: 'late' }, new TextEncoder().encode('no')));
+    const err = await rejectionOf(os.putBlob({ name: 'late' }, new TextEncoder().encode('no')));
     expect(err.message).toMatch(/sealed/);
   });
 
@@ -170,7 +157,7 @@ describe('object store with the nats client', () => {
     expect(st.sealed).toBe(false);
     expect(st.size).toBeGreaterThan(100);
     expect(await os.destroy()).toBe(true);
-    expect((await failure(jsm.streams.info('OBJ_gone'))).message).toBe('stream not found');
+    expect((await rejectionOf(jsm.streams.info('OBJ_gone'))).message).toBe('stream not found');
     const stores = await jsm.streams.listObjectStores().next();
     expect(stores.map((s) => s.bucket)).not.toContain('gone');
     expect(stores.map((s) => s.bucket)).toContain('big');

@@ -1,31 +1,20 @@
 // Pull consumers with the real client: js.pull, legacy js.fetch, consumers.get fetch/next/consume,
 // ordered pull consumers, and the status messages of CONSUMER.MSG.NEXT.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, connect, createInbox, nanos, type JetStreamClient, type JetStreamManager, type Msg, type NatsConnection } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { AckPolicy, createInbox, nanos, type JetStreamClient, type JetStreamManager, type Msg, type NatsConnection } from 'nats';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let js: JetStreamClient;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-pull-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-pull-');
+  ({ nc, jsm, js } = fixture);
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 async function stream(name: string, count: number): Promise<void> {
   const lower = name.toLowerCase();

@@ -1,12 +1,8 @@
 // Push consumers with the real client: js.subscribe (durable, queue group), ordered push consumers,
 // heartbeats, flow control and headers_only.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   AckPolicy,
-  connect,
   consumerOpts,
   createInbox,
   headers,
@@ -16,27 +12,19 @@ import {
   type Msg,
   type NatsConnection,
 } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
+let fixture: JetStreamServer;
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 let js: JetStreamClient;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-push-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-push-');
+  ({ nc, jsm, js } = fixture);
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
   const end = Date.now() + timeoutMs;

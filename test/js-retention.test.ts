@@ -1,30 +1,18 @@
 // Interest and workqueue retention driven by consumer acknowledgements, with the real client.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, connect, RetentionPolicy, type JetStreamClient, type JetStreamManager, type JsMsg, type NatsConnection } from 'nats';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { AckPolicy, RetentionPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from 'nats';
+import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 
-let server: FlotillaProcess;
-let nc: NatsConnection;
+let fixture: JetStreamServer;
 let jsm: JetStreamManager;
 let js: JetStreamClient;
-let storeDir: string;
 
 beforeAll(async () => {
-  storeDir = mkdtempSync(join(tmpdir(), 'js-retention-'));
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url });
-  jsm = await nc.jetstreamManager();
-  js = nc.jetstream();
+  fixture = await startJetStreamServer('js-retention-');
+  ({ jsm, js } = fixture);
 });
 
-afterAll(async () => {
-  await nc?.close();
-  await server?.stop();
-  rmSync(storeDir, { recursive: true, force: true });
-});
+afterAll(() => fixture?.stop());
 
 async function fetchAll(stream: string, consumer: string, max: number): Promise<JsMsg[]> {
   const c = await js.consumers.get(stream, consumer);

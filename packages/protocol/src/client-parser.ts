@@ -289,19 +289,6 @@ export function parseSizeBytes(buf: Buffer, start: number, end: number): number 
   return n;
 }
 
-/** Non-negative decimal; -1 when not a number or beyond 2^53. */
-export function parseSize(text: string): number {
-  const len = text.length;
-  if (len === 0 || len > 15) return -1;
-  let n = 0;
-  for (let i = 0; i < len; i++) {
-    const c = text.charCodeAt(i) - 48;
-    if (c < 0 || c > 9) return -1;
-    n = n * 10 + c;
-  }
-  return n;
-}
-
 function upper(b: number): number {
   return b >= 97 && b <= 122 ? b - 32 : b;
 }

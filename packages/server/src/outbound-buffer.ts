@@ -35,13 +35,6 @@ export class OutboundBuffer {
     return this.len + this.sealedBytes;
   }
 
-  writeAscii(text: string): void {
-    // Control lines are ASCII except for subjects, which may be UTF-8: reserve the worst case.
-    const worst = text.length * 3;
-    if (this.len + worst > this.buf.length) this.grow(worst);
-    this.len += this.buf.write(text, this.len, 'utf8');
-  }
-
   writeBytes(bytes: Buffer): void {
     const n = bytes.length;
     if (n >= LARGE_PAYLOAD_BYTES) {

@@ -1,7 +1,6 @@
 // The broker process on one node: the client listener, core routing, monitoring, and shutdown.
 import { createServer, type Server as NetServer, type Socket, type AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
@@ -303,10 +302,5 @@ export class FlotillaServer implements ClientHost {
     if (clusterName) info['cluster'] = clusterName;
     if (this.cluster) info['connect_urls'] = this.cluster.connectUrls();
     return info;
-  }
-
-  /** Host name used in monitoring output. */
-  static hostName(): string {
-    return hostname();
   }
 }
