@@ -72,6 +72,22 @@ export interface PeerView {
   outbound: boolean;
 }
 
+/** Traffic with one peer (by server name) since this node started, across every link to it. */
+export interface PeerTraffic {
+  serverName: string;
+  framesSent: number;
+  framesReceived: number;
+  bytesSent: number;
+  bytesReceived: number;
+  /** links that completed the hello exchange; every one after the first is a reconnect */
+  linksEstablished: number;
+  linksLost: number;
+  /** Date.now() of the last frame received from it, 0 = never */
+  lastReceivedMs: number;
+  /** true while a link to it is active */
+  connected: boolean;
+}
+
 /** What the routing layer hears from the cluster. */
 export interface ClusterListener {
   peerUp(peer: PeerView): void;
@@ -83,6 +99,8 @@ export interface ClusterListener {
 export type RaftFrameHandler = (msg: RaftMessageWire, peerId: string) => void;
 
 const GOSSIPED_ROUTE_MAX_FAILURES = 10;
+/** Bound of the per-peer traffic table: peers are admitted nodes, so this is far above any real cluster. */
+const PEER_TRAFFIC_MAX = 256;
 const BATCH_BYTES_LIMIT = 256 * 1024 * 1024;
 
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
@@ -120,6 +138,8 @@ export class ClusterNode implements LinkOwner, DialerHost {
   private readonly dialWaiters = new Map<PeerLink, (o: DialOutcome) => void>();
   private readonly downWaiters = new Map<string, Array<() => void>>();
   private pingTimer: NodeJS.Timeout | null = null;
+  /** Totals of closed links, per peer server name; live links' counters are added on read. */
+  private readonly closedTraffic = new Map<string, PeerTraffic>();
   private readonly pingIntervalMs: number;
   private readonly staleAfterMs: number;
   private readonly maxPendingBytes: number;
@@ -238,6 +258,23 @@ export class ClusterNode implements LinkOwner, DialerHost {
   /** Linked peers. */
   peers(): PeerView[] {
     return [...this.active.values()].map((l) => viewOf(l));
+  }
+
+  /** Traffic per peer ever linked (bounded), for /metrics and the peers view. */
+  peerTraffic(): PeerTraffic[] {
+    const out = new Map<string, PeerTraffic>();
+    for (const t of this.closedTraffic.values()) out.set(t.serverName, { ...t, connected: false });
+    for (const link of this.active.values()) {
+      const t = out.get(link.peerName) ?? emptyTraffic(link.peerName);
+      t.framesSent += link.framesSent;
+      t.framesReceived += link.framesReceived;
+      t.bytesSent += link.bytesSent;
+      t.bytesReceived += link.bytesReceived;
+      t.lastReceivedMs = Math.max(t.lastReceivedMs, link.lastReceivedMs);
+      t.connected = true;
+      out.set(link.peerName, t);
+    }
+    return [...out.values()].sort((a, b) => a.serverName.localeCompare(b.serverName));
   }
 
   peer(serverId: string): PeerView | null {
@@ -368,6 +405,15 @@ export class ClusterNode implements LinkOwner, DialerHost {
       this.active.delete(peer.serverId);
       if (this.byRaftId.get(peer.raftNodeId) === link) this.byRaftId.delete(peer.raftNodeId);
       this.log.info({ peer: peer.serverName, peerId: peer.serverId, reason: link.closeReason }, 'route closed');
+      const t = this.trafficOf(peer.serverName);
+      if (t !== null) {
+        t.framesSent += link.framesSent;
+        t.framesReceived += link.framesReceived;
+        t.bytesSent += link.bytesSent;
+        t.bytesReceived += link.bytesReceived;
+        t.lastReceivedMs = Math.max(t.lastReceivedMs, link.lastReceivedMs);
+        t.linksLost++;
+      }
       this.listener?.peerDown(viewOf(link));
       const waiters = this.downWaiters.get(peer.serverId);
       this.downWaiters.delete(peer.serverId);
@@ -523,6 +569,8 @@ export class ClusterNode implements LinkOwner, DialerHost {
     link.everActive = true;
     this.active.set(hello.serverId, link);
     this.byRaftId.set(hello.raftNodeId, link);
+    const traffic = this.trafficOf(hello.serverName);
+    if (traffic !== null) traffic.linksEstablished++;
     this.log.info(
       { peer: hello.serverName, peerId: hello.serverId, clientUrl: hello.clientUrl, outbound: link.outbound },
       'route connected',
@@ -532,6 +580,17 @@ export class ClusterNode implements LinkOwner, DialerHost {
     if (others.length > 0) link.send({ peers: { peers: others } });
     for (const other of this.active.values()) if (other !== link) other.send({ peers: { peers: [peerInfoOf(hello)] } });
     this.listener?.peerUp(viewOf(link));
+  }
+
+  /** The closed-link totals of a peer, created on first use; null once the table is full. */
+  private trafficOf(serverName: string): PeerTraffic | null {
+    let t = this.closedTraffic.get(serverName);
+    if (t === undefined) {
+      if (this.closedTraffic.size >= PEER_TRAFFIC_MAX) return null;
+      t = emptyTraffic(serverName);
+      this.closedTraffic.set(serverName, t);
+    }
+    return t;
   }
 
   private onRefused(link: PeerLink, refusal: RefuseFrame): void {
@@ -560,6 +619,10 @@ export class ClusterNode implements LinkOwner, DialerHost {
       }
     }
   }
+}
+
+function emptyTraffic(serverName: string): PeerTraffic {
+  return { serverName, framesSent: 0, framesReceived: 0, bytesSent: 0, bytesReceived: 0, linksEstablished: 0, linksLost: 0, lastReceivedMs: 0, connected: false };
 }
 
 function dialerOf(link: PeerLink, selfId: string): string {

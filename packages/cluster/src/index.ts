@@ -1,5 +1,5 @@
 export { ClusterNode, advertisedHost, raftNodeIdFor } from './cluster-node.js';
-export type { ClusterNodeOptions, ClusterListener, ClusterLogger, PeerView, RaftFrameHandler } from './cluster-node.js';
+export type { ClusterNodeOptions, ClusterListener, ClusterLogger, PeerView, PeerTraffic, RaftFrameHandler } from './cluster-node.js';
 export { GrpcRaftTransport } from './grpc-raft-transport.js';
 export { LocalInterest, interestKey } from './local-interest.js';
 export { RemoteInterestTable, RemoteInterest, type ForwardPlan } from './remote-interest.js';

@@ -50,6 +50,9 @@ export class PeerLink {
   framesSent = 0;
   framesReceived = 0;
   batchesSent = 0;
+  /** Frame bytes handed to / received from the stream (estimated per frame, before gRPC framing). */
+  bytesSent = 0;
+  bytesReceived = 0;
   private queue: Frame[] = [];
   private queuedBytes = 0;
   private flushScheduled = false;
@@ -68,6 +71,7 @@ export class PeerLink {
     stream.on('data', (frames) => {
       this.lastReceivedMs = Date.now();
       this.framesReceived += frames.length;
+      for (let i = 0; i < frames.length; i++) this.bytesReceived += estimateBytes(frames[i]!);
       if (this.state === 'closed') return;
       try {
         this.owner.onFrames(this, frames);
@@ -144,6 +148,7 @@ export class PeerLink {
     const delayMs = this.owner.delayFor(this);
     const queue = this.queue;
     this.queue = [];
+    this.bytesSent += this.queuedBytes;
     this.queuedBytes = 0;
     // Split into batches of at most MAX_BATCH_BYTES (estimated); a single larger frame goes alone.
     let start = 0;

@@ -9,6 +9,7 @@ import { writevSync } from 'node:fs';
 import { mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { observeFsync } from './fsync-observer.js';
 
 const FRAME_MAGIC = 0x464c5442;
 export const FRAME_HEADER_BYTES = 20;
@@ -181,7 +182,11 @@ export class SegmentLog {
   async sync(): Promise<void> {
     const segs = [...this.unsynced];
     this.unsynced.clear();
-    for (const s of segs) await s.fh.datasync();
+    for (const s of segs) {
+      const started = performance.now();
+      await s.fh.datasync();
+      observeFsync('stream_store', (performance.now() - started) / 1000);
+    }
     if (this.dirUnsynced) {
       this.dirUnsynced = false;
       const d = await open(this.dir, 'r');

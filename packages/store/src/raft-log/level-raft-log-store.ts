@@ -6,6 +6,7 @@
  */
 import type { LogWrite, PersistedState, RaftLogStore, Snapshot } from '@flotilla/raft';
 import { Level } from 'level';
+import { observeFsync } from '../fsync-observer.js';
 import {
   blockFirstIndex,
   blockKey,
@@ -222,7 +223,9 @@ export class LevelRaftLogStore implements RaftLogStore {
       () => {
         if (sync) {
           this.stats.syncedBatches++;
-          this.stats.syncedBatchMs += performance.now() - started;
+          const ms = performance.now() - started;
+          this.stats.syncedBatchMs += ms;
+          observeFsync('raft_log', ms / 1000);
         }
         this.inFlight = null;
         for (const w of waiters) w.resolve();
