@@ -1,0 +1,141 @@
+// Runs the fault schedule against the cluster, one fault at a time: resolve the target (the current stream
+// or meta leader, or a node picked by the seed), break it, hold, repair, then wait (bounded) until every
+// stream has a leader and current replicas before the next fault. Every fault is recorded with its times.
+import { JsAdmin, metaLeaderFromMonitor } from './js-admin.js';
+import { FAULT_KINDS } from './fault-schedule.js';
+import { sleep } from './sleep.js';
+
+const RESTART_ATTEMPTS = 3;
+const SETTLE_MAX_MS = 15_000;
+
+export class FaultInjector {
+  constructor({ cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log }) {
+    Object.assign(this, { cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log });
+    this.done = []; // executed faults
+    this.skipped = []; // { index, kind, reason }
+    this.stopping = false;
+    this.current = null;
+  }
+
+  nowMs() {
+    return Date.now() - this.startMs;
+  }
+
+  async run() {
+    for (const f of this.schedule) {
+      if (this.stopping) return;
+      const waitMs = f.atMs - this.nowMs();
+      if (waitMs > 0) await this.sleepUnlessStopping(waitMs);
+      if (this.stopping || Date.now() >= this.endMs) return;
+      const need = FAULT_KINDS[f.kind].needs;
+      if (need === 'partition' ? !this.cluster.supportsPartition : !this.cluster.supports(need === 'pause' ? 'pause' : 'kill')) {
+        this.skipped.push({ index: f.index, kind: f.kind, reason: `cluster cannot ${need}` });
+        continue;
+      }
+      await this.inject(f);
+      await this.settle();
+    }
+  }
+
+  async sleepUnlessStopping(ms) {
+    const until = Date.now() + ms;
+    while (!this.stopping && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
+  }
+
+  async resolveTarget(f) {
+    const up = this.cluster.nodes.filter((n) => this.cluster.isUp(n.name) && !this.cluster.isPaused(n.name));
+    if (f.kind.endsWith('stream-leader')) {
+      const stream = this.streams[Math.floor(f.streamPick * this.streams.length)];
+      const leader = await this.admin.streamLeader(stream, 2_000);
+      return leader ? { target: leader, stream } : { reason: `stream ${stream} has no leader` };
+    }
+    if (f.kind === 'kill-meta-leader') {
+      const leader = await metaLeaderFromMonitor(this.cluster.nodes, (name) => this.cluster.isUp(name) && !this.cluster.isPaused(name));
+      return leader ? { target: leader } : { reason: 'no meta leader reported (monitor /jsz)' };
+    }
+    if (up.length === 0) return { reason: 'no node up' };
+    return { target: up[Math.floor(f.pick * up.length)].name };
+  }
+
+  async inject(f) {
+    const t = await this.resolveTarget(f);
+    if (!t.target) {
+      this.skipped.push({ index: f.index, kind: f.kind, reason: t.reason });
+      this.log(`fault #${f.index} ${f.kind} skipped: ${t.reason}`);
+      return;
+    }
+    const rec = { index: f.index, kind: f.kind, target: t.target, stream: t.stream ?? null, holdMs: f.holdMs, startMs: this.nowMs(), endMs: null, error: null };
+    this.current = rec;
+    this.log(`fault #${f.index} ${f.kind} -> ${t.target}${t.stream ? ` (leader of ${t.stream})` : ''} for ${f.holdMs} ms`);
+    try {
+      if (f.kind.startsWith('kill')) {
+        await this.cluster.kill(t.target);
+        await this.sleepUnlessStopping(f.holdMs);
+        await this.restart(t.target);
+      } else if (f.kind === 'restart-random') {
+        await this.cluster.stopNode(t.target);
+        await this.sleepUnlessStopping(f.holdMs);
+        await this.restart(t.target);
+      } else if (f.kind.startsWith('pause')) {
+        await this.cluster.pause(t.target);
+        await this.sleepUnlessStopping(f.holdMs);
+        await this.cluster.resume(t.target);
+      } else if (f.kind.startsWith('partition')) {
+        const others = this.cluster.nodes.map((n) => n.name).filter((n) => n !== t.target);
+        await JsAdmin.fault(this.nodeConnections.get(t.target), t.target, { op: 'partition', peers: others });
+        await this.sleepUnlessStopping(f.holdMs);
+        await this.healAll();
+      }
+    } catch (err) {
+      rec.error = err.message;
+      this.log(`fault #${f.index} ${f.kind}: ${err.message}`);
+    }
+    rec.endMs = this.nowMs();
+    this.done.push(rec);
+    this.current = null;
+  }
+
+  async restart(name) {
+    for (let i = 1; ; i++) {
+      try {
+        await this.cluster.restart(name);
+        return;
+      } catch (err) {
+        if (i >= RESTART_ATTEMPTS) throw err;
+        await sleep(1_000);
+      }
+    }
+  }
+
+  async healAll() {
+    if (!this.cluster.supportsPartition) return;
+    await Promise.all(
+      this.cluster.nodes
+        .filter((n) => this.cluster.isUp(n.name))
+        .map((n) => JsAdmin.fault(this.nodeConnections.get(n.name), n.name, { op: 'heal' }).catch((err) => this.log(`heal ${n.name}: ${err.message}`))),
+    );
+  }
+
+  /** Waits (bounded) until every stream reports a leader and all its replicas current. */
+  async settle(maxMs = SETTLE_MAX_MS) {
+    const deadline = Date.now() + maxMs;
+    while (!this.stopping && Date.now() < deadline) {
+      const infos = await Promise.all(this.streams.map((s) => this.admin.streamInfo(s, 1_000).catch(() => null)));
+      const healthy = infos.every((i) => i?.cluster?.leader && (i.cluster.replicas ?? []).every((r) => r.current && !r.offline));
+      if (healthy) return true;
+      await sleep(250);
+    }
+    return false;
+  }
+
+  /** Undoes whatever is broken now: resume paused nodes, heal partitions, restart dead nodes. */
+  async repairAll() {
+    for (const n of this.cluster.nodes) {
+      if (this.cluster.isPaused(n.name)) await this.cluster.resume(n.name).catch((err) => this.log(`resume ${n.name}: ${err.message}`));
+    }
+    await this.healAll();
+    for (const n of this.cluster.nodes) {
+      if (!this.cluster.isUp(n.name)) await this.restart(n.name).catch((err) => this.log(`restart ${n.name}: ${err.message}`));
+    }
+  }
+}

@@ -1,0 +1,230 @@
+// One chaos run: start (or attach to) a cluster, create the streams and durable consumers, publish and
+// consume under the seeded fault schedule, repair, drain, read every replica and judge. Returns the summary
+// object (also the JSON summary); `summary.violations.total > 0` means the cluster broke a promise.
+import { connect } from 'nats';
+import { writeFileSync } from 'node:fs';
+import { startLocalCluster } from './local-cluster.js';
+import { externalCluster } from './external-cluster.js';
+import { JsAdmin } from './js-admin.js';
+import { Publisher } from './publisher.js';
+import { PullConsumer } from './pull-consumer.js';
+import { LeaderWatch } from './leader-watch.js';
+import { FaultInjector } from './fault-injector.js';
+import { FAULT_KINDS, buildSchedule } from './fault-schedule.js';
+import { readReplica, readConsumerOn, streamPeers } from './replica-reader.js';
+import { judge } from './verdict.js';
+import { failoverWindows } from './failover-windows.js';
+import { startProgress } from './progress-line.js';
+import { humanSummary } from './summary.js';
+import { randomSeed } from './seeded-random.js';
+import { sleep } from './sleep.js';
+
+const CONSUMER_NAME = 'chaos';
+const ACK_WAIT_MS = 4_000;
+const SETUP_TIMEOUT_MS = 60_000;
+const RECOVERY_TIMEOUT_MS = 60_000;
+const PUBLISHER_FINISH_MS = 30_000;
+const DRAIN_TIMEOUT_MS = 30_000;
+
+function connectionOptions(cluster, firstIndex, name) {
+  // Put one node first so clients spread over the cluster; the rest are failover targets.
+  const urls = cluster.nodes.map((n) => n.url);
+  const servers = [...urls.slice(firstIndex), ...urls.slice(0, firstIndex)];
+  return { servers, name, noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true, timeout: 5_000, pingInterval: 2_000, maxPingOut: 3 };
+}
+
+function supportedKinds(cluster, kinds) {
+  return kinds.filter((k) => {
+    const need = FAULT_KINDS[k].needs;
+    return need === 'partition' ? cluster.supportsPartition : cluster.supports(need);
+  });
+}
+
+export async function runChaos(o) {
+  const seed = o.seed ?? randomSeed();
+  const progress = startProgress({ quiet: true, render: () => '' });
+  const log = (text) => (state.progress ?? progress).log(text);
+  const state = { progress: null };
+  log(`flotilla-chaos seed ${seed}`);
+
+  const cluster = o.urls
+    ? externalCluster({ urls: o.urls, names: o.names, monitorUrls: o.monitorUrls, commands: o.commands, partition: o.partition })
+    : await startLocalCluster({ server: o.server, nodeCount: o.nodes, natsServerBin: o.natsServerBin, env: o.serverEnv, keepData: o.keepData, log });
+  const connections = [];
+  const open = async (opts) => {
+    const nc = await connect(opts);
+    connections.push(nc);
+    return nc;
+  };
+  let summary = null;
+  try {
+    const admin = new JsAdmin(await open(connectionOptions(cluster, 0, 'chaos-admin')));
+    const nodeConnections = new Map();
+    if (cluster.supportsPartition) {
+      for (const n of cluster.nodes) {
+        nodeConnections.set(n.name, await open({ servers: [n.url], name: `chaos-fault-${n.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true }));
+      }
+    }
+
+    // Streams and consumers, retried while the cluster elects its meta leader.
+    const streams = o.replicas.map((r) => ({ name: `${o.streamPrefix}_R${r}`, replicas: r, subjectPrefix: `${o.streamPrefix.toLowerCase()}.r${r}` }));
+    for (const s of streams) {
+      await admin.retrying(`create stream ${s.name}`, () =>
+        admin.createStream({
+          name: s.name,
+          subjects: [`${s.subjectPrefix}.>`],
+          num_replicas: s.replicas,
+          storage: 'file',
+          retention: 'limits',
+          // de-duplication must cover every retry of the run
+          duplicate_window: (o.durationMs + 5 * 60_000) * 1e6,
+        }), SETUP_TIMEOUT_MS, 500);
+      await admin.retrying(`create consumer on ${s.name}`, () =>
+        admin.createConsumer(s.name, { durable_name: CONSUMER_NAME, ack_policy: 'explicit', ack_wait: ACK_WAIT_MS * 1e6, deliver_policy: 'all', max_ack_pending: 20_000 }), SETUP_TIMEOUT_MS, 500);
+    }
+    const streamNames = streams.map((s) => s.name);
+
+    const kinds = supportedKinds(cluster, o.faults);
+    const schedule = buildSchedule({ seed, kinds, durationMs: o.durationMs, gapMs: o.faultGapMs });
+    log(`schedule: ${schedule.length} faults from [${kinds.join(', ')}] over ${o.durationMs} ms`);
+
+    const startMs = Date.now();
+    const endMs = startMs + o.durationMs;
+    const injector = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule, startMs, endMs, log });
+    if (!(await injector.settle(SETUP_TIMEOUT_MS))) log('warning: streams not all current before the start');
+
+    const records = new Map(streams.map((s) => [s.name, {
+      acks: new Map(), ackTimesMs: [], violations: [], duplicateAcks: 0,
+      received: new Map(), deliveries: 0, redeliveries: 0, duplicateDeliveries: 0, outOfOrderFirstDeliveries: 0, highestFirstDeliverySeq: 0,
+    }]));
+    const publishers = [];
+    const consumers = [];
+    let clientIndex = 0;
+    for (const s of streams) {
+      const record = records.get(s.name);
+      for (let p = 0; p < o.publishers; p++) {
+        const nc = await open(connectionOptions(cluster, clientIndex++ % cluster.nodes.length, `chaos-pub-${s.name}-${p}`));
+        publishers.push(new Publisher({ nc, stream: s.name, subject: `${s.subjectPrefix}.p${p}`, index: p, payloadBytes: o.payloadBytes, ratePerSec: o.rate, pubTimeoutMs: o.pubTimeoutMs, record, startMs }));
+      }
+      const cnc = await open(connectionOptions(cluster, clientIndex++ % cluster.nodes.length, `chaos-sub-${s.name}`));
+      consumers.push(new PullConsumer({ nc: cnc, stream: s.name, durable: CONSUMER_NAME, record }));
+    }
+    const watch = new LeaderWatch({ admin, cluster, streams: streamNames });
+
+    const render = () => {
+      const t = Math.round((Date.now() - startMs) / 1000);
+      const acked = streams.map((s) => `${s.name}=${records.get(s.name).acks.size}`).join(' ');
+      const recv = streams.map((s) => records.get(s.name).received.size).reduce((a, b) => a + b, 0);
+      const leaders = ['meta', ...streamNames].map((g) => `${g}=${watch.current.get(g) ?? '-'}`).join(' ');
+      const cur = injector.current ? ` [${injector.current.kind} ${injector.current.target}]` : '';
+      return `t=${t}s/${Math.round(o.durationMs / 1000)}s acked ${acked} received ${recv} faults ${injector.done.length}/${schedule.length}${cur} leaders ${leaders}`;
+    };
+    state.progress = startProgress({ quiet: o.quiet, render });
+
+    const running = [...publishers.map((p) => p.run()), ...consumers.map((c) => c.run()), watch.run()];
+    await injector.run();
+    const remainingMs = endMs - Date.now();
+    if (remainingMs > 0) await sleep(remainingMs);
+
+    // Repair everything, let the streams recover, let each publisher finish the id in flight.
+    injector.stopping = true;
+    await injector.repairAll();
+    if (!(await new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule: [], startMs, endMs, log }).settle(RECOVERY_TIMEOUT_MS))) {
+      log('warning: streams did not all recover (leader and current replicas) after the faults');
+    }
+    const publishEndMs = Date.now() - startMs;
+    for (const p of publishers) {
+      p.stopping = true;
+      p.abortAtMs = Date.now() + PUBLISHER_FINISH_MS;
+    }
+    await Promise.allSettled(running.slice(0, publishers.length));
+
+    // Drain: every acknowledged id delivered and nothing pending on the consumers, bounded.
+    const drainDeadline = Date.now() + DRAIN_TIMEOUT_MS;
+    for (const s of streams) {
+      const r = records.get(s.name);
+      while (Date.now() < drainDeadline) {
+        const allReceived = [...r.acks.keys()].every((id) => r.received.has(id));
+        const info = allReceived ? await admin.consumerInfo(s.name, CONSUMER_NAME, 2_000).catch(() => null) : null;
+        if (info && info.num_pending === 0 && info.num_ack_pending === 0) break;
+        await sleep(250);
+      }
+    }
+    for (const c of consumers) c.stopping = true;
+    watch.stopping = true;
+    await Promise.allSettled(running);
+    for (const c of consumers) c.close();
+    state.progress.stop();
+    log('faults over; reading every replica');
+
+    // Read every replica of every stream, and the consumer's state on each.
+    const idOf = (data) => new TextDecoder().decode(data).split(' ', 1)[0];
+    const judged = [];
+    for (const s of streams) {
+      const peers = await streamPeers(admin, s.name);
+      const replicas = [];
+      for (const name of peers) replicas.push({ name, read: await readReplica(admin, s.name, name, idOf) });
+      const consumerStates = [];
+      for (const name of peers) consumerStates.push({ name, state: await readConsumerOn(admin, s.name, CONSUMER_NAME, name) });
+      const r = records.get(s.name);
+      judged.push({ name: s.name, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
+    }
+    const verdict = judge(judged);
+
+    const ackTimes = new Map(streams.map((s) => [s.name, records.get(s.name).ackTimesMs]));
+    const windows = failoverWindows(injector.done, ackTimes, publishEndMs);
+    const publishErrors = {};
+    for (const p of publishers) for (const [code, n] of p.errors) publishErrors[code] = (publishErrors[code] ?? 0) + n;
+    const byKind = {};
+    for (const f of injector.done) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
+    const argsForReplay = process.argv.slice(2).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
+    summary = {
+      server: cluster.kind,
+      nodes: cluster.nodes.length,
+      seed,
+      durationMs: o.durationMs,
+      replay: `npm run chaos -- ${[...argsForReplay, '--seed', String(seed)].join(' ')}`,
+      streams: Object.fromEntries(streams.map((s) => {
+        const r = records.get(s.name);
+        const ps = publishers.filter((p) => p.stream === s.name);
+        return [s.name, {
+          replicas: s.replicas,
+          ...verdict.perStream[s.name],
+          publishAttempts: ps.reduce((a, p) => a + p.attempts, 0),
+          duplicateAcks: r.duplicateAcks,
+          deliveries: r.deliveries,
+          redeliveries: r.redeliveries,
+          duplicateDeliveries: r.duplicateDeliveries,
+          outOfOrderFirstDeliveries: r.outOfOrderFirstDeliveries,
+        }];
+      })),
+      faults: {
+        scheduled: schedule.length,
+        injected: injector.done.length,
+        skipped: injector.skipped.length,
+        errors: injector.done.filter((f) => f.error).length,
+        byKind,
+        list: injector.done,
+        skippedList: injector.skipped,
+      },
+      elections: watch.summary(),
+      failoverWindows: { streamLeaderFaults: windows.streamLeaderFaults, allFaults: windows.allFaults, byKind: windows.byKind, perFault: windows.perFault },
+      publishErrors,
+      violations: verdict.violations,
+      runDir: null,
+    };
+    return summary;
+  } finally {
+    state.progress?.stop();
+    await Promise.all(connections.map((nc) => nc.close().catch(() => undefined)));
+    const keep = o.keepData || summary === null || summary.violations.total > 0;
+    if (summary && cluster.runDir && keep) summary.runDir = cluster.runDir;
+    await cluster.stop(keep).catch((err) => log(`stopping the cluster: ${err.message}`));
+    if (summary) {
+      if (o.json === '-') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+      else if (o.json) writeFileSync(o.json, JSON.stringify(summary, null, 2));
+    }
+  }
+}
+
+export { humanSummary };

@@ -1,0 +1,1 @@
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
