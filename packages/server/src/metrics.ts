@@ -1,15 +1,50 @@
 // Prometheus metrics for /metrics. Values are read from the server's counters at scrape time (collect
-// callbacks), so the per-message path pays nothing for them. Labels: none per connection or subject, so
-// cardinality stays bounded by design.
+// callbacks), so the per-message path pays nothing for them. Series per stream, consumer, Raft group and
+// peer are bounded by caps (see README "Metrics"); none are per connection or subject.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FlotillaServer } from './server.js';
 
-export function createMetricsRegistry(server: FlotillaServer): Registry {
+export interface MetricsRegistry {
+  registry: Registry;
+  /** One scrape: every snapshot is taken afresh, then shared by that scrape's collect callbacks. */
+  scrape(): Promise<string>;
+  /** Removes process-wide hooks and internal subscriptions. */
+  stop(): void;
+}
+
+/** What a family of series registers: how to drop its per-scrape snapshot, and how to stop. */
+export interface SeriesFamily {
+  newScrape(): void;
+  stop(): void;
+}
+
+export async function createMetricsRegistry(server: FlotillaServer): Promise<MetricsRegistry> {
   const registry = new Registry();
   registry.setDefaultLabels({ server_name: server.serverName });
   collectDefaultMetrics({ register: registry, prefix: 'flotilla_' });
-  const stats = server.router.stats;
+  registerCoreMetrics(registry, server);
+  const families: SeriesFamily[] = [];
+  // JetStream and cluster series load only where they exist, so a core-only node does not load the stores.
+  if (server.jetstream !== null) {
+    const { registerJetStreamMetrics } = await import('./jetstream-metrics.js');
+    families.push(registerJetStreamMetrics(registry, server.jetstream, server.router));
+  }
+  if (server.jetstream !== null || server.cluster !== null) {
+    const { registerClusterMetrics } = await import('./cluster-metrics.js');
+    families.push(registerClusterMetrics(registry, server));
+  }
+  return {
+    registry,
+    scrape: () => {
+      for (const f of families) f.newScrape();
+      return registry.metrics();
+    },
+    stop: () => families.forEach((f) => f.stop()),
+  };
+}
 
+function registerCoreMetrics(registry: Registry, server: FlotillaServer): void {
+  const stats = server.router.stats;
   // Monotonic counters that already live in the server: expose their current totals at scrape time.
   const counter = (name: string, help: string, read: () => number): void => {
     new Counter({
@@ -42,5 +77,4 @@ export function createMetricsRegistry(server: FlotillaServer): Registry {
   counter('flotilla_received_bytes_total', 'Payload bytes (headers included) published into this server.', () => stats.inBytes);
   counter('flotilla_sent_bytes_total', 'Payload bytes (headers included) delivered to subscriptions.', () => stats.outBytes);
   gauge('flotilla_uptime_seconds', 'Seconds since the server started.', () => (Date.now() - server.startMs) / 1000);
-  return registry;
 }

@@ -1,14 +1,18 @@
-// Monitoring HTTP endpoints with nats-server's JSON shapes: /healthz, /varz, /connz.
+// Monitoring HTTP endpoints with nats-server's JSON shapes: /healthz, /varz, /connz, /jsz, /routez, and
+// Prometheus /metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus } from 'node:os';
-import type { Registry } from 'prom-client';
 import type { FlotillaServer } from './server.js';
-import { createMetricsRegistry } from './metrics.js';
-import type { ClientConnection } from './client-connection.js';
-import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
+import { connz } from './connz.js';
+import { healthz } from './healthz.js';
+import { jsz } from './jsz.js';
+import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
+import { routez } from './peers-view.js';
+import { varz } from './varz.js';
 
-const CONNZ_DEFAULT_LIMIT = 1024;
+export { formatUptime } from './uptime-format.js';
+
+const ENDPOINTS = ['/healthz', '/varz', '/connz', '/jsz', '/routez', '/metrics'];
 
 export class MonitoringServer {
   private readonly http: Server;
@@ -16,11 +20,12 @@ export class MonitoringServer {
   private lastCpu = process.cpuUsage();
   private lastCpuAtMs = Date.now();
   private cpuPercent = 0;
-  private readonly metrics: Registry;
+  private metrics: MetricsRegistry | null = null;
+  /** Set by lame-duck mode: /healthz then answers 503 so traffic moves elsewhere. */
+  lameDuck = false;
 
   constructor(private readonly server: FlotillaServer) {
     this.http = createServer((req, res) => this.handle(req, res));
-    this.metrics = createMetricsRegistry(server);
   }
 
   get port(): number {
@@ -28,6 +33,7 @@ export class MonitoringServer {
   }
 
   async start(host: string, port: number): Promise<void> {
+    this.metrics = await createMetricsRegistry(this.server);
     await new Promise<void>((resolve, reject) => {
       this.http.once('error', reject);
       this.http.listen({ host, port }, () => {
@@ -39,134 +45,71 @@ export class MonitoringServer {
   }
 
   async stop(): Promise<void> {
+    this.metrics?.stop();
     this.http.closeAllConnections();
     await new Promise<void>((resolve) => this.http.close(() => resolve()));
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    let body: unknown;
-    switch (url.pathname.replace(/\/+$/, '') || '/') {
-      case '/':
-        body = { endpoints: ['/healthz', '/varz', '/connz', '/routez', '/metrics'] };
-        break;
-      case '/routez':
-        body = this.server.cluster?.routez() ?? {
-          server_id: this.server.serverId,
-          server_name: this.server.serverName,
-          num_routes: 0,
-          routes: [],
-        };
-        break;
-      case '/metrics':
-        void this.metrics.metrics().then(
-          (text) => {
-            res.writeHead(200, { 'content-type': this.metrics.contentType });
-            res.end(text);
-          },
-          (err: Error) => {
-            res.writeHead(500, { 'content-type': 'text/plain' });
-            res.end(`metrics failed: ${err.message}\n`);
-          },
-        );
-        return;
-      case '/healthz':
-        body = { status: 'ok' };
-        break;
-      case '/varz':
-        body = this.varz();
-        break;
-      case '/connz':
-        body = this.connz(url.searchParams);
-        break;
-      default:
-        res.writeHead(404, { 'content-type': 'text/plain' });
-        res.end('404 page not found\n');
-        return;
+    const json = (status: number, body: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body, null, 2));
+    };
+    try {
+      switch (url.pathname.replace(/\/+$/, '') || '/') {
+        case '/':
+          return json(200, { endpoints: ENDPOINTS });
+        case '/routez':
+          return json(200, routez(this.server));
+        case '/metrics':
+          return this.serveMetrics(res);
+        case '/healthz': {
+          const answer = healthz(this.server, url.searchParams, this.lameDuck);
+          return json(answer.httpStatus, answer.body);
+        }
+        case '/varz':
+          return json(200, varz(this.server, this.boundPort, this.sampleCpu(Date.now())));
+        case '/connz':
+          return json(200, connz(this.server, url.searchParams));
+        case '/jsz': {
+          const answer = jsz(this.server, url.searchParams);
+          if (answer.httpStatus === 400) {
+            res.writeHead(400, { 'content-type': 'text/plain' });
+            res.end(answer.text);
+            return;
+          }
+          return json(200, answer.body);
+        }
+        default:
+          res.writeHead(404, { 'content-type': 'text/plain' });
+          res.end('404 page not found\n');
+      }
+    } catch (err) {
+      // A monitoring bug must answer 500, not take the broker down or hang the scraper.
+      this.server.log.error({ path: url.pathname, err: String(err) }, 'monitoring endpoint failed');
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end(`internal error: ${(err as Error).message}\n`);
     }
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(body, null, 2));
   }
 
-  varz(): Record<string, unknown> {
-    const s = this.server;
-    const o = s.options;
-    const now = Date.now();
-    const stats = s.router.stats;
-    return {
-      server_id: s.serverId,
-      server_name: s.serverName,
-      version: ADVERTISED_NATS_VERSION,
-      flotilla_version: FLOTILLA_VERSION,
-      proto: PROTOCOL_VERSION,
-      go: `node${process.version}`,
-      host: o.host,
-      port: s.port,
-      auth_required: s.auth.required || undefined,
-      max_connections: o.maxConnections,
-      ping_interval: o.pingIntervalMs * 1_000_000,
-      ping_max: o.pingMax,
-      http_host: o.httpHost,
-      http_port: this.boundPort,
-      max_control_line: o.maxControlLineBytes,
-      max_payload: o.maxPayloadBytes,
-      max_pending: o.maxPendingBytes,
-      write_deadline: o.writeDeadlineMs * 1_000_000,
-      start: new Date(s.startMs).toISOString(),
-      now: new Date(now).toISOString(),
-      uptime: formatUptime(now - s.startMs),
-      mem: process.memoryUsage.rss(),
-      cores: cpus().length,
-      cpu: this.sampleCpu(now),
-      connections: s.clients.size,
-      total_connections: s.totalConnections,
-      routes: s.cluster?.node.peers().length ?? 0,
-      remotes: s.cluster?.node.peers().length ?? 0,
-      in_msgs: stats.inMsgs,
-      out_msgs: stats.outMsgs,
-      in_bytes: stats.inBytes,
-      out_bytes: stats.outBytes,
-      slow_consumers: s.slowConsumers,
-      subscriptions: s.router.sublist.count,
-      jetstream: { config: o.jetstream.enabled ? { store_dir: o.jetstream.storeDir } : undefined },
-    };
-  }
-
-  connz(params: URLSearchParams): Record<string, unknown> {
-    const s = this.server;
-    const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
-    const limit = Math.max(1, Number(params.get('limit') ?? CONNZ_DEFAULT_LIMIT) || CONNZ_DEFAULT_LIMIT);
-    const withSubs = params.get('subs') === '1' || params.get('subs') === 'true' || params.get('subs') === 'detail';
-    const now = Date.now();
-    if (params.get('state') === 'closed') {
-      const closed = s.closedClients.slice(offset, offset + limit).map((c) => ({
-        cid: c.cid,
-        kind: 'Client',
-        type: 'nats',
-        ip: c.ip.replace(/^::ffff:/, ''),
-        port: c.port,
-        start: new Date(c.startMs).toISOString(),
-        stop: new Date(c.stopMs).toISOString(),
-        reason: c.reason,
-        name: c.name || undefined,
-        in_msgs: c.inMsgs,
-        out_msgs: c.outMsgs,
-        in_bytes: c.inBytes,
-        out_bytes: c.outBytes,
-      }));
-      return { server_id: s.serverId, now: new Date(now).toISOString(), num_connections: closed.length, total: s.closedClients.length, offset, limit, connections: closed };
+  private serveMetrics(res: ServerResponse): void {
+    const metrics = this.metrics;
+    if (metrics === null) {
+      res.writeHead(503, { 'content-type': 'text/plain' });
+      res.end('metrics not ready\n');
+      return;
     }
-    const all = [...s.clients.values()].sort((a, b) => a.cid - b.cid);
-    const page = all.slice(offset, offset + limit).map((c) => connInfo(c, now, withSubs));
-    return {
-      server_id: s.serverId,
-      now: new Date(now).toISOString(),
-      num_connections: page.length,
-      total: all.length,
-      offset,
-      limit,
-      connections: page,
-    };
+    void metrics.scrape().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': metrics.registry.contentType });
+        res.end(text);
+      },
+      (err: Error) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`metrics failed: ${err.message}\n`);
+      },
+    );
   }
 
   private sampleCpu(nowMs: number): number {
@@ -179,45 +122,4 @@ export class MonitoringServer {
     }
     return this.cpuPercent;
   }
-}
-
-function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean): Record<string, unknown> {
-  const info: Record<string, unknown> = {
-    cid: c.cid,
-    kind: 'Client',
-    type: 'nats',
-    ip: c.remoteIp.replace(/^::ffff:/, ''),
-    port: c.remotePort,
-    start: new Date(c.startMs).toISOString(),
-    last_activity: new Date(c.lastActivityMs).toISOString(),
-    uptime: formatUptime(nowMs - c.startMs),
-    idle: formatUptime(nowMs - c.lastActivityMs),
-    pending_bytes: c.pendingBytes,
-    in_msgs: c.inMsgs,
-    out_msgs: c.outMsgs,
-    in_bytes: c.inBytes,
-    out_bytes: c.outBytes,
-    subscriptions: c.subs.size,
-    name: c.name || undefined,
-    lang: c.lang || undefined,
-    version: c.version || undefined,
-    authorized_user: c.user || undefined,
-  };
-  if (withSubs) info['subscriptions_list'] = [...c.subs.values()].map((sub) => sub.subject);
-  return info;
-}
-
-/** nats-server's uptime format: 1d2h3m4s, leading zero units omitted. */
-export function formatUptime(ms: number): string {
-  let s = Math.max(0, Math.floor(ms / 1000));
-  const d = Math.floor(s / 86400);
-  s -= d * 86400;
-  const h = Math.floor(s / 3600);
-  s -= h * 3600;
-  const m = Math.floor(s / 60);
-  s -= m * 60;
-  if (d > 0) return `${d}d${h}h${m}m${s}s`;
-  if (h > 0) return `${h}h${m}m${s}s`;
-  if (m > 0) return `${m}m${s}s`;
-  return `${s}s`;
 }

@@ -1,0 +1,68 @@
+// /connz as nats-server serves it: open connections (or recently closed ones with state=closed), paged.
+import type { ClientConnection } from './client-connection.js';
+import type { FlotillaServer } from './server.js';
+import { formatUptime } from './uptime-format.js';
+
+const CONNZ_DEFAULT_LIMIT = 1024;
+
+export function connz(s: FlotillaServer, params: URLSearchParams): Record<string, unknown> {
+  const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
+  const limit = Math.max(1, Number(params.get('limit') ?? CONNZ_DEFAULT_LIMIT) || CONNZ_DEFAULT_LIMIT);
+  const withSubs = params.get('subs') === '1' || params.get('subs') === 'true' || params.get('subs') === 'detail';
+  const now = Date.now();
+  if (params.get('state') === 'closed') {
+    const closed = s.closedClients.slice(offset, offset + limit).map((c) => ({
+      cid: c.cid,
+      kind: 'Client',
+      type: 'nats',
+      ip: c.ip.replace(/^::ffff:/, ''),
+      port: c.port,
+      start: new Date(c.startMs).toISOString(),
+      stop: new Date(c.stopMs).toISOString(),
+      reason: c.reason,
+      name: c.name || undefined,
+      in_msgs: c.inMsgs,
+      out_msgs: c.outMsgs,
+      in_bytes: c.inBytes,
+      out_bytes: c.outBytes,
+    }));
+    return { server_id: s.serverId, now: new Date(now).toISOString(), num_connections: closed.length, total: s.closedClients.length, offset, limit, connections: closed };
+  }
+  const all = [...s.clients.values()].sort((a, b) => a.cid - b.cid);
+  const page = all.slice(offset, offset + limit).map((c) => connInfo(c, now, withSubs));
+  return {
+    server_id: s.serverId,
+    now: new Date(now).toISOString(),
+    num_connections: page.length,
+    total: all.length,
+    offset,
+    limit,
+    connections: page,
+  };
+}
+
+function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean): Record<string, unknown> {
+  const info: Record<string, unknown> = {
+    cid: c.cid,
+    kind: 'Client',
+    type: 'nats',
+    ip: c.remoteIp.replace(/^::ffff:/, ''),
+    port: c.remotePort,
+    start: new Date(c.startMs).toISOString(),
+    last_activity: new Date(c.lastActivityMs).toISOString(),
+    uptime: formatUptime(nowMs - c.startMs),
+    idle: formatUptime(nowMs - c.lastActivityMs),
+    pending_bytes: c.pendingBytes,
+    in_msgs: c.inMsgs,
+    out_msgs: c.outMsgs,
+    in_bytes: c.inBytes,
+    out_bytes: c.outBytes,
+    subscriptions: c.subs.size,
+    name: c.name || undefined,
+    lang: c.lang || undefined,
+    version: c.version || undefined,
+    authorized_user: c.user || undefined,
+  };
+  if (withSubs) info['subscriptions_list'] = [...c.subs.values()].map((sub) => sub.subject);
+  return info;
+}

@@ -1,0 +1,36 @@
+// /healthz as nats-server answers it: {"status":"ok"} or 503 with {"status":"unavailable","error":…}.
+// Healthy means: JetStream (when enabled) is running and, when clustered, this node has a meta leader,
+// is current with it, and every stream group it belongs to is current (the clustered view decides).
+import type { FlotillaServer } from './server.js';
+import { clusterViewOf } from './cluster-view.js';
+
+export interface HealthAnswer {
+  httpStatus: 200 | 503;
+  body: { status: 'ok' } | { status: 'unavailable' | 'error'; error: string };
+}
+
+export function healthz(server: FlotillaServer, params: URLSearchParams, lameDuck: boolean): HealthAnswer {
+  const jsEnabledOnly = isTrue(params.get('js-enabled-only')) || isTrue(params.get('js-enabled'));
+  const jsServerOnly = isTrue(params.get('js-server-only'));
+  const unavailable = (error: string): HealthAnswer => ({ httpStatus: 503, body: { status: 'unavailable', error } });
+  // A node in lame-duck mode is going away: load balancers and Kubernetes should stop sending to it.
+  if (lameDuck) return unavailable('server is in lame duck mode');
+  const jsExpected = server.options.jetstream.enabled;
+  if (!jsExpected) {
+    return jsEnabledOnly ? unavailable('JetStream not enabled') : { httpStatus: 200, body: { status: 'ok' } };
+  }
+  if (server.jetstream === null) return unavailable('JetStream not enabled');
+  if (jsEnabledOnly) return { httpStatus: 200, body: { status: 'ok' } };
+  const view = clusterViewOf(server.jetstream);
+  if (view === null) return { httpStatus: 200, body: { status: 'ok' } };
+  if (view.metaLeaderName() === '') return unavailable('JetStream has not established contact with a meta leader');
+  const error = view.healthError();
+  if (error === null) return { httpStatus: 200, body: { status: 'ok' } };
+  // js-server-only skips the per-stream and per-consumer checks; the meta ones still count.
+  if (jsServerOnly && !/meta/i.test(error)) return { httpStatus: 200, body: { status: 'ok' } };
+  return unavailable(error);
+}
+
+export function isTrue(v: string | null): boolean {
+  return v === 'true' || v === '1';
+}

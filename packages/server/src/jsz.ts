@@ -1,0 +1,143 @@
+// /jsz as nats-server serves it (cluster-semantics §8): totals, `meta_cluster` when clustered, and with
+// accounts/streams/consumers/config the per-account stream and consumer details. Flotilla has one account,
+// `$G`, as a nats-server without accounts configured.
+import { formatTimeNs, type JetStreamService } from '@flotilla/jetstream';
+import type { FlotillaServer } from './server.js';
+import { clusterViewOf, type ClusterView } from './cluster-view.js';
+import { isTrue } from './healthz.js';
+import { metaClusterJson } from './meta-cluster-json.js';
+
+const GLOBAL_ACCOUNT = '$G';
+/** nats-server's default page of /jsz account details. */
+const JSZ_DEFAULT_LIMIT = 1024;
+
+export type JszAnswer = { httpStatus: 200; body: Record<string, unknown> } | { httpStatus: 400; text: string };
+
+interface Totals {
+  memory: number;
+  storage: number;
+  streams: number;
+  consumers: number;
+  messages: number;
+  bytes: number;
+}
+
+export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer {
+  const js = server.jetstream;
+  const view = clusterViewOf(js);
+  if (isTrue(params.get('leader-only')) && view !== null && view.metaLeaderName() !== server.serverName) {
+    return { httpStatus: 400, text: 'filtered response: not leader' };
+  }
+  const now = new Date().toISOString();
+  if (js === null) {
+    return { httpStatus: 200, body: { server_id: server.serverId, now, disabled: true, config: {}, memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, accounts: 0, ha_assets: 0, api: { total: 0, errors: 0 } } };
+  }
+  const totals = totalsOf(js);
+  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
+  const body: Record<string, unknown> = {
+    server_id: server.serverId,
+    now,
+    config: jetStreamConfigJson(server),
+    memory: totals.memory,
+    storage: totals.storage,
+    reserved_memory: 0,
+    reserved_storage: 0,
+    accounts: 1,
+    ha_assets: haAssetsOf(view),
+    api,
+    streams: totals.streams,
+    consumers: totals.consumers,
+    messages: totals.messages,
+    bytes: totals.bytes,
+  };
+  if (view !== null) body['meta_cluster'] = metaClusterJson(view, server.serverName);
+  const withConfig = isTrue(params.get('config'));
+  const withConsumers = isTrue(params.get('consumers'));
+  const withStreams = withConsumers || isTrue(params.get('streams'));
+  const acc = params.get('acc');
+  const withAccounts = withStreams || isTrue(params.get('accounts')) || acc !== null;
+  if (withAccounts) {
+    const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
+    const limit = Math.max(1, Number(params.get('limit') ?? JSZ_DEFAULT_LIMIT) || JSZ_DEFAULT_LIMIT);
+    const accounts = acc === null || acc === GLOBAL_ACCOUNT ? [GLOBAL_ACCOUNT] : [];
+    body['account_details'] = accounts.slice(offset, offset + limit).map((name) => ({
+      name,
+      id: name,
+      memory: totals.memory,
+      storage: totals.storage,
+      reserved_memory: 0,
+      reserved_storage: 0,
+      accounts: 1,
+      ha_assets: haAssetsOf(view),
+      api,
+      ...(withStreams ? { stream_detail: streamDetails(js, view, withConsumers, withConfig) } : {}),
+    }));
+  }
+  return { httpStatus: 200, body };
+}
+
+export function jetStreamConfigJson(server: FlotillaServer): Record<string, unknown> {
+  const o = server.options.jetstream;
+  return {
+    max_memory: o.maxMemoryStoreBytes,
+    max_storage: o.maxFileStoreBytes,
+    store_dir: o.storeDir,
+    ...(o.domain ? { domain: o.domain } : {}),
+  };
+}
+
+/** Raft groups this node is in: the meta group and its stream groups. */
+export function haAssetsOf(view: ClusterView | null): number {
+  return view === null ? 0 : 1 + view.replicas().length;
+}
+
+export function totalsOf(js: JetStreamService): Totals {
+  const t: Totals = { memory: 0, storage: 0, streams: 0, consumers: 0, messages: 0, bytes: 0 };
+  for (const s of js.streams()) {
+    const st = s.store.state();
+    t.streams++;
+    t.consumers += js.consumers.consumersOf(s.name).length;
+    t.messages += st.messages;
+    t.bytes += st.bytes;
+    if (s.config.storage === 'memory') t.memory += st.bytes;
+    else t.storage += st.bytes;
+  }
+  return t;
+}
+
+function streamDetails(js: JetStreamService, view: ClusterView | null, withConsumers: boolean, withConfig: boolean): object[] {
+  const clusterOf = new Map<string, object>();
+  for (const r of view?.replicas() ?? []) clusterOf.set(r.name, r.clusterInfo());
+  const streams = [...js.streams()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return streams.map((s) => {
+    const st = s.store.state();
+    const consumers = js.consumers.consumersOf(s.name);
+    const cluster = clusterOf.get(s.name);
+    return {
+      name: s.name,
+      created: s.created,
+      ...(cluster !== undefined ? { cluster } : {}),
+      ...(withConfig ? { config: s.config } : {}),
+      state: {
+        messages: st.messages,
+        bytes: st.bytes,
+        first_seq: st.first_seq,
+        first_ts: formatTimeNs(st.first_ts),
+        last_seq: st.last_seq,
+        last_ts: formatTimeNs(st.last_ts),
+        ...(st.num_subjects > 0 ? { num_subjects: st.num_subjects } : {}),
+        ...(st.num_deleted > 0 ? { num_deleted: st.num_deleted } : {}),
+        consumer_count: consumers.length,
+      },
+      ...(withConsumers
+        ? {
+            consumer_detail: consumers.map((c) => {
+              const info = { ...c.info() };
+              if (!withConfig) delete info['config'];
+              return info;
+            }),
+          }
+        : {}),
+    };
+  });
+}

@@ -1,0 +1,83 @@
+// /varz as nats-server serves it (cluster-semantics §8), with the jetstream {config, stats, meta} section.
+import { cpus } from 'node:os';
+import type { FlotillaServer } from './server.js';
+import { clusterViewOf } from './cluster-view.js';
+import { haAssetsOf, jetStreamConfigJson, totalsOf } from './jsz.js';
+import { metaClusterJson } from './meta-cluster-json.js';
+import { formatUptime } from './uptime-format.js';
+import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
+
+export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): Record<string, unknown> {
+  const o = s.options;
+  const now = Date.now();
+  const stats = s.router.stats;
+  const cluster = s.cluster;
+  return {
+    server_id: s.serverId,
+    server_name: s.serverName,
+    version: ADVERTISED_NATS_VERSION,
+    flotilla_version: FLOTILLA_VERSION,
+    proto: PROTOCOL_VERSION,
+    go: `node${process.version}`,
+    host: o.host,
+    port: s.port,
+    auth_required: s.auth.required || undefined,
+    connect_urls: cluster?.connectUrls() ?? [],
+    max_connections: o.maxConnections,
+    ping_interval: o.pingIntervalMs * 1_000_000,
+    ping_max: o.pingMax,
+    http_host: o.httpHost,
+    http_port: httpPort,
+    max_control_line: o.maxControlLineBytes,
+    max_payload: o.maxPayloadBytes,
+    max_pending: o.maxPendingBytes,
+    cluster:
+      cluster !== null
+        ? {
+            name: cluster.node.clusterName,
+            addr: o.cluster?.listen?.host ?? '',
+            cluster_port: cluster.node.port,
+            urls: o.cluster?.routes ?? [],
+          }
+        : {},
+    write_deadline: o.writeDeadlineMs * 1_000_000,
+    start: new Date(s.startMs).toISOString(),
+    now: new Date(now).toISOString(),
+    uptime: formatUptime(now - s.startMs),
+    mem: process.memoryUsage.rss(),
+    cores: cpus().length,
+    cpu: cpuPercent,
+    connections: s.clients.size,
+    total_connections: s.totalConnections,
+    routes: cluster?.node.peers().length ?? 0,
+    remotes: cluster?.node.peers().length ?? 0,
+    in_msgs: stats.inMsgs,
+    out_msgs: stats.outMsgs,
+    in_bytes: stats.inBytes,
+    out_bytes: stats.outBytes,
+    slow_consumers: s.slowConsumers,
+    subscriptions: s.router.sublist.count,
+    jetstream: jetStreamSection(s),
+  };
+}
+
+function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
+  const js = s.jetstream;
+  if (js === null) return {};
+  const view = clusterViewOf(js);
+  const totals = totalsOf(js);
+  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
+  return {
+    config: jetStreamConfigJson(s),
+    stats: {
+      memory: totals.memory,
+      storage: totals.storage,
+      reserved_memory: 0,
+      reserved_storage: 0,
+      accounts: 1,
+      ha_assets: haAssetsOf(view),
+      api,
+    },
+    ...(view !== null ? { meta: metaClusterJson(view, s.serverName) } : {}),
+  };
+}
