@@ -139,3 +139,39 @@ export function ackProblems(acks: readonly AckRecord[], content: ReadonlyMap<num
   }
   return problems.slice(0, 20);
 }
+
+/** One replica's content and state as read through it as leader. */
+export interface ReplicaRead {
+  content: ReadonlyMap<number, string>;
+  state: { messages: number; first_seq: number; last_seq: number; bytes: number };
+}
+
+/**
+ * Every problem across replicas: acknowledgement problems per replica, then every sequence where a replica
+ * differs from the first one named, and state differences. Empty when all replicas are identical and hold
+ * every acknowledged message.
+ */
+export function replicaProblems(replicas: ReadonlyMap<string, ReplicaRead>, publisher: AckedPublisher, maxPerReplica = 5): string[] {
+  const problems: string[] = [];
+  const [refName, ref] = [...replicas][0]!;
+  for (const [name, r] of replicas) {
+    for (const p of ackProblems(publisher.acks, r.content, publisher.attempted).slice(0, maxPerReplica)) problems.push(`${name}: ${p}`);
+    if (name === refName) continue;
+    const s = r.state;
+    const rs = ref.state;
+    if (s.messages !== rs.messages || s.first_seq !== rs.first_seq || s.last_seq !== rs.last_seq || s.bytes !== rs.bytes) {
+      problems.push(`${name} state ${JSON.stringify(pick(s))} != ${refName} ${JSON.stringify(pick(rs))}`);
+    }
+    const diffs: string[] = [];
+    const seqs = new Set([...r.content.keys(), ...ref.content.keys()]);
+    for (const seq of [...seqs].sort((a, b) => a - b)) {
+      if (r.content.get(seq) !== ref.content.get(seq)) diffs.push(`seq ${seq}: ${name} ${r.content.get(seq) ?? '-'} / ${refName} ${ref.content.get(seq) ?? '-'}`);
+    }
+    if (diffs.length > 0) problems.push(`${name} differs from ${refName} at ${diffs.length} seqs, first: ${diffs.slice(0, maxPerReplica).join('; ')}`);
+  }
+  return problems;
+}
+
+function pick(s: ReplicaRead['state']): ReplicaRead['state'] {
+  return { messages: s.messages, first_seq: s.first_seq, last_seq: s.last_seq, bytes: s.bytes };
+}

@@ -300,6 +300,11 @@ export class JsCluster {
     }
   }
 
+  /** The last `chars` of every node's output, for a failing test's report. */
+  outputTails(chars = 3000): string {
+    return this.nodes.map((n) => `=== ${n.name}\n${n.output().slice(-chars)}`).join('\n');
+  }
+
   /** Closes every connection, stops every node (SIGKILL: a test's data is thrown away) and removes the data. */
   async stop(): Promise<void> {
     await Promise.all(this.conns.splice(0).map((c) => c.close().catch(() => undefined)));
