@@ -23,10 +23,15 @@ export interface CreateRequest {
 export class ConsumerApi {
   constructor(private readonly service: ConsumerService) {}
 
-  /** Routes `tokens` (after `$JS.API`); false = not a consumer subject we serve (no reply). */
+  /**
+   * Routes `tokens` (after `$JS.API`); false = not a consumer subject we serve (no reply). Cluster: a node
+   * that does not lead the stream serves none of its consumer requests (the leader answers).
+   */
   handle(t: readonly string[], msg: BusMessage): boolean {
     const n = t.length;
     if (t[0] !== 'CONSUMER' || n < 3) return false;
+    const streamName = t[1] === 'DURABLE' || t[1] === 'MSG' || t[1] === 'LEADER' ? t[3] : t[2];
+    if (streamName !== undefined && !this.service.leads(streamName)) return false;
     switch (t[1]) {
       case 'CREATE':
         this.create(t, msg);
@@ -54,7 +59,7 @@ export class ConsumerApi {
         return true;
       case 'LEADER':
         if (n !== 5 || t[2] !== 'STEPDOWN') return false;
-        this.service.ctx.respondError(msg.reply, `${T}consumer_leader_stepdown_response`, clusteringRequired());
+        void this.stepDown(t[3]!, t[4]!, msg);
         return true;
       default:
         return false;
@@ -111,7 +116,8 @@ export class ConsumerApi {
     if (kind === 'legacyEphemeral' && durable !== '') return fail(E.ephemeralWithDurable());
     if (filter !== '' && config.filter_subjects) return fail(E.multipleFiltersNotAllowed());
     if (filter !== '' && (config.filter_subject ?? '') !== filter) return fail(E.filterMismatch());
-    if (config.num_replicas > 1) return fail(E.replicasNotSupported());
+    // Cluster: checkConsumerConfig refuses more replicas than the stream has (10126).
+    if (config.num_replicas > 1 && !this.service.isReplicated(streamName)) return fail(E.replicasNotSupported());
 
     const req: CreateRequest = { stream: streamName, config, action, legacyEphemeral: kind === 'legacyEphemeral' };
     this.service.createConsumer(req).then(
@@ -134,6 +140,19 @@ export class ConsumerApi {
     const ctx = this.service.ctx;
     try {
       await this.service.deleteConsumer(streamName, name);
+      ctx.respond(msg.reply, type, { success: true });
+    } catch (err) {
+      ctx.respondError(msg.reply, type, asApiError(err));
+    }
+  }
+
+  /** Our consumer leader is the stream leader: stepping it down moves the stream's leadership. */
+  private async stepDown(streamName: string, name: string, msg: BusMessage): Promise<void> {
+    const type = `${T}consumer_leader_stepdown_response`;
+    const ctx = this.service.ctx;
+    if (!this.service.isReplicated(streamName)) return ctx.respondError(msg.reply, type, clusteringRequired());
+    try {
+      await this.service.stepDown(streamName, name);
       ctx.respond(msg.reply, type, { success: true });
     } catch (err) {
       ctx.respondError(msg.reply, type, asApiError(err));

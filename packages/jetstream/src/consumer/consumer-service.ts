@@ -1,7 +1,13 @@
 // Consumers of every stream: the `$JS.API.CONSUMER.*` endpoints, the consumer table, retention
 // (workqueue / interest removal) and loading persisted consumers when a stream comes up.
+//
+// Cluster mode (per stream, `replicaAdded` instead of `streamAdded`): a replicated stream's consumers run
+// on the stream's leader only, and their config and state travel through the stream's Raft group as
+// consumer entries (`cluster/consumer-replication-*.ts`). Every replica applies them (`applyConsumerEntry`);
+// a node that becomes leader starts the consumers from what it applied, one that stops leading releases them.
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { subjectMatchesFilter } from '@flotilla/protocol';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -22,11 +28,33 @@ import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type Con
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { subjectsCollide } from './subject-overlap.js';
+import * as S from './status-headers.js';
+import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
+import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../cluster/consumer-replication-storage.js';
 
 interface StreamConsumers {
   stream: StreamHandle;
+  /** The running consumers (cluster: only while this node leads the stream). */
   consumers: Map<string, Consumer>;
   unsubscribeStored: () => void;
+  /** Cluster mode: the stream's replication; null on a single node. */
+  replica: StreamReplication | null;
+}
+
+interface StreamReplication {
+  group: ConsumerReplicationGroup;
+  /** Every consumer's config and state as applied from the stream's log (on every replica). */
+  applied: AppliedConsumers;
+  leading: boolean;
+  /** true once the consumers of the current leadership are started */
+  loaded: boolean;
+  /** Bumped at every leadership change, so work begun under an earlier one is dropped. */
+  epoch: number;
+}
+
+/** What identifies a stream replica in the stream group's hooks (StreamReplica has `name`). */
+export interface ReplicaRef {
+  readonly name: string;
 }
 
 /** Interest retention scans at most this many messages per read when a consumer goes away. */
@@ -55,7 +83,7 @@ export class ConsumerService implements ConsumerHost {
   /** A stream was created, or loaded at start: load its persisted consumers and start them. */
   async streamAdded(stream: StreamHandle): Promise<void> {
     if (this.streams.has(stream.name)) return;
-    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined };
+    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica: null };
     this.streams.set(stream.name, entry);
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
@@ -103,12 +131,134 @@ export class ConsumerService implements ConsumerHost {
     if (!entry) return;
     this.streams.delete(stream.name);
     entry.unsubscribeStored();
+    if (entry.replica !== null) {
+      // The group goes away with the stream: nothing more is proposed; local files go with the stream dir.
+      entry.replica.leading = false;
+      entry.replica.epoch++;
+      for (const c of entry.consumers.values()) c.release(S.CONSUMER_DELETED);
+      entry.consumers.clear();
+      await entry.replica.applied.drop();
+      return;
+    }
     for (const c of entry.consumers.values()) await c.close(true);
     entry.consumers.clear();
   }
 
   consumerCount(streamName: string): number {
-    return this.streams.get(streamName)?.consumers.size ?? 0;
+    const entry = this.streams.get(streamName);
+    if (!entry) return 0;
+    return entry.replica !== null ? entry.replica.applied.size : entry.consumers.size;
+  }
+
+  // ---- cluster mode ------------------------------------------------------------------------------
+
+  /**
+   * Cluster: `stream` is replicated through `group` on this node (call it instead of streamAdded, before
+   * the group applies entries or reports leadership). Loads what this node stored before; consumers start
+   * only with leadershipChanged(true).
+   */
+  async replicaAdded(stream: StreamHandle, group: ConsumerReplicationGroup): Promise<void> {
+    const existing = this.streams.get(stream.name);
+    if (existing?.replica) return;
+    if (existing) {
+      // Added as a single-node stream first: its consumers must not run on a follower.
+      for (const c of existing.consumers.values()) await c.close(false);
+      existing.consumers.clear();
+      existing.unsubscribeStored();
+      this.streams.delete(stream.name);
+    }
+    const applied = new AppliedConsumers(stream.config.storage === 'file' ? join(stream.dir, 'consumers') : null, (err) =>
+      this.ctx.log.error({ stream: stream.name, err: String(err) }, 'replicated consumer write failed'),
+    );
+    const replica: StreamReplication = { group, applied, leading: false, loaded: false, epoch: 0 };
+    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica };
+    this.streams.set(stream.name, entry);
+    entry.unsubscribeStored = stream.onStored((seq, subject) => {
+      for (const c of entry.consumers.values()) c.onStored(seq, subject);
+    });
+    await applied.load();
+  }
+
+  /** Cluster: a consumer entry committed in the stream's group, applied on every replica (leader too). */
+  applyConsumerEntry(replica: ReplicaRef, payload: Uint8Array): void {
+    const entry = this.streams.get(replica.name);
+    if (!entry?.replica) {
+      this.ctx.log.warn({ stream: replica.name }, 'consumer entry for a stream without a replica here: ignored');
+      return;
+    }
+    if (!entry.replica.applied.applyPayload(payload)) {
+      this.ctx.log.warn({ stream: replica.name, bytes: payload.length }, 'malformed consumer entry ignored');
+    }
+  }
+
+  /** Cluster: consumer state for the stream group's snapshot. */
+  consumerSnapshot(replica: ReplicaRef): Buffer {
+    const applied = this.streams.get(replica.name)?.replica?.applied;
+    return applied ? applied.snapshot() : new AppliedConsumers(null, () => undefined).snapshot();
+  }
+
+  /** Cluster: a snapshot installed on this (follower) replica replaces its consumer state. */
+  restoreConsumerSnapshot(replica: ReplicaRef, data: Uint8Array): void {
+    this.streams.get(replica.name)?.replica?.applied.restore(data);
+  }
+
+  /**
+   * Cluster: this node became (true) or stopped being (false) the stream's leader. Leading starts every
+   * consumer from the applied config and state (pending messages are redelivered after ack_wait with their
+   * delivery count + 1); losing it answers waiting pulls with 409 Leadership Change and drops the
+   * consumers' subscriptions so the new leader's take over.
+   */
+  async leadershipChanged(replica: ReplicaRef, leading: boolean): Promise<void> {
+    const entry = this.streams.get(replica.name);
+    const rep = entry?.replica;
+    if (!entry || !rep) return;
+    if (!leading) {
+      rep.leading = false;
+      rep.loaded = false;
+      rep.epoch++;
+      for (const c of entry.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
+      entry.consumers.clear();
+      return;
+    }
+    if (rep.leading) return;
+    rep.leading = true;
+    const epoch = ++rep.epoch;
+    await this.serial(async () => {
+      if (rep.epoch !== epoch || this.streams.get(entry.stream.name) !== entry) return;
+      const started: Consumer[] = [];
+      for (const a of rep.applied.all()) {
+        try {
+          const c = this.makeConsumer(entry.stream, a.meta.name, a.meta.config, a.meta.created, rep.group);
+          await c.initPosition(a.state);
+          if (rep.epoch !== epoch) return;
+          entry.consumers.set(c.name, c);
+          started.push(c);
+        } catch (err) {
+          this.ctx.log.error({ stream: entry.stream.name, consumer: a.meta.name, err: String(err) }, 'consumer could not be started');
+        }
+      }
+      rep.loaded = true;
+      for (const c of started) c.start();
+    });
+  }
+
+  /** Cluster: true when this node serves the stream's consumer requests (always on a single node). */
+  leads(streamName: string): boolean {
+    const entry = this.streams.get(streamName);
+    return entry?.replica ? entry.replica.leading : true;
+  }
+
+  /** Cluster: the stream is replicated here. */
+  isReplicated(streamName: string): boolean {
+    return this.streams.get(streamName)?.replica != null;
+  }
+
+  /** `$JS.API.CONSUMER.LEADER.STEPDOWN.<S>.<C>`: our consumer leader is the stream leader, so it steps down. */
+  async stepDown(streamName: string, name: string): Promise<void> {
+    const entry = this.streams.get(streamName);
+    if (!entry) throw E.streamNotFound();
+    if (!entry.consumers.has(name) && !entry.replica?.applied.get(name)) throw E.notFound();
+    await entry.replica?.group.stepDown();
   }
 
   /**
@@ -118,16 +268,33 @@ export class ConsumerService implements ConsumerHost {
   hasInterest(streamName: string, subject: string): boolean {
     const entry = this.streams.get(streamName);
     if (!entry) return false;
+    if (entry.replica !== null && !entry.replica.loaded) {
+      // A new leader whose consumers are still starting: their replicated filters decide.
+      for (const a of entry.replica.applied.all()) {
+        const filters = consumerFilters(a.meta.config);
+        if (filters.length === 0 || filters.some((f) => subjectMatchesFilter(subject, f))) return true;
+      }
+      return false;
+    }
     for (const c of entry.consumers.values()) if (c.matches(subject)) return true;
     return false;
   }
 
   /** Stops timers and flushes consumer state. */
   async stop(): Promise<void> {
+    const closing: Array<Promise<void>> = [];
     for (const entry of this.streams.values()) {
       entry.unsubscribeStored();
+      if (entry.replica !== null) {
+        entry.replica.leading = false;
+        entry.replica.epoch++;
+        // In parallel: each gets a bounded last proposal, and the replica's files their last write.
+        closing.push(Promise.all([...entry.consumers.values()].map((c) => c.close(false))).then(() => entry.replica!.applied.close()));
+        continue;
+      }
       for (const c of entry.consumers.values()) await c.close(false);
     }
+    await Promise.all(closing);
     this.streams.clear();
   }
 
@@ -199,9 +366,22 @@ export class ConsumerService implements ConsumerHost {
       // Ephemerals always have an inactivity threshold (the config shows the default without jitter).
       if (!config.durable_name && !config.inactive_threshold) config.inactive_threshold = DEFAULT_EPHEMERAL_INACTIVE_NS;
       const created = new Date(this.clock.nowMs()).toISOString();
-      const consumer = this.makeConsumer(stream, finalName, config, created);
-      await consumer.saveMeta();
-      await consumer.initPosition(null);
+      const rep = entry.replica;
+      const consumer = this.makeConsumer(stream, finalName, config, created, rep?.group ?? null);
+      if (rep === null) {
+        await consumer.saveMeta();
+        await consumer.initPosition(null);
+      } else {
+        // Config, then the start position, committed in the stream group before the create is answered.
+        const epoch = rep.epoch;
+        await consumer.initPosition(null);
+        await consumer.saveMeta();
+        await consumer.persistState();
+        if (rep.epoch !== epoch || !rep.leading) {
+          consumer.release(S.LEADERSHIP_CHANGE);
+          throw E.createFailed('stream leadership changed');
+        }
+      }
       if (!this.streams.has(stream.name) || entry.consumers.has(finalName)) throw E.nameExists();
       entry.consumers.set(finalName, consumer);
       const info = consumer.info();
@@ -274,10 +454,20 @@ export class ConsumerService implements ConsumerHost {
     return true;
   }
 
-  private makeConsumer(stream: StreamHandle, name: string, config: Consumer['config'], created: string): Consumer {
+  private makeConsumer(
+    stream: StreamHandle,
+    name: string,
+    config: Consumer['config'],
+    created: string,
+    group: ConsumerReplicationGroup | null = null,
+  ): Consumer {
     let consumer: Consumer | null = null;
+    const onError = (err: unknown): void =>
+      this.ctx.log.warn({ stream: stream.name, consumer: name, err: String(err) }, 'consumer state not replicated yet');
     const storage: ConsumerStorage =
-      stream.config.storage === 'file' && !config.mem_storage
+      group !== null
+        ? new ReplicatedConsumerStorage(group, name, () => consumer!.state.snapshot(), onError)
+        : stream.config.storage === 'file' && !config.mem_storage
         ? new FileConsumerStorage(
             join(stream.dir, 'consumers', name),
             () => consumer!.state.snapshot(),
@@ -289,6 +479,10 @@ export class ConsumerService implements ConsumerHost {
   }
 
   // ---- ConsumerHost ---------------------------------------------------------------------------------
+
+  clusterInfo(consumer: Consumer): object | undefined {
+    return this.streams.get(consumer.stream.name)?.replica?.group.clusterInfo();
+  }
 
   settled(consumer: Consumer, seqs: readonly number[], subjects: ReadonlyMap<number, string>): void {
     const entry = this.streams.get(consumer.stream.name);

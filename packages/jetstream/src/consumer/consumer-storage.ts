@@ -24,6 +24,8 @@ export interface ConsumerStorage {
   remove(): Promise<void>;
   /** Final flush; no writes after. */
   close(): Promise<void>;
+  /** Stops at once, writing nothing more (cluster: leadership lost, or the stream goes away). */
+  abandon(): void;
 }
 
 /** Memory streams and mem_storage consumers: state lives only in the consumer object. */
@@ -33,6 +35,7 @@ export class MemoryConsumerStorage implements ConsumerStorage {
   async flush(): Promise<void> {}
   async remove(): Promise<void> {}
   async close(): Promise<void> {}
+  abandon(): void {}
 }
 
 /** Minimum gap between two state writes unless someone waits for durability (ack-sync, shutdown). */
@@ -134,6 +137,12 @@ export class FileConsumerStorage implements ConsumerStorage {
     if (this.dirty) this.startWrite();
     await this.writing;
     this.closed = true;
+  }
+
+  abandon(): void {
+    this.closed = true;
+    this.cancelScheduled?.();
+    this.cancelScheduled = null;
   }
 }
 

@@ -26,6 +26,8 @@ export interface ConsumerHost {
   settled(consumer: Consumer, seqs: readonly number[], subjects: ReadonlyMap<number, string>): void;
   /** The consumer saw no interest for inactive_threshold. */
   inactive(consumer: Consumer): void;
+  /** Cluster: ConsumerInfo's `cluster` block (undefined on a single node: none is shown). */
+  clusterInfo?(consumer: Consumer): object | undefined;
 }
 
 /** New messages read ahead per store read. */
@@ -158,18 +160,32 @@ export class Consumer {
 
   /** Stops timers and subscriptions; `deleted` also answers waiting pulls with 409 Consumer Deleted. */
   async close(deleted: boolean): Promise<void> {
-    if (this.closed) return;
+    if (!this.shutdown(deleted ? S.CONSUMER_DELETED : null)) return;
+    if (deleted) await this.storage.remove();
+    else await this.storage.close();
+  }
+
+  /**
+   * Cluster: this node stops running the consumer (leadership moved, or the stream goes away) and stores
+   * nothing more; waiting pulls get `status` (409 Leadership Change / 409 Consumer Deleted).
+   */
+  release(status: Uint8Array): void {
+    if (this.shutdown(status)) this.storage.abandon();
+  }
+
+  /** Stops subscriptions and timers, answers waiting pulls with `status`; false if already closed. */
+  private shutdown(status: Uint8Array | null): boolean {
+    if (this.closed) return false;
     this.closed = true;
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
     for (const c of [this.cancelAckTimer, this.cancelWaitTimer, this.cancelHeartbeat, this.cancelInterestPoll, this.cancelPacing, this.cancelInactive]) c?.();
     if (this.waiting) {
       for (const req of this.waiting.clear()) {
-        if (deleted) this.ctx.bus.publish(req.reply, null, S.CONSUMER_DELETED, EMPTY);
+        if (status !== null) this.ctx.bus.publish(req.reply, null, status, EMPTY);
       }
     }
-    if (deleted) await this.storage.remove();
-    else await this.storage.close();
+    return true;
   }
 
   /** Config change from an update (allowed fields only; validated by the caller). */
@@ -209,6 +225,8 @@ export class Consumer {
       num_waiting: this.waiting ? this.liveWaitingCount() : 0,
       num_pending: this.numPending + this.lastPerSubject.length,
     };
+    const cluster = this.host.clusterInfo?.(this);
+    if (cluster) out['cluster'] = cluster;
     if (this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!)) out['push_bound'] = true;
     return out;
   }
@@ -279,6 +297,12 @@ export class Consumer {
   }
 
   flushState(): Promise<void> {
+    return this.storage.flush();
+  }
+
+  /** Stores the current state now (cluster: a new consumer's start position reaches the followers). */
+  persistState(): Promise<void> {
+    this.storage.stateChanged();
     return this.storage.flush();
   }
 
@@ -686,8 +710,12 @@ export class Consumer {
     }
     if (m.reply !== null) {
       const reply = m.reply;
-      // ack-sync: answer once the acknowledgement is durable.
-      void this.storage.flush().then(() => this.ctx.bus.publish(reply, null, null, EMPTY));
+      // ack-sync: answer once the acknowledgement is durable (cluster: committed). When it cannot be
+      // (leadership lost), no answer: the client times out and retries, as with nats-server.
+      void this.storage.flush().then(
+        () => this.ctx.bus.publish(reply, null, null, EMPTY),
+        () => undefined,
+      );
     }
   }
 

@@ -1,0 +1,125 @@
+// Consumer replication without Raft: N replicas of stream 'S' (each its own ConsumerService, FakeStream and
+// store) on one shared bus (the cluster's core NATS), and a hand-driven "group" that commits a proposal by
+// applying it on every live replica a tick later, in proposal order. Leadership moves when a test says.
+import { ConsumerService } from '../consumer-service.js';
+import type { ConsumerReplicationGroup } from '../../cluster/consumer-replication-storage.js';
+import type { StreamConfig } from '../../stream/stream-config-types.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig, type Delivered } from './consumer-fakes.js';
+import { settle } from './consumer-fixture.js';
+
+export interface Replica {
+  index: number;
+  ctx: FakeContext;
+  stream: FakeStream;
+  service: ConsumerService;
+  group: ConsumerReplicationGroup;
+  /** false: applies nothing (a crashed node) */
+  up: boolean;
+}
+
+export class NotLeaderError extends Error {}
+
+export class ReplicatedConsumersFixture {
+  readonly bus = new FakeBus();
+  readonly clock = new FakeClock();
+  readonly replicas: Replica[] = [];
+  leader = -1;
+  /** Proposals committed so far (entries applied on every live replica). */
+  committed = 0;
+  /** true: proposals neither commit nor fail (a leader without quorum). */
+  stalled = false;
+  stepDowns = 0;
+
+  private constructor(private readonly cfg: StreamConfig) {}
+
+  /** `dirs[i]`: replica i's stream directory (file streams). */
+  static async start(n: number, cfg: Partial<StreamConfig> = {}, dirs: string[] = []): Promise<ReplicatedConsumersFixture> {
+    const f = new ReplicatedConsumersFixture(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: n, ...cfg }));
+    for (let i = 0; i < n; i++) await f.openReplica(i, dirs[i]);
+    return f;
+  }
+
+  /** A replica (re)opened on `dir`: as a node (re)starting with what it stored. */
+  async openReplica(index: number, dir?: string): Promise<Replica> {
+    const ctx = new FakeContext(this.bus);
+    const stream = new FakeStream({ ...this.cfg }, dir);
+    ctx.table.set('S', stream);
+    const service = new ConsumerService(ctx, this.clock);
+    const group: ConsumerReplicationGroup = {
+      proposeConsumerEntry: (payload) => this.propose(index, payload),
+      clusterInfo: () => ({ name: 'C1', leader: `n${this.leader + 1}` }),
+      stepDown: async () => {
+        this.stepDowns++;
+        await this.elect((this.leader + 1) % this.replicas.length);
+      },
+    };
+    await service.replicaAdded(stream, group);
+    const replica: Replica = { index, ctx, stream, service, group, up: true };
+    this.replicas[index] = replica;
+    return replica;
+  }
+
+  get leaderReplica(): Replica {
+    return this.replicas[this.leader]!;
+  }
+
+  /** Old leader (if any) learns it lost leadership first, then `index` takes over. */
+  async elect(index: number): Promise<void> {
+    const old = this.leader;
+    if (old >= 0 && this.replicas[old]!.up) await this.replicas[old]!.service.leadershipChanged({ name: 'S' }, false);
+    this.leader = index;
+    await this.replicas[index]!.service.leadershipChanged({ name: 'S' }, true);
+    await settle();
+  }
+
+  /** Replicates a stored message: every live replica stores it at the same sequence. */
+  async publish(subject: string, data = 'x'): Promise<number> {
+    let seq = 0;
+    for (const r of this.replicas) if (r.up) seq = await r.stream.publish(subject, data);
+    return seq;
+  }
+
+  private propose(from: number, payload: Buffer): Promise<void> {
+    if (from !== this.leader || !this.replicas[from]!.up) return Promise.reject(new NotLeaderError(`n${from + 1} is not the leader`));
+    if (this.stalled) return new Promise<void>(() => undefined);
+    return new Promise<void>((resolve) => {
+      setImmediate(() => {
+        for (const r of this.replicas) if (r.up) r.service.applyConsumerEntry({ name: 'S' }, payload);
+        this.committed++;
+        resolve();
+      });
+    });
+  }
+
+  /** `$JS.API.…` request to one replica; null when it does not serve it (not the leader). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary response fields
+  async request(index: number, subject: string, body: unknown = ''): Promise<Record<string, any> | null> {
+    const inbox = `_INBOX.r${index}.${Math.random().toString(36).slice(2)}`;
+    const box = this.bus.inbox(inbox);
+    try {
+      const tokens = subject.split('.').slice(2);
+      const data = Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
+      if (!this.replicas[index]!.service.handleApi(tokens, { subject, reply: inbox, header: null, data })) return null;
+      for (let i = 0; i < 400 && box.msgs.length === 0; i++) await new Promise((r) => setTimeout(r, i < 20 ? 0 : 5));
+      if (box.msgs.length === 0) throw new Error(`no response to ${subject}`);
+      return JSON.parse(box.msgs[0]!.data.toString()) as Record<string, any>;
+    } finally {
+      box.close();
+    }
+  }
+
+  /** A pull request sent on the bus to `index`'s API (as a client's MSG.NEXT reaches every node). */
+  pull(consumer: string, body: unknown, inbox: string): void {
+    const subject = `$JS.API.CONSUMER.MSG.NEXT.S.${consumer}`;
+    const data = Buffer.from(JSON.stringify(body));
+    for (const r of this.replicas) {
+      if (r.up) r.service.handleApi(['CONSUMER', 'MSG', 'NEXT', 'S', consumer], { subject, reply: inbox, header: null, data });
+    }
+  }
+
+  async stop(): Promise<void> {
+    for (const r of this.replicas) if (r.up) await r.service.stop();
+  }
+}
+
+export type { Delivered };
