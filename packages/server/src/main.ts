@@ -1,5 +1,7 @@
 // The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals.
 import { resolveOptions, type OptionsResult } from './config/load-options.js';
+import { gracefulShutdown } from './graceful-shutdown.js';
+import { enterLameDuck, lameDuckTimingFrom } from './lame-duck.js';
 import { createLogger } from './logger.js';
 import { FlotillaServer } from './server.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
@@ -55,11 +57,10 @@ export async function main(argv: string[]): Promise<number | null> {
     process.stderr.write(`flotilla: ${(err as Error).message}\n`);
     return 1;
   }
-  const stop = (signal: string): void => {
-    log.info({ signal }, 'signal received');
-    // Bounded: a shutdown that hangs (a stuck socket, a store that never flushes) still ends the process.
-    setTimeout(() => process.exit(1), SHUTDOWN_TIMEOUT_MS).unref();
-    void server.shutdown().then(
+  let stopping = false;
+  let inLameDuck = false;
+  const finish = (p: Promise<void>): void => {
+    void p.then(
       () => exitAfterFlush(log, 0),
       (err: Error) => {
         log.error({ err: err.message }, 'shutdown failed');
@@ -67,7 +68,25 @@ export async function main(argv: string[]): Promise<number | null> {
       },
     );
   };
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'signal received');
+    // Bounded: a shutdown that hangs (a stuck socket, a store that never flushes) still ends the process.
+    setTimeout(() => exitAfterFlush(log, 1), SHUTDOWN_TIMEOUT_MS).unref();
+    finish(gracefulShutdown(server, log));
+  };
+  // nats-server's `--signal ldm`: SIGUSR2 starts lame-duck mode, which ends in a shutdown.
+  // A SIGTERM during lame-duck mode still shuts down at once.
+  const lameDuck = (): void => {
+    if (stopping || inLameDuck) return;
+    inLameDuck = true;
+    const timing = lameDuckTimingFrom(process.env);
+    setTimeout(() => exitAfterFlush(log, 1), timing.durationMs + SHUTDOWN_TIMEOUT_MS).unref();
+    finish(enterLameDuck(server, log, timing));
+  };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
+  process.on('SIGUSR2', lameDuck);
   return null; // keep running
 }

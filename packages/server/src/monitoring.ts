@@ -6,6 +6,7 @@ import type { FlotillaServer } from './server.js';
 import { connz } from './connz.js';
 import { healthz } from './healthz.js';
 import { jsz } from './jsz.js';
+import { inLameDuck } from './lame-duck.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
 import { routez } from './peers-view.js';
 import { varz } from './varz.js';
@@ -21,8 +22,6 @@ export class MonitoringServer {
   private lastCpuAtMs = Date.now();
   private cpuPercent = 0;
   private metrics: MetricsRegistry | null = null;
-  /** Set by lame-duck mode: /healthz then answers 503 so traffic moves elsewhere. */
-  lameDuck = false;
 
   constructor(private readonly server: FlotillaServer) {
     this.http = createServer((req, res) => this.handle(req, res));
@@ -65,7 +64,7 @@ export class MonitoringServer {
         case '/metrics':
           return this.serveMetrics(res);
         case '/healthz': {
-          const answer = healthz(this.server, url.searchParams, this.lameDuck);
+          const answer = healthz(this.server, url.searchParams, inLameDuck(this.server));
           return json(answer.httpStatus, answer.body);
         }
         case '/varz':

@@ -1,0 +1,68 @@
+// Lame-duck mode (nats-server's `--signal ldm`, SIGUSR2): stop accepting clients, report unhealthy, hand off
+// leaderships, then close the connected clients a few at a time over the lame-duck duration so they
+// reconnect to the other nodes gradually instead of all at once, and finally shut down.
+import type { Server as NetServer } from 'node:net';
+import type { Logger } from 'pino';
+import type { FlotillaServer } from './server.js';
+import { gracefulShutdown, handOffLeaderships } from './graceful-shutdown.js';
+
+/** nats-server: lame_duck_duration 2m, lame_duck_grace_period 10s; shorter here, overridable by env. */
+export const DEFAULT_LAME_DUCK_DURATION_MS = 30_000;
+export const DEFAULT_LAME_DUCK_GRACE_MS = 5_000;
+/** Clients are closed in at most this many rounds. */
+const CLOSE_ROUNDS_MAX = 50;
+
+const lameDucks = new WeakSet<FlotillaServer>();
+
+export function inLameDuck(server: FlotillaServer): boolean {
+  return lameDucks.has(server);
+}
+
+export interface LameDuckTiming {
+  durationMs: number;
+  graceMs: number;
+}
+
+export function lameDuckTimingFrom(env: NodeJS.ProcessEnv): LameDuckTiming {
+  const num = (v: string | undefined, d: number): number => (v !== undefined && Number.isFinite(Number(v)) && Number(v) >= 0 ? Number(v) : d);
+  const durationMs = num(env['FLOTILLA_LAME_DUCK_DURATION_MS'], DEFAULT_LAME_DUCK_DURATION_MS);
+  return { durationMs, graceMs: Math.min(num(env['FLOTILLA_LAME_DUCK_GRACE_MS'], DEFAULT_LAME_DUCK_GRACE_MS), durationMs) };
+}
+
+/** Runs lame-duck mode to its end (the server is shut down when this resolves). */
+export async function enterLameDuck(server: FlotillaServer, log: Logger, timing: LameDuckTiming): Promise<void> {
+  if (lameDucks.has(server)) return;
+  lameDucks.add(server);
+  log.warn({ durationMs: timing.durationMs, graceMs: timing.graceMs, clients: server.clients.size }, 'entering lame duck mode');
+  await stopAccepting(server);
+  await handOffLeaderships(server, log);
+  await sleep(timing.graceMs);
+  const spreadMs = timing.durationMs - timing.graceMs;
+  const total = server.clients.size;
+  const rounds = Math.max(1, Math.min(CLOSE_ROUNDS_MAX, total));
+  const perRound = Math.ceil(total / rounds);
+  for (let round = 0; round < rounds && server.clients.size > 0; round++) {
+    for (const conn of [...server.clients.values()].slice(0, perRound)) conn.close('Server Shutdown');
+    await sleep(spreadMs / rounds);
+  }
+  log.info('lame duck mode over, shutting down');
+  await gracefulShutdown(server, log);
+}
+
+/**
+ * Closes the client listener so new connections are refused (clients try the next server). The server
+ * has no public hook for it yet (server.ts: a `stopAccepting()` is requested); its listener is reached
+ * directly, guarded so a rename only loses this step.
+ */
+async function stopAccepting(server: FlotillaServer): Promise<void> {
+  const hook = (server as unknown as { stopAccepting?: () => Promise<void> }).stopAccepting;
+  if (typeof hook === 'function') return hook.call(server);
+  const listener = (server as unknown as { listener?: NetServer }).listener;
+  if (listener === undefined || typeof listener.close !== 'function' || !listener.listening) return;
+  // Not awaited: close's callback waits for every open connection, which lame-duck mode keeps for now.
+  listener.close();
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
