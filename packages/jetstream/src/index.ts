@@ -10,3 +10,4 @@ export { formatTimeNs, parseTimeNs, ZERO_TIME } from './api/time-format.js';
 export { Stream, type StreamEntry, type StreamHost } from './stream/stream.js';
 export { normaliseStreamConfig, parseStreamConfigRequest, checkStreamUpdate } from './stream/stream-config.js';
 export { subjectsCollide } from './stream/subjects-collide.js';
+export * from './cluster/cluster-contracts.js';

@@ -16,6 +16,10 @@ import type { StreamConfig } from './stream/stream-config-types.js';
 import type { StreamHandle } from './stream/stream-handle.js';
 import { anySubjectsCollide } from './stream/subjects-collide.js';
 import { Stream, storeLimitsOf, type StreamHost } from './stream/stream.js';
+import type { ClusterEnvironment, ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
+import { ClusteredJetStream, type OpenReplica } from './cluster/clustered-jetstream.js';
+import type { LocalReplica } from './cluster/clustered-jetstream-replicas.js';
+import { StreamReplica, type StreamReplicaHost } from './cluster/stream-replica.js';
 
 export interface JetStreamServiceOptions {
   storeDir: string;
@@ -29,6 +33,8 @@ export interface JetStreamServiceOptions {
   serverId: string;
   /** File stores: `always` (default) fsyncs before an ack; `{intervalMs}` syncs periodically. */
   fileSync?: SyncPolicy;
+  /** Clustered JetStream (meta group, replicated streams); absent on a single node. */
+  cluster?: ClusterEnvironment;
 }
 
 /** Stream create/update/delete wait in one queue; beyond this many the request is refused. */
@@ -37,7 +43,16 @@ const MAX_PENDING_MUTATIONS = 4096;
 export class JetStreamService implements JetStreamContext, StreamHost {
   readonly consumers: ConsumerService;
   private readonly table = new Map<string, Stream>();
-  private readonly api: StreamApi;
+  readonly streamApi: StreamApi;
+  /** The cluster side (meta group, replicas, who answers what); null on a single node. */
+  private readonly clustered: ClusteredJetStream | null;
+  /** Cluster metrics hooks (set by the server's metrics before start); read by every stream replica. */
+  clusterObserver: ClusterObserver | undefined;
+  /**
+   * Per replica (by group), consumer work in order: registration with the ConsumerService first, then every
+   * consumer entry and leadership change. A replica replays its log while it opens, before it is returned.
+   */
+  private readonly consumerChains = new Map<string, Promise<void>>();
   private unsubscribeApi: Array<() => void> = [];
   private mutations: Promise<unknown> = Promise.resolve();
   private pendingMutations = 0;
@@ -53,15 +68,28 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     readonly log: JetStreamLogger,
   ) {
     this.consumers = new ConsumerService(this);
-    this.api = new StreamApi(this);
+    this.streamApi = new StreamApi(this);
+    this.clustered =
+      options.cluster === undefined ? null : new ClusteredJetStream(this, { env: options.cluster, openReplica: this.replicaOpener(options.cluster) });
+  }
+
+  /** Monitoring and shutdown's view of clustered JetStream; null on a single node. */
+  get cluster(): ClusteredJetStreamView | null {
+    return this.clustered;
   }
 
   get domain(): string | undefined {
     return this.options.domain || undefined;
   }
 
-  /** Loads every persisted stream, then starts serving the API. */
+  /** Loads every persisted stream (single node) or joins the meta group (cluster), then serves the API. */
   async start(): Promise<void> {
+    if (this.clustered !== null) {
+      this.subscribeApi();
+      // Replicas open as the meta log is applied; until a meta leader exists the API answers 10008.
+      this.clustered.start();
+      return;
+    }
     const records = await loadStreams(this.options.storeDir, (obj, msg) => this.log.warn(obj, msg));
     for (const rec of records) {
       try {
@@ -75,6 +103,10 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       }
     }
     this.log.info({ streams: this.table.size }, 'streams loaded');
+    this.subscribeApi();
+  }
+
+  private subscribeApi(): void {
     const handler = (msg: BusMessage): void => this.onApiRequest(msg);
     this.unsubscribeApi.push(this.bus.subscribe('$JS.API.>', handler));
     if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(`$JS.${this.domain}.API.>`, handler));
@@ -83,6 +115,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   async stop(): Promise<void> {
     for (const u of this.unsubscribeApi.splice(0)) u();
     await this.mutations.catch(() => undefined);
+    await this.clustered?.stop();
     for (const s of this.table.values()) s.stop();
     await this.consumers.stop();
     for (const s of this.table.values()) {
@@ -178,7 +211,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     this.apiTotal++;
     let served = true;
     try {
-      served = this.dispatch(tokens, msg);
+      served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg);
     } catch (err) {
       // Never let a handler's bug escape into the publisher's connection.
       this.log.error({ subject: msg.subject, err: String(err) }, 'jetstream api handler failed');
@@ -188,8 +221,9 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     if (!served || isOutsideApiStats(tokens)) this.apiTotal--;
   }
 
-  private dispatch(t: string[], msg: BusMessage): boolean {
-    const api = this.api;
+  /** Serves a request from this node's own streams (alone: every request; cluster: those this node answers). */
+  dispatchLocal(t: readonly string[], msg: BusMessage): boolean {
+    const api = this.streamApi;
     const n = t.length;
     switch (t[0]) {
       case 'INFO':
@@ -256,6 +290,71 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       return true;
     }
     return false;
+  }
+
+  // ---- cluster ------------------------------------------------------------------------------------
+
+  private replicaOpener(env: ClusterEnvironment): OpenReplica {
+    const svc = this;
+    const host: StreamReplicaHost = {
+      bus: this.bus,
+      log: this.log,
+      env,
+      get domain() {
+        return svc.domain;
+      },
+      get observer() {
+        return svc.clusterObserver;
+      },
+      streamPurged: (stream) => this.streamPurged(stream),
+      storageExceeded: (kind) => this.storageExceeded(kind),
+      hasConsumerInterest: (stream, subject) => this.hasConsumerInterest(stream, subject),
+      leadershipChanged: (replica, leading) => void this.withConsumers(replica, () => this.consumers.leadershipChanged(replica, leading)),
+      applyConsumerEntry: (replica, payload) => this.withConsumers(replica, () => this.consumers.applyConsumerEntry(replica, payload)),
+    };
+    return (assignment, dir) => StreamReplica.open(host, assignment, dir);
+  }
+
+  /** Runs `fn` after the replica's earlier consumer work, registering the replica's consumers first. */
+  private withConsumers(replica: StreamReplica, fn: () => unknown): Promise<void> {
+    const group = replica.assignment.group;
+    let chain = this.consumerChains.get(group);
+    if (chain === undefined) {
+      chain = this.consumers.replicaAdded(replica.stream, {
+        proposeConsumerEntry: (payload) => replica.proposeConsumerEntry(payload),
+        clusterInfo: () => replica.clusterInfo(),
+        stepDown: async () => {
+          const err = replica.stepDown();
+          if (err !== null) throw err;
+        },
+      });
+    }
+    const next = chain
+      .then(async () => {
+        await fn();
+      })
+      .catch((err: unknown) => this.log.error({ stream: replica.name, err: String(err) }, 'replicated consumer work failed'));
+    this.consumerChains.set(group, next);
+    return next;
+  }
+
+  /** StreamInfo's `cluster` block of a local replica (undefined on a single node). */
+  clusterBlockOf(name: string): object | undefined {
+    return this.clustered?.replicaSet.byStream(name)?.clusterInfo();
+  }
+
+  /** A replica opened: its stream serves local requests, its consumers start. */
+  async replicaAdded(replica: LocalReplica): Promise<void> {
+    this.table.set(replica.name, replica.stream);
+    if (replica instanceof StreamReplica) await this.withConsumers(replica, () => undefined);
+  }
+
+  /** A replica is closing; `destroyed` when its stream leaves this node for good (consumers go too). */
+  async replicaRemoving(replica: LocalReplica, destroyed: boolean): Promise<void> {
+    if (this.table.get(replica.name) === replica.stream) this.table.delete(replica.name);
+    await this.consumerChains.get(replica.assignment.group);
+    this.consumerChains.delete(replica.assignment.group);
+    if (destroyed) await this.consumers.streamRemoved(replica.stream);
   }
 
   accountInfo(): object {

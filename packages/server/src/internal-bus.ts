@@ -6,7 +6,11 @@ import { Subscription, type SubscriptionOwner } from './subscription.js';
 /** Internal subscribers deliver by calling their handler; cid 0 marks the server itself. */
 class InternalSubscriber implements SubscriptionOwner {
   readonly cid = 0;
-  constructor(private readonly handler: BusHandler) {}
+  constructor(
+    private readonly handler: BusHandler,
+    /** Announced to the cluster (cluster-visible.ts): clustered JetStream serves requests from every node. */
+    readonly clusterVisible: boolean,
+  ) {}
 
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
     this.handler({
@@ -24,10 +28,14 @@ class InternalSubscriber implements SubscriptionOwner {
 export class InternalBus implements MessageBus {
   private nextSid = 1;
 
-  constructor(private readonly router: MessageRouter) {}
+  /** `clusterVisible`: every subscription is announced to the other nodes (clustered JetStream). */
+  constructor(
+    private readonly router: MessageRouter,
+    private readonly clusterVisible = false,
+  ) {}
 
   subscribe(subject: string, handler: BusHandler, queue?: string): () => void {
-    const owner = new InternalSubscriber(handler);
+    const owner = new InternalSubscriber(handler, this.clusterVisible);
     const sub = new Subscription(owner, subject, queue ?? null, `$sys.${this.nextSid++}`);
     this.router.subscribe(sub);
     let active = true;

@@ -18,6 +18,7 @@ import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
 // then runs in ~10-20 MB less memory.
 import type { ClusterRouting } from './cluster/cluster-routing.js';
 import type { FaultControl } from './cluster/fault-control.js';
+import type { JetStreamClusterEnvironment } from './cluster/jetstream-environment.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -56,6 +57,8 @@ export class FlotillaServer implements ClientHost {
   /** Routes to the other nodes, when clustering is configured (`--cluster`/`--routes`/`cluster {}`). */
   cluster: ClusterRouting | null = null;
   private faultControl: FaultControl | null = null;
+  /** Clustered JetStream's Raft plumbing (log store, transport), when JetStream runs in a cluster. */
+  private jsEnvironment: JetStreamClusterEnvironment | null = null;
   private dirty: ClientConnection[] = [];
   private flushScheduled = false;
   private clientPort = 0;
@@ -85,27 +88,10 @@ export class FlotillaServer implements ClientHost {
 
   async start(): Promise<void> {
     const o = this.options;
-    if (o.jetstream.enabled) {
-      mkdirSync(o.jetstream.storeDir, { recursive: true });
-      // Loaded on demand like the cluster code: a core-only node does not pay for the stores' modules.
-      const [{ JetStreamService }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
-      const js = new JetStreamService(
-        new InternalBus(this.router),
-        {
-          storeDir: o.jetstream.storeDir,
-          maxMemoryStoreBytes: o.jetstream.maxMemoryStoreBytes,
-          maxFileStoreBytes: o.jetstream.maxFileStoreBytes,
-          ...(o.jetstream.domain ? { domain: o.jetstream.domain } : {}),
-          ...(o.jetstream.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.jetstream.syncIntervalMs } } : {}),
-          serverName: this.serverName,
-          serverId: this.serverId,
-        },
-        this.log.child({ component: 'jetstream' }),
-      );
-      await js.start();
-      this.jetstream = js;
-      this.log.info({ storeDir: o.jetstream.storeDir }, 'jetstream started');
-    }
+    // Clustered JetStream needs the cluster links (its Raft transport) first, and they need the client
+    // port (connect_urls): listener, cluster, then JetStream. A single node keeps JetStream first.
+    const clusteredJs = o.jetstream.enabled && this.clusterConfigured();
+    if (o.jetstream.enabled && !clusteredJs) await this.startJetStream();
     await new Promise<void>((resolve, reject) => {
       this.listener.once('error', reject);
       this.listener.listen({ host: o.host, port: o.port < 0 ? 0 : o.port }, () => {
@@ -116,6 +102,7 @@ export class FlotillaServer implements ClientHost {
     this.clientPort = (this.listener.address() as AddressInfo).port;
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
     await this.startCluster();
+    if (clusteredJs) await this.startJetStream();
     if (o.httpPort !== 0) {
       const { MonitoringServer } = await import('./monitoring.js');
       this.monitoring = new MonitoringServer(this);
@@ -143,9 +130,15 @@ export class FlotillaServer implements ClientHost {
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     this.faultControl?.stop();
+    const clusteredJs = this.jsEnvironment !== null;
+    if (this.jsEnvironment !== null) {
+      // Clustered: Raft groups stop before their log store closes and before the links go.
+      await this.jetstream?.stop();
+      await this.jsEnvironment.close().catch((err: unknown) => this.log.warn({ err: String(err) }, 'raft log store close failed'));
+    }
     await this.cluster?.stop();
     await this.monitoring?.stop();
-    await this.jetstream?.stop();
+    if (!clusteredJs) await this.jetstream?.stop();
     await this.auth.close();
     this.portsFile?.remove();
     await closed;
@@ -187,9 +180,45 @@ export class FlotillaServer implements ClientHost {
 
   // ---- internals -----------------------------------------------------------------------------
 
+  private clusterConfigured(): boolean {
+    const c = this.options.cluster;
+    return c !== undefined && (c.listen !== undefined || c.routes.length > 0);
+  }
+
+  private async startJetStream(): Promise<void> {
+    const o = this.options;
+    mkdirSync(o.jetstream.storeDir, { recursive: true });
+    // Loaded on demand like the cluster code: a core-only node does not pay for the stores' modules.
+    const [{ JetStreamService }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
+    let env: JetStreamClusterEnvironment | undefined;
+    if (this.cluster !== null) {
+      const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
+      env = await openJetStreamEnvironment(this.cluster, o.jetstream.storeDir, o.cluster?.routes ?? [], this.serverName);
+      this.jsEnvironment = env;
+    }
+    const js = new JetStreamService(
+      // In a cluster every JetStream subscription is announced: requests and publishes reach it from any node.
+      new InternalBus(this.router, env !== undefined),
+      {
+        storeDir: o.jetstream.storeDir,
+        maxMemoryStoreBytes: o.jetstream.maxMemoryStoreBytes,
+        maxFileStoreBytes: o.jetstream.maxFileStoreBytes,
+        ...(o.jetstream.domain ? { domain: o.jetstream.domain } : {}),
+        ...(o.jetstream.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.jetstream.syncIntervalMs } } : {}),
+        serverName: this.serverName,
+        serverId: this.serverId,
+        ...(env !== undefined ? { cluster: env } : {}),
+      },
+      this.log.child({ component: 'jetstream' }),
+    );
+    await js.start();
+    this.jetstream = js;
+    this.log.info({ storeDir: o.jetstream.storeDir, clustered: env !== undefined }, 'jetstream started');
+  }
+
   private async startCluster(): Promise<void> {
     const c = this.options.cluster;
-    if (c === undefined || (c.listen === undefined && c.routes.length === 0)) return;
+    if (!this.clusterConfigured() || c === undefined) return;
     const [{ advertisedHost }, { ClusterRouting }, { FaultControl, faultHookEnabled }, { clusterSecurityOf }] = await Promise.all([
       import('@flotilla/cluster'),
       import('./cluster/cluster-routing.js'),

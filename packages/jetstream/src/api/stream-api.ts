@@ -3,6 +3,7 @@
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamService } from '../jetstream-service.js';
 import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
+import type { StreamConfig } from '../stream/stream-config-types.js';
 import { subjectsCollide } from '../stream/subjects-collide.js';
 import type { Stream } from '../stream/stream.js';
 import { ApiError } from './api-error.js';
@@ -24,14 +25,35 @@ export const ResponseType = {
   msgDelete: `${T}stream_msg_delete_response`,
   streamStepdown: `${T}stream_leader_stepdown_response`,
   streamRemovePeer: `${T}stream_remove_peer_response`,
+  metaStepdown: `${T}meta_leader_stepdown_response`,
 } as const;
 
-const NAMES_PAGE_LIMIT = 1024;
-const LIST_PAGE_LIMIT = 256;
+export const NAMES_PAGE_LIMIT = 1024;
+export const LIST_PAGE_LIMIT = 256;
 const NO_PAGE = { total: 0, offset: 0, limit: 0 };
 
+/** STREAM.CREATE's body as the config to create (validation errors thrown as ApiError). */
+export function parseCreateRequest(name: string, data: Uint8Array): StreamConfig {
+  const body = parseRequestBody(data);
+  if (body === undefined) throw JsErrors.invalidJson();
+  const req = parseStreamConfigRequest(body);
+  if (req.name !== name) throw JsErrors.streamNameMismatch();
+  if (/[\\/]/.test(name)) throw JsErrors.nameHasPathSeparators();
+  checkCreateRequest(req);
+  return normaliseStreamConfig(req);
+}
+
+/** STREAM.UPDATE's body as the requested config (checked against the current one by the caller). */
+export function parseUpdateRequest(name: string, data: Uint8Array): StreamConfig {
+  const body = parseRequestBody(data);
+  if (body === undefined) throw JsErrors.invalidJson();
+  const cfg = normaliseStreamConfig(parseStreamConfigRequest(body));
+  if (cfg.name !== name) throw JsErrors.streamNameMismatch();
+  return cfg;
+}
+
 /** Extra fields nats-server keeps in an error response of each type (non-omitempty fields). */
-const ERROR_EXTRA: Record<string, object> = {
+export const ERROR_EXTRA: Record<string, object> = {
   [ResponseType.streamInfo]: NO_PAGE,
   [ResponseType.streamNames]: NO_PAGE,
   [ResponseType.streamList]: { ...NO_PAGE, streams: [] },
@@ -60,9 +82,15 @@ export class StreamApi {
     return s;
   }
 
-  private info(stream: Stream): object {
+  /** StreamInfo of a local stream; in a cluster with its replica's `cluster` block. */
+  info(stream: Stream): object {
     const state = streamState(stream, { consumerCount: this.js.consumers.consumerCount(stream.name) });
-    return streamInfo(stream, state, this.js.options.domain);
+    return this.withCluster(stream, streamInfo(stream, state, this.js.options.domain));
+  }
+
+  private withCluster<T extends object>(stream: Stream, info: T): T {
+    const cluster = this.js.clusterBlockOf(stream.name);
+    return cluster === undefined ? info : { ...info, cluster };
   }
 
   accountInfo(msg: BusMessage): Promise<void> {
@@ -71,13 +99,7 @@ export class StreamApi {
 
   create(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamCreate, msg.reply, async () => {
-      const body = parseRequestBody(msg.data);
-      if (body === undefined) throw JsErrors.invalidJson();
-      const req = parseStreamConfigRequest(body);
-      if (req.name !== name) throw JsErrors.streamNameMismatch();
-      if (/[\\/]/.test(name)) throw JsErrors.nameHasPathSeparators();
-      checkCreateRequest(req);
-      const cfg = normaliseStreamConfig(req);
+      const cfg = parseCreateRequest(name, msg.data);
       if (cfg.num_replicas > 1) throw JsErrors.replicasNotSupported();
       const stream = await this.js.createStream(cfg);
       return { ...this.info(stream), did_create: true };
@@ -86,10 +108,7 @@ export class StreamApi {
 
   update(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamUpdate, msg.reply, async () => {
-      const body = parseRequestBody(msg.data);
-      if (body === undefined) throw JsErrors.invalidJson();
-      const cfg = normaliseStreamConfig(parseStreamConfigRequest(body));
-      if (cfg.name !== name) throw JsErrors.streamNameMismatch();
+      const cfg = parseUpdateRequest(name, msg.data);
       const stream = await this.js.updateStream(cfg);
       return this.info(stream);
     });
@@ -122,7 +141,7 @@ export class StreamApi {
       }
       const consumerCount = this.js.consumers.consumerCount(name);
       const state = streamState(stream, { deletedDetails, consumerCount, ...(subjects ? { subjects } : {}) });
-      return { ...page, ...streamInfo(stream, state, this.js.options.domain) };
+      return { ...page, ...this.withCluster(stream, streamInfo(stream, state, this.js.options.domain)) };
     });
   }
 

@@ -1,0 +1,261 @@
+// The meta leader's catalogue endpoints: INFO, STREAM.CREATE/UPDATE/DELETE/NAMES/LIST/PEER.REMOVE and
+// META.LEADER.STEPDOWN, plus STREAM.LEADER.STEPDOWN on a stream leader. Catalogue changes run one at a time
+// and go through the meta group; CREATE and UPDATE answer with the stream leader's own StreamInfo.
+import { randomBytes } from 'node:crypto';
+import { JsErrors } from '../api/api-errors.js';
+import { RequestFields, isEmptyRequest, parseRequestBody } from '../api/request-body.js';
+import { LIST_PAGE_LIMIT, NAMES_PAGE_LIMIT, parseCreateRequest, parseUpdateRequest } from '../api/stream-api.js';
+import { formatTimeNs, nowNs, ZERO_TIME } from '../api/time-format.js';
+import type { BusMessage } from '../message-bus.js';
+import { checkStreamUpdate, sameStreamConfig } from '../stream/stream-config.js';
+import type { StreamConfig } from '../stream/stream-config-types.js';
+import { anySubjectsCollide, subjectsCollide } from '../stream/subjects-collide.js';
+import type { StreamAssignment } from './cluster-contracts.js';
+import type { LocalReplica } from './clustered-jetstream-replicas.js';
+import type { ClusteredJetStream } from './clustered-jetstream.js';
+import { ClusterErrors } from './meta-errors.js';
+import { placeReplicas, replacePeer, resizePeers, type NodeLoad } from './meta-placement.js';
+
+/** CREATE/UPDATE wait this long for the stream group's leader before answering with what is known. */
+export const LEADER_WAIT_MS = 5_000;
+/** The stream leader is asked for its StreamInfo this often while waiting. */
+const PROBE_INTERVAL_MS = 100;
+/** Catalogue changes queued on the meta leader beyond this many are refused. */
+const MAX_PENDING_CHANGES = 1024;
+const EMPTY = new Uint8Array(0);
+
+export class ClusterApi {
+  private changes: Promise<unknown> = Promise.resolve();
+  private pendingChanges = 0;
+
+  constructor(private readonly cjs: ClusteredJetStream) {}
+
+  private get js() {
+    return this.cjs.js;
+  }
+
+  /** A catalogue request on the meta leader; `t` are the tokens after `$JS.API`. */
+  handle(t: readonly string[], type: string, msg: BusMessage): void {
+    const api = this.js.streamApi;
+    switch (t[0]) {
+      case 'INFO':
+        void api.run(type, msg.reply, () => this.accountInfo());
+        return;
+      case 'META':
+        void api.run(type, msg.reply, () => this.metaStepDown());
+        return;
+    }
+    const name = t[2] ?? '';
+    switch (t[1]) {
+      case 'NAMES':
+        void api.run(type, msg.reply, () => this.names(msg));
+        return;
+      case 'LIST':
+        void api.run(type, msg.reply, () => this.list(msg));
+        return;
+      case 'CREATE':
+        void api.run(type, msg.reply, () => this.serial(() => this.create(name, msg)));
+        return;
+      case 'UPDATE':
+        void api.run(type, msg.reply, () => this.serial(() => this.update(name, msg)));
+        return;
+      case 'DELETE':
+        void api.run(type, msg.reply, () => this.serial(() => this.delete(name, msg)));
+        return;
+      case 'PEER':
+        void api.run(type, msg.reply, () => this.serial(() => this.removePeer(t[3] ?? '', msg)));
+        return;
+    }
+  }
+
+  /** STREAM.LEADER.STEPDOWN on the stream's leader. */
+  streamStepDown(replica: LocalReplica, type: string, msg: BusMessage): void {
+    void this.js.streamApi.run(type, msg.reply, () => {
+      const err = replica.stepDown();
+      if (err !== null) throw err;
+      return { success: true };
+    });
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.pendingChanges >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
+    this.pendingChanges++;
+    const run = this.changes.then(fn, fn);
+    this.changes = run.catch(() => undefined).finally(() => this.pendingChanges--);
+    return run;
+  }
+
+  // ---- catalogue reads -----------------------------------------------------------------------
+
+  private accountInfo(): object {
+    const base = this.js.accountInfo() as Record<string, unknown>;
+    return { ...base, streams: this.cjs.meta.state.streamCount };
+  }
+
+  private matching(subject: string | undefined): StreamAssignment[] {
+    const all = this.cjs.meta.state.assignments();
+    return subject ? all.filter((a) => a.config.subjects.some((s) => subjectsCollide(subject, s))) : all;
+  }
+
+  private names(msg: BusMessage): object {
+    const f = new RequestFields(parseRequestBody(msg.data));
+    const matched = this.matching(f.string('subject'));
+    const offset = Math.min(f.int('offset') ?? 0, matched.length);
+    const streams = matched.slice(offset, offset + NAMES_PAGE_LIMIT).map((a) => a.config.name);
+    return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams };
+  }
+
+  private list(msg: BusMessage): object {
+    const f = new RequestFields(parseRequestBody(msg.data));
+    const matched = this.matching(f.string('subject'));
+    const offset = Math.min(f.int('offset') ?? 0, matched.length);
+    const streams = matched.slice(offset, offset + LIST_PAGE_LIMIT).map((a) => this.knownInfo(a));
+    return { total: matched.length, offset, limit: LIST_PAGE_LIMIT, streams };
+  }
+
+  /** StreamInfo from the local replica when this node has one, else the catalogue's config and no state. */
+  private knownInfo(a: StreamAssignment): object {
+    const local = this.cjs.replicaSet.byGroupId(a.group);
+    if (local !== undefined) return this.js.streamApi.info(local.stream);
+    return {
+      config: a.config,
+      created: a.created,
+      state: { messages: 0, bytes: 0, first_seq: 0, first_ts: ZERO_TIME, last_seq: 0, last_ts: ZERO_TIME, consumer_count: 0 },
+      cluster: { name: this.cjs.clusterName },
+    };
+  }
+
+  // ---- catalogue changes ---------------------------------------------------------------------
+
+  private load(): NodeLoad {
+    const s = this.cjs.meta.state;
+    return { replicas: s.replicaCounts(), leaders: s.preferredLeaderCounts() };
+  }
+
+  private overlapsOthers(cfg: StreamConfig): boolean {
+    for (const a of this.cjs.meta.state.assignments()) {
+      if (a.config.name !== cfg.name && anySubjectsCollide(cfg.subjects, a.config.subjects)) return true;
+    }
+    return false;
+  }
+
+  private async create(name: string, msg: BusMessage): Promise<object> {
+    const cfg = parseCreateRequest(name, msg.data);
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing !== undefined) {
+      if (!sameStreamConfig(existing.config, cfg)) throw JsErrors.streamNameInUse();
+      return { ...(await this.leaderInfo(existing)), did_create: true };
+    }
+    if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
+    const peers = placeReplicas(cfg.num_replicas, this.cjs.placementCandidates(), this.load());
+    if (peers === null) throw ClusterErrors.noSuitablePeers();
+    const assignment: StreamAssignment = {
+      config: cfg,
+      created: formatTimeNs(nowNs()),
+      group: `S-${name}-${randomBytes(4).toString('hex')}`,
+      peers,
+    };
+    await this.cjs.meta.propose({ op: 'assign', assignment });
+    this.streamAdvisory('CREATED', name, 'create');
+    return { ...(await this.leaderInfo(assignment)), did_create: true };
+  }
+
+  private async update(name: string, msg: BusMessage): Promise<object> {
+    const requested = parseUpdateRequest(name, msg.data);
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing === undefined) throw JsErrors.streamNotFound();
+    const next = checkStreamUpdate(existing.config, requested);
+    if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
+    const peers = resizePeers(existing.peers, next.num_replicas, this.cjs.placementCandidates(), this.load(), this.cjs.streamLeaderOf(existing));
+    if (peers === null) throw ClusterErrors.noSuitablePeers();
+    const assignment: StreamAssignment = { ...existing, config: next, peers };
+    await this.cjs.meta.propose({ op: 'assign', assignment });
+    this.streamAdvisory('UPDATED', name, 'modify');
+    return this.leaderInfo(assignment);
+  }
+
+  private async delete(name: string, msg: BusMessage): Promise<object> {
+    if (!isEmptyRequest(msg.data)) throw JsErrors.notEmptyRequest();
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing === undefined) throw JsErrors.streamNotFound();
+    await this.cjs.meta.propose({ op: 'unassign', name, group: existing.group });
+    this.streamAdvisory('DELETED', name, 'delete');
+    return { success: true };
+  }
+
+  private async removePeer(name: string, msg: BusMessage): Promise<object> {
+    const f = new RequestFields(parseRequestBody(msg.data));
+    const peerName = f.string('peer') ?? '';
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing === undefined) throw JsErrors.streamNotFound();
+    const removed = this.cjs.nodeIdOf(peerName);
+    if (removed === undefined || !existing.peers.includes(removed)) throw ClusterErrors.peerNotMember();
+    const peers = replacePeer(existing.peers, removed, this.cjs.placementCandidates(), this.load());
+    if (peers === null) throw ClusterErrors.noReplacementPeer();
+    await this.cjs.meta.propose({ op: 'assign', assignment: { ...existing, peers } });
+    return { success: true };
+  }
+
+  private metaStepDown(): object {
+    if (!this.cjs.meta.stepDown((id) => this.cjs.isActive(id))) throw ClusterErrors.noReplacementPeer();
+    return { success: true };
+  }
+
+  // ---- helpers -------------------------------------------------------------------------------
+
+  /**
+   * The StreamInfo the stream's leader answers once it leads with this config (so a publish right after
+   * CREATE finds it); after LEADER_WAIT_MS, the catalogue's view.
+   */
+  private async leaderInfo(a: StreamAssignment): Promise<object> {
+    const info = await this.probe(a.config, LEADER_WAIT_MS);
+    if (info !== null) return info;
+    this.js.log.warn({ stream: a.config.name, group: a.group }, 'stream group has no leader yet; answering with the catalogue view');
+    return this.knownInfo(a);
+  }
+
+  private probe(cfg: StreamConfig, timeoutMs: number): Promise<object | null> {
+    const bus = this.js.bus;
+    const inbox = `_INBOX.${randomBytes(12).toString('hex')}`;
+    const subject = `$JS.API.STREAM.INFO.${cfg.name}`;
+    return new Promise((resolve) => {
+      let done = false;
+      const finish = (v: object | null): void => {
+        if (done) return;
+        done = true;
+        unsubscribe();
+        clearInterval(interval);
+        clearTimeout(timer);
+        resolve(v);
+      };
+      const unsubscribe = bus.subscribe(inbox, (m) => {
+        try {
+          const body = JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>;
+          const cluster = body['cluster'] as { leader?: string } | undefined;
+          if (body['error'] !== undefined || cluster?.leader === undefined) return;
+          if (!sameStreamConfig(body['config'] as StreamConfig, cfg)) return;
+          delete body['type'];
+          finish(body);
+        } catch {
+          // not a StreamInfo: keep waiting
+        }
+      });
+      const ask = (): void => bus.publish(subject, inbox, null, EMPTY);
+      const interval = setInterval(ask, PROBE_INTERVAL_MS);
+      const timer = setTimeout(() => finish(null), timeoutMs);
+      ask();
+    });
+  }
+
+  private streamAdvisory(kind: 'CREATED' | 'UPDATED' | 'DELETED', name: string, action: string): void {
+    const domain = this.js.domain;
+    this.js.advisory(`$JS.EVENT.ADVISORY.STREAM.${kind}.${name}`, {
+      type: 'io.nats.jetstream.advisory.v1.stream_action',
+      id: randomBytes(11).toString('hex'),
+      timestamp: formatTimeNs(nowNs()),
+      stream: name,
+      action,
+      ...(domain ? { domain } : {}),
+    });
+  }
+}

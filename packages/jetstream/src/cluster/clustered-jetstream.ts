@@ -1,0 +1,265 @@
+// JetStream in a cluster on this node: the meta group member, the replicas that follow its catalogue, and
+// the rule of which node answers which `$JS.API` request (meta leader: catalogue; stream leader: the
+// stream's own calls; nobody in charge: 10008 promptly). Also the view monitoring and shutdown read.
+import { NONE, type NodeId } from '@flotilla/raft';
+import type { BusMessage } from '../message-bus.js';
+import type { JetStreamService } from '../jetstream-service.js';
+import type {
+  ClusterEnvironment,
+  ClusteredJetStreamView,
+  RaftGroupStatus,
+  StreamAssignment,
+  StreamReplicaView,
+} from './cluster-contracts.js';
+import { ClusterApi } from './clustered-jetstream-api.js';
+import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
+import { routeOf } from './clustered-jetstream-routing.js';
+import { DEFAULT_BOOTSTRAP_TIMING, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
+import { ClusterErrors } from './meta-errors.js';
+import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
+
+export type OpenReplica = (assignment: StreamAssignment, dir: string) => Promise<LocalReplica>;
+
+export interface ClusteredJetStreamOptions {
+  env: ClusterEnvironment;
+  openReplica: OpenReplica;
+  bootstrap?: BootstrapTiming;
+  meta?: MetaGroupOptions;
+  /** Nodes that know of no meta leader answer catalogue calls with 10008 after this delay, so a real leader wins. */
+  unavailableDelayMs?: number;
+}
+
+/** How often the meta leader records new nodes and adds non-members to the group. */
+const UPKEEP_INTERVAL_MS = 1_000;
+const HANDOFF_POLL_MS = 50;
+
+export class ClusteredJetStream implements ClusteredJetStreamView {
+  readonly meta: MetaGroup;
+  readonly replicaSet: ReplicaSet;
+  readonly api: ClusterApi;
+  private readonly env: ClusterEnvironment;
+  private readonly lastSeenMs = new Map<NodeId, number>();
+  private readonly startedMs = Date.now();
+  private unsubscribePeers: () => void = () => undefined;
+  private unsubscribeLeader: () => void = () => undefined;
+  private upkeepTimer: NodeJS.Timeout | null = null;
+  private upkeepRunning = false;
+  private starting: Promise<void> | null = null;
+  private stopped = false;
+
+  constructor(
+    readonly js: JetStreamService,
+    private readonly options: ClusteredJetStreamOptions,
+  ) {
+    this.env = options.env;
+    this.meta = new MetaGroup(this.env, js.log, options.meta);
+    this.api = new ClusterApi(this);
+    this.replicaSet = new ReplicaSet({
+      selfId: this.env.self.raftNodeId,
+      storeDir: js.options.storeDir,
+      log: js.log,
+      assignments: () => this.meta.state.assignments(),
+      open: (a, dir) => options.openReplica(a, dir),
+      added: (r) => js.replicaAdded(r),
+      removing: (r, destroyed) => js.replicaRemoving(r, destroyed),
+    });
+    this.meta.state.onChange = () => this.replicaSet.changed();
+  }
+
+  get clusterName(): string {
+    return this.env.clusterName;
+  }
+
+  /** Joins (or founds) the meta group in the background: API calls get 10008 until it has a leader. */
+  start(): void {
+    this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
+    this.peersChanged();
+    this.unsubscribeLeader = this.meta.onLeaderChange(() => void this.upkeep());
+    this.starting = (async () => {
+      const how = await decideMetaStart(this.env, this.js.log, this.options.bootstrap ?? DEFAULT_BOOTSTRAP_TIMING, () => this.stopped);
+      if (this.stopped) return;
+      this.js.log.info({ how: how.kind, self: this.env.self.name, expected: this.env.expectedClusterSize }, 'starting the meta group');
+      await this.meta.start(how);
+      this.upkeepTimer = setInterval(() => void this.upkeep(), UPKEEP_INTERVAL_MS);
+      this.upkeepTimer.unref();
+    })().catch((err: unknown) => this.js.log.error({ err: String(err) }, 'meta group could not start'));
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribePeers();
+    this.unsubscribeLeader();
+    if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
+    await this.starting;
+    await this.replicaSet.stop();
+    await this.meta.stop();
+  }
+
+  // ---- peers ---------------------------------------------------------------------------------
+
+  private peersChanged(): void {
+    const now = Date.now();
+    for (const p of this.env.peers()) if (p.active) this.lastSeenMs.set(p.raftNodeId, now);
+    void this.upkeep();
+  }
+
+  isActive(id: NodeId): boolean {
+    if (id === this.env.self.raftNodeId) return true;
+    return this.env.peers().some((p) => p.raftNodeId === id && p.active);
+  }
+
+  /** Milliseconds since this node last had a link to `id` (0 while linked). */
+  private activeAgoMs(id: NodeId): number {
+    if (this.isActive(id)) return 0;
+    return Date.now() - (this.lastSeenMs.get(id) ?? this.startedMs);
+  }
+
+  nodeIdOf(name: string): NodeId | undefined {
+    if (name === this.env.self.name) return this.env.self.raftNodeId;
+    return this.meta.state.nodes().find((n) => n.name === name)?.raftNodeId ?? this.env.peers().find((p) => p.name === name)?.raftNodeId;
+  }
+
+  nameOf(id: NodeId): string {
+    return this.meta.nameOf(id);
+  }
+
+  /** Nodes a new replica may go to: active meta members (every active node before the group knows them). */
+  placementCandidates(): NodeId[] {
+    const members = new Set(this.meta.members());
+    const active = [this.env.self.raftNodeId, ...this.env.peers().filter((p) => p.active).map((p) => p.raftNodeId)];
+    return [...new Set(active)].filter((id) => members.size === 0 || members.has(id));
+  }
+
+  /** The stream's leader as far as this node knows (its first peer when it has no local replica). */
+  streamLeaderOf(a: StreamAssignment): NodeId {
+    const local = this.replicaSet.byGroupId(a.group);
+    const leader = local?.leaderId() ?? NONE;
+    return leader !== NONE ? leader : (a.peers[0] ?? NONE);
+  }
+
+  /** Meta leader: record new nodes in the catalogue and add nodes that are not yet members. */
+  private async upkeep(): Promise<void> {
+    if (this.upkeepRunning || this.stopped || !this.meta.isLeader()) return;
+    this.upkeepRunning = true;
+    try {
+      const seen = [this.env.self, ...this.env.peers().filter((p) => p.active)];
+      for (const p of seen) {
+        const known = this.meta.state.node(p.raftNodeId);
+        if (known === undefined || known.name !== p.name || known.serverId !== p.serverId) {
+          await this.meta.propose({ op: 'node', node: { name: p.name, raftNodeId: p.raftNodeId, serverId: p.serverId } });
+        }
+      }
+      for (const p of seen) {
+        if (!this.meta.members().includes(p.raftNodeId) && (await this.meta.addMember(p.raftNodeId))) {
+          this.js.log.info({ node: p.name }, 'added a node to the meta group');
+        }
+      }
+    } catch (err) {
+      this.js.log.debug({ err: String(err) }, 'meta upkeep interrupted (retried)');
+    } finally {
+      this.upkeepRunning = false;
+    }
+  }
+
+  // ---- who answers ---------------------------------------------------------------------------
+
+  /** A meta leader exists as far as this node can tell: itself, or a node it has a live link to. */
+  metaLeaderKnown(): boolean {
+    if (this.meta.isLeader()) return true;
+    const leader = this.meta.leaderId();
+    if (leader === NONE) return false;
+    return leader === this.env.self.raftNodeId || this.isActive(leader);
+  }
+
+  /**
+   * Routes one `$JS.API` request (tokens after `$JS.API`). Returns true when this node answers it (for the
+   * API statistics); every other node stays silent.
+   */
+  route(t: readonly string[], msg: BusMessage): boolean {
+    const r = routeOf(t);
+    switch (r.kind) {
+      case 'none':
+        return false;
+      case 'catalogue':
+        if (this.meta.isLeader()) {
+          this.api.handle(t, r.type, msg);
+          return true;
+        }
+        return this.unavailableUnlessLeader(r.type, msg);
+      case 'stream': {
+        const a = this.meta.state.assignment(r.stream);
+        if (a === undefined) {
+          // Unknown stream: the meta leader says so (the local handlers answer 10059 or nothing, as alone).
+          if (this.meta.isLeader()) return this.js.dispatchLocal(t, msg);
+          return r.op === 'pull' ? false : this.unavailableUnlessLeader(r.type, msg);
+        }
+        const replica = this.replicaSet.byGroupId(a.group);
+        if (replica === undefined) return false;
+        if (replica.isLeader()) {
+          if (r.op === 'stepdown') {
+            this.api.streamStepDown(replica, r.type, msg);
+            return true;
+          }
+          return this.js.dispatchLocal(t, msg);
+        }
+        // A leaderless group's members answer STREAM.INFO with their own view (no `leader` in `cluster`).
+        const leader = replica.leaderId();
+        if (r.op === 'info' && (leader === NONE || !this.isActive(leader))) return this.js.dispatchLocal(t, msg);
+        return false;
+      }
+    }
+  }
+
+  /** With no meta leader in sight, answers 10008 after a short delay (unless a leader appeared). */
+  private unavailableUnlessLeader(type: string, msg: BusMessage): boolean {
+    if (this.metaLeaderKnown()) return false;
+    const timer = setTimeout(() => {
+      if (this.stopped || this.metaLeaderKnown()) return;
+      this.js.respondError(msg.reply, type, ClusterErrors.unavailable());
+    }, this.options.unavailableDelayMs ?? 250);
+    timer.unref();
+    return true;
+  }
+
+  // ---- ClusteredJetStreamView ----------------------------------------------------------------
+
+  metaStatus(): RaftGroupStatus {
+    return this.meta.status((id) => ({ active: this.isActive(id), agoMs: this.activeAgoMs(id) }));
+  }
+
+  metaLeaderName(): string {
+    return this.metaLeaderKnown() ? this.meta.nameOf(this.meta.leaderId()) : '';
+  }
+
+  clusterSize(): number {
+    return Math.max(this.meta.voters().length, this.meta.state.nodes().length, this.env.expectedClusterSize);
+  }
+
+  streamAssignments(): StreamAssignment[] {
+    return this.meta.state.assignments();
+  }
+
+  replicas(): StreamReplicaView[] {
+    return this.replicaSet.all();
+  }
+
+  healthError(): string | null {
+    if (!this.meta.started || !this.metaLeaderKnown()) return 'JetStream has not established contact with a meta leader';
+    for (const r of this.replicaSet.all()) {
+      const leader = r.leaderId();
+      if (leader === NONE || !this.isActive(leader)) return `JetStream stream '$G > ${r.name}' is not current`;
+    }
+    return null;
+  }
+
+  async handOffLeaderships(timeoutMs: number): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (const r of this.replicaSet.all()) if (r.isLeader()) r.stepDown();
+    if (this.meta.isLeader()) this.meta.stepDown((id) => this.isActive(id));
+    while (Date.now() < deadline) {
+      const leading = this.meta.isLeader() || this.replicaSet.all().some((r) => r.isLeader());
+      if (!leading) return;
+      await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
+    }
+  }
+}

@@ -1,0 +1,79 @@
+// How a node enters the meta group. With a meta log on disk it restarts from it. With none it waits (bounded)
+// until it sees the expected number of nodes and that view has been stable briefly, then founds the group
+// with every node it sees as voters (sorted raft ids: every founder writes the same first entry). If a meta
+// leader contacts it meanwhile, a group already exists: it joins (no founding voters) and is added by it.
+import { MessageType, type NodeId } from '@flotilla/raft';
+import type { ClusterEnvironment } from './cluster-contracts.js';
+import type { JetStreamLogger } from '../message-bus.js';
+
+export const META_GROUP = '_meta_';
+
+export type MetaStart = { kind: 'restart' } | { kind: 'found'; voters: NodeId[] } | { kind: 'join' };
+
+export interface BootstrapTiming {
+  /** Give up waiting for the expected nodes after this long and found with those seen. */
+  maxWaitMs: number;
+  /** The seen set must be unchanged this long (gossip completing the mesh) before founding. */
+  settleMs: number;
+  /** A node that knows no routes may be the seed others dial: it waits at least this long. */
+  seedMinWaitMs: number;
+  pollMs: number;
+}
+
+export const DEFAULT_BOOTSTRAP_TIMING: BootstrapTiming = { maxWaitMs: 10_000, settleMs: 1_000, seedMinWaitMs: 2_500, pollMs: 50 };
+
+export async function decideMetaStart(
+  env: ClusterEnvironment,
+  log: JetStreamLogger,
+  timing: BootstrapTiming = DEFAULT_BOOTSTRAP_TIMING,
+  isStopped: () => boolean = () => false,
+): Promise<MetaStart> {
+  const persisted = await env.raftStore.load(META_GROUP);
+  if (persisted.snapshot !== null || persisted.entries.length > 0) return { kind: 'restart' };
+  let contacted = false;
+  // Only a leader (or a candidate of an existing group) sends these; the messages themselves are dropped
+  // here and resent by Raft once this node's RaftNode listens.
+  const unlisten = env.transport.listen(META_GROUP, env.self.raftNodeId, (m) => {
+    if (m.type === MessageType.Append || m.type === MessageType.Heartbeat || m.type === MessageType.SnapshotChunk) contacted = true;
+  });
+  try {
+    const startMs = Date.now();
+    const minWaitMs = env.expectedClusterSize <= 1 ? timing.seedMinWaitMs : 0;
+    let seen = activeIds(env);
+    let stableSinceMs = startMs;
+    for (let i = 0; i < Math.ceil(timing.maxWaitMs / timing.pollMs) + 1; i++) {
+      if (isStopped()) break;
+      if (contacted) {
+        log.info({}, 'meta group exists: joining it');
+        return { kind: 'join' };
+      }
+      const now = Date.now();
+      const current = activeIds(env);
+      if (current.join(',') !== seen.join(',')) {
+        seen = current;
+        stableSinceMs = now;
+      }
+      const elapsed = now - startMs;
+      if (seen.length >= env.expectedClusterSize && elapsed >= minWaitMs && now - stableSinceMs >= timing.settleMs) break;
+      if (elapsed >= timing.maxWaitMs) {
+        log.warn(
+          { expected: env.expectedClusterSize, seen: seen.length, waitedMs: elapsed },
+          'meta group bootstrap: expected nodes not all seen, founding with the nodes seen',
+        );
+        break;
+      }
+      await new Promise((resolve) => setTimeout(resolve, timing.pollMs));
+    }
+    if (contacted) return { kind: 'join' };
+    log.info({ voters: seen }, 'founding the meta group');
+    return { kind: 'found', voters: seen };
+  } finally {
+    unlisten();
+  }
+}
+
+function activeIds(env: ClusterEnvironment): NodeId[] {
+  const ids = new Set<NodeId>([env.self.raftNodeId]);
+  for (const p of env.peers()) if (p.active) ids.add(p.raftNodeId);
+  return [...ids].sort((a, b) => a - b);
+}

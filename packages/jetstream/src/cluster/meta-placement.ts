@@ -1,0 +1,67 @@
+// Where a stream's replicas go: the least-loaded active nodes (by replicas held, then by preferred
+// leaderships, then by id so every tie breaks the same way), the first being the preferred leader.
+import type { NodeId } from '@flotilla/raft';
+
+export interface NodeLoad {
+  /** replicas per node */
+  replicas: ReadonlyMap<NodeId, number>;
+  /** streams whose preferred leader each node is */
+  leaders: ReadonlyMap<NodeId, number>;
+}
+
+function byLoad(load: NodeLoad): (a: NodeId, b: NodeId) => number {
+  return (a, b) =>
+    (load.replicas.get(a) ?? 0) - (load.replicas.get(b) ?? 0) ||
+    (load.leaders.get(a) ?? 0) - (load.leaders.get(b) ?? 0) ||
+    a - b;
+}
+
+/** `count` distinct nodes out of `candidates`, preferred leader first; null when too few candidates. */
+export function placeReplicas(count: number, candidates: readonly NodeId[], load: NodeLoad): NodeId[] | null {
+  const unique = [...new Set(candidates)];
+  if (count < 1 || unique.length < count) return null;
+  const chosen = unique.sort(byLoad(load)).slice(0, count);
+  // The preferred leader is the chosen node leading the fewest streams.
+  const leader = [...chosen].sort((a, b) => (load.leaders.get(a) ?? 0) - (load.leaders.get(b) ?? 0) || a - b)[0]!;
+  return [leader, ...chosen.filter((p) => p !== leader)];
+}
+
+/**
+ * A new replica count for an existing peer set: grows with the least-loaded free candidates, shrinks by
+ * dropping the last peers that are not `keep` (the current leader). Null when it cannot grow far enough.
+ */
+export function resizePeers(
+  peers: readonly NodeId[],
+  count: number,
+  candidates: readonly NodeId[],
+  load: NodeLoad,
+  keep: NodeId,
+): NodeId[] | null {
+  if (count === peers.length) return [...peers];
+  if (count < peers.length) {
+    const kept = peers.filter((p) => p === keep);
+    for (const p of peers) if (kept.length < count && p !== keep) kept.push(p);
+    // Keep the placement order (preferred leader first) among the survivors.
+    return peers.filter((p) => kept.includes(p));
+  }
+  const free = candidates.filter((c) => !peers.includes(c));
+  const added = placeReplicas(count - peers.length, free, load);
+  return added === null ? null : [...peers, ...added.sort(byLoad(load))];
+}
+
+/**
+ * STREAM.PEER.REMOVE: `removed` leaves; a free candidate takes its place when there is one, else the group
+ * shrinks. Null when nothing would be left.
+ */
+export function replacePeer(
+  peers: readonly NodeId[],
+  removed: NodeId,
+  candidates: readonly NodeId[],
+  load: NodeLoad,
+): NodeId[] | null {
+  const rest = peers.filter((p) => p !== removed);
+  const free = candidates.filter((c) => c !== removed && !peers.includes(c));
+  const replacement = placeReplicas(1, free, load);
+  if (replacement !== null) return [...rest, replacement[0]!];
+  return rest.length > 0 ? rest : null;
+}

@@ -1,0 +1,83 @@
+// What clustered JetStream gets from this node's cluster links: identity, the peers (linked now or seen
+// since start), the expected cluster size for the meta bootstrap, one durable Raft log for every group on
+// this node (`<storeDir>/raft`) and the gRPC Raft transport.
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import type { ClusterEnvironment, ClusterPeer } from '@flotilla/jetstream';
+import { LevelRaftLogStore } from '@flotilla/store';
+import type { ClusterRouting } from './cluster-routing.js';
+
+export interface JetStreamClusterEnvironment extends ClusterEnvironment {
+  /** Closes the Raft log store (after JetStream stopped). */
+  close(): Promise<void>;
+}
+
+export async function openJetStreamEnvironment(
+  routing: ClusterRouting,
+  storeDir: string,
+  routes: readonly string[],
+  serverName: string,
+): Promise<JetStreamClusterEnvironment> {
+  const node = routing.node;
+  const raftStore = await LevelRaftLogStore.open({ dir: join(storeDir, 'raft') });
+  const seen = new Map<string, Omit<ClusterPeer, 'active'>>();
+  const remember = (p: { serverName: string; raftNodeId: number; serverId: string }): void => {
+    seen.set(p.serverName, { name: p.serverName, raftNodeId: p.raftNodeId, serverId: p.serverId });
+  };
+  for (const p of node.peers()) remember(p);
+  routing.addPeerListener((p) => remember(p));
+  const self = { name: serverName, raftNodeId: node.raftNodeId, serverId: node.serverId };
+  return {
+    get clusterName(): string {
+      return node.clusterName;
+    },
+    self,
+    peers(): ClusterPeer[] {
+      const linked = new Set(node.peers().map((p) => p.serverId));
+      const out: ClusterPeer[] = [{ ...self, active: true }];
+      for (const p of seen.values()) if (p.name !== self.name) out.push({ ...p, active: linked.has(p.serverId) });
+      return out;
+    },
+    onPeersChanged(listener: () => void): () => void {
+      return routing.addPeerListener(() => listener());
+    },
+    expectedClusterSize: expectedClusterSize(routes, node.port, node.clusterUrl),
+    raftStore,
+    transport: routing.raftTransport,
+    close: () => raftStore.close(),
+  };
+}
+
+/** Self plus the distinct configured routes that are not this node (route lists often include it). */
+export function expectedClusterSize(routes: readonly string[], ownPort: number, ownUrl: string): number {
+  const others = new Set<string>();
+  for (const r of routes) {
+    const hostPort = hostPortOf(r);
+    if (hostPort === null || isSelf(hostPort, ownPort, ownUrl)) continue;
+    others.add(`${hostPort.host}:${hostPort.port}`);
+  }
+  return 1 + others.size;
+}
+
+function hostPortOf(route: string): { host: string; port: number } | null {
+  try {
+    const u = new URL(route.includes('://') ? route : `nats://${route}`);
+    const port = Number(u.port);
+    if (!Number.isInteger(port) || port <= 0) return null;
+    return { host: u.hostname.replace(/^\[|\]$/g, '').toLowerCase(), port };
+  } catch {
+    return null;
+  }
+}
+
+function isSelf(r: { host: string; port: number }, ownPort: number, ownUrl: string): boolean {
+  if (ownPort <= 0 || r.port !== ownPort) return false;
+  const advertised = ownUrl.slice(0, ownUrl.lastIndexOf(':')).replace(/^\[|\]$/g, '').toLowerCase();
+  return r.host === advertised || localAddresses().has(r.host);
+}
+
+function localAddresses(): Set<string> {
+  const out = new Set(['localhost', '127.0.0.1', '0.0.0.0', '::1', '::']);
+  for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) out.add(a.address.toLowerCase());
+  return out;
+}

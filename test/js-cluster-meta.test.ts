@@ -1,0 +1,144 @@
+// Clustered JetStream's catalogue with three real processes: the meta group elects a leader, catalogue
+// calls made through any node are answered once, placement refuses what the cluster cannot hold,
+// META.LEADER.STEPDOWN moves the meta leader, and without a quorum every catalogue call gets 10008 promptly.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from 'nats';
+import { JsCluster, apiRequest } from './helpers/js-cluster.js';
+import { sleep } from './helpers/flotilla-process.js';
+
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+let cluster: JsCluster;
+const conns: NatsConnection[] = [];
+
+async function conn(name: string): Promise<NatsConnection> {
+  const nc = await connect({ servers: cluster.node(name).url, reconnect: false });
+  conns.push(nc);
+  return nc;
+}
+
+/** Every reply to one request within `windowMs` (followers must stay silent). */
+async function allReplies(nc: NatsConnection, subject: string, body: string, windowMs = 700): Promise<Array<Record<string, unknown>>> {
+  const inbox = `_INBOX.meta.${Math.random().toString(36).slice(2)}`;
+  const out: Array<Record<string, unknown>> = [];
+  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
+  await nc.flush();
+  nc.publish(subject, enc.encode(body), { reply: inbox });
+  await sleep(windowMs);
+  sub.unsubscribe();
+  return out;
+}
+
+async function metaLeaderFromJsz(): Promise<string> {
+  for (let i = 0; i < 50; i++) {
+    const name = await cluster.metaLeaderName();
+    if (name !== '') return name;
+    await sleep(100);
+  }
+  return '';
+}
+
+beforeAll(async () => {
+  cluster = await JsCluster.start({ size: 3, clusterName: 'METAC' });
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
+  await cluster?.stop();
+});
+
+describe('clustered JetStream catalogue', () => {
+  it('elects one meta leader that every node reports, and answers INFO once', async () => {
+    const leader = await metaLeaderFromJsz();
+    expect(['n1', 'n2', 'n3']).toContain(leader);
+    const nc = await conn('n2');
+    const replies = await allReplies(nc, '$JS.API.INFO', '');
+    expect(replies).toHaveLength(1);
+    expect(replies[0]!['type']).toBe('io.nats.jetstream.api.v1.account_info_response');
+    expect(replies[0]!['error']).toBeUndefined();
+  });
+
+  it('creates an R3 stream through node 1 that node 3 sees, and a publish through node 2 is acknowledged', async () => {
+    const nc1 = await conn('n1');
+    const created = await apiRequest(
+      nc1,
+      '$JS.API.STREAM.CREATE.ORDERS',
+      { name: 'ORDERS', subjects: ['orders.>'], num_replicas: 3 },
+      10_000,
+    );
+    const cl = created['cluster'] as { name: string; leader: string; replicas: Array<{ name: string }> };
+    expect(cl.name).toBe('METAC');
+    expect(['n1', 'n2', 'n3']).toContain(cl.leader);
+    expect(cl.replicas.map((r) => r.name).sort()).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== cl.leader));
+    expect(created['did_create']).toBe(true);
+
+    const nc2 = await conn('n2');
+    const js2 = nc2.jetstream();
+    const ack = await js2.publish('orders.new', enc.encode('first'), { timeout: 5_000 });
+    expect(ack).toMatchObject({ stream: 'ORDERS', seq: 1 });
+
+    const nc3 = await conn('n3');
+    const names = await allReplies(nc3, '$JS.API.STREAM.NAMES', '');
+    expect(names).toHaveLength(1);
+    expect(names[0]!['streams']).toEqual(['ORDERS']);
+    const info = await allReplies(nc3, '$JS.API.STREAM.INFO.ORDERS', '');
+    expect(info).toHaveLength(1);
+    expect((info[0]!['state'] as { messages: number }).messages).toBe(1);
+    expect((info[0]!['config'] as { num_replicas: number }).num_replicas).toBe(3);
+  });
+
+  it('refuses more replicas than nodes (10005) and more than five (10052)', async () => {
+    const nc = await conn('n3');
+    const r5 = await allReplies(nc, '$JS.API.STREAM.CREATE.BIG', JSON.stringify({ name: 'BIG', subjects: ['big'], num_replicas: 5 }));
+    expect(r5).toHaveLength(1);
+    expect(r5[0]!['error']).toEqual({ code: 400, err_code: 10005, description: 'no suitable peers for placement' });
+    const r6 = await allReplies(nc, '$JS.API.STREAM.CREATE.HUGE', JSON.stringify({ name: 'HUGE', subjects: ['huge'], num_replicas: 6 }));
+    expect(r6[0]!['error']).toEqual({ code: 500, err_code: 10052, description: 'maximum replicas is 5' });
+    const unknown = await allReplies(nc, '$JS.API.STREAM.INFO.NOPE', '');
+    expect(unknown).toHaveLength(1);
+    expect(unknown[0]!['error']).toEqual({ code: 404, err_code: 10059, description: 'stream not found' });
+  });
+
+  it('META.LEADER.STEPDOWN hands the meta leadership to another node', async () => {
+    const before = await metaLeaderFromJsz();
+    const nc = await conn('n1');
+    const res = await apiRequest(nc, '$JS.API.META.LEADER.STEPDOWN', '', 5_000);
+    expect(res).toEqual({ type: 'io.nats.jetstream.api.v1.meta_leader_stepdown_response', success: true });
+    const deadline = Date.now() + 10_000;
+    let after = before;
+    while (Date.now() < deadline && (after === before || after === '')) {
+      await sleep(100);
+      after = await cluster.metaLeaderName();
+    }
+    expect(after).not.toBe(before);
+    expect(['n1', 'n2', 'n3']).toContain(after);
+    // The new leader serves the catalogue.
+    await cluster.waitForMetaLeader(10_000);
+    const names = await apiRequest(nc, '$JS.API.STREAM.NAMES', '', 5_000);
+    expect(names['streams']).toEqual(['ORDERS']);
+  });
+
+  it('answers 10008 promptly on every catalogue call once two of three nodes are gone', async () => {
+    const survivor = 'n3';
+    const nc = await conn(survivor);
+    await cluster.kill('n1');
+    await cluster.kill('n2');
+    const deadline = Date.now() + 15_000;
+    let answer: Record<string, unknown> | null = null;
+    while (Date.now() < deadline) {
+      const t0 = Date.now();
+      const replies = await allReplies(nc, '$JS.API.INFO', '', 1_000);
+      if (replies.length === 1 && replies[0]!['error'] !== undefined) {
+        answer = replies[0]!;
+        expect(Date.now() - t0).toBeLessThan(1_500);
+        break;
+      }
+    }
+    expect(answer?.['error']).toEqual({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' });
+    const t0 = Date.now();
+    const create = await nc.request('$JS.API.STREAM.CREATE.LATE', enc.encode(JSON.stringify({ name: 'LATE', subjects: ['late'] })), { timeout: 2_000 });
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    expect((JSON.parse(dec.decode(create.data)) as { error: { err_code: number } }).error.err_code).toBe(10008);
+  });
+});
