@@ -29,6 +29,8 @@ export interface RaftLogStore {
   write(update: LogWrite): Promise<void>;
   /** A snapshot taken locally at snapshot.meta.index: store it and drop the entries it covers. */
   compact(group: string, snapshot: Snapshot): Promise<void>;
+  /** Deletes everything stored for `group` (the group was removed from this node). */
+  drop(group: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -62,6 +64,10 @@ export class MemoryLogStore implements RaftLogStore {
     if (state.snapshot && state.snapshot.meta.index >= snapshot.meta.index) return;
     state.snapshot = snapshot;
     state.entries = state.entries.filter((e) => e.index > snapshot.meta.index);
+  }
+
+  async drop(group: string): Promise<void> {
+    this.groups.delete(group);
   }
 
   async close(): Promise<void> {}

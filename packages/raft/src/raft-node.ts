@@ -97,6 +97,8 @@ export class RaftNode {
   private markIdle: () => void = () => {};
   /** Store writes completed, for metrics. */
   writes = 0;
+  /** When (performance.now() ms) a message last arrived from each peer: `active` in cluster info. */
+  private readonly heardAtMs = new Map<NodeId, number>();
 
   private constructor(options: RaftNodeOptions, core: RaftCore) {
     this.options = options;
@@ -120,6 +122,7 @@ export class RaftNode {
     const node = new RaftNode(options, core);
     node.stopListening = options.transport.listen(options.group, options.id, (m) => {
       if (node.stopped) return;
+      node.heardAtMs.set(m.from, performance.now());
       node.core.step(m);
       node.schedule();
     });
@@ -144,7 +147,30 @@ export class RaftNode {
   tick(): void {
     if (this.stopped) return;
     this.core.tick();
+    // Most ticks change nothing: skip the setImmediate so thousands of idle groups stay cheap.
+    if (this.core.hasReady()) this.schedule();
+  }
+
+  /** Campaign now instead of after an election timeout (a freshly created group's founder). */
+  campaign(): void {
+    if (this.stopped) return;
+    this.core.campaignNow();
     this.schedule();
+  }
+
+  /** Milliseconds since a message last arrived from `peer` (Infinity if never). */
+  peerSilenceMs(peer: NodeId, nowMs: number = performance.now()): number {
+    const at = this.heardAtMs.get(peer);
+    return at === undefined ? Infinity : Math.max(0, nowMs - at);
+  }
+
+  /** Leader only: each member's replicated (match) index; empty on other roles. */
+  peerMatch(): Map<NodeId, number> {
+    return this.core.peerMatch();
+  }
+
+  get stoppedOrFailed(): boolean {
+    return this.stopped;
   }
 
   /** Resolves with the state machine's result once the entry is applied here; rejects with NotLeaderError. */

@@ -34,6 +34,43 @@ export type StreamEntry =
   | { op: 'purge'; filter?: string; seq?: number; keep?: number }
   | { op: 'delete'; seq: number; erase: boolean };
 
+/** A replicated stream's message entry as every replica applies it (see cluster/stream-entry-codec.ts). */
+export interface ReplicatedMsg {
+  /** Sequence the leader assigned; a replica whose store already holds it skips the entry (replay). */
+  seq: number;
+  timestampNs: bigint;
+  subject: string;
+  header: Buffer | null;
+  data: Buffer;
+  /** Nats-Msg-Id, recorded in every replica's dedupe window. */
+  msgId: string | undefined;
+  rollup: 'sub' | 'all' | undefined;
+  /** Interest retention with no interested consumer at the leader: consume the sequence, store nothing. */
+  noInterest: boolean;
+}
+
+/** What applying a replicated message did: stored (or replayed) at `seq`, or refused by the store. */
+export type ReplicatedMsgResult = { seq: number; error?: undefined } | { seq: 0; error: ApiError };
+
+/** A purge as a replicated entry: `bound` is the last sequence it may remove, so a replay cannot touch later messages. */
+export interface ReplicatedPurge {
+  filter?: string;
+  seq?: number;
+  keep?: number;
+  bound: number;
+}
+
+/**
+ * How a replicated stream routes publishes and mutations through its Raft group (set by
+ * cluster/stream-replica.ts). Without one, the stream applies at once (R1).
+ */
+export interface StreamProposer {
+  /** A message arrived on a stream subject (only while serving, i.e. on the leader). */
+  publish(msg: BusMessage): void;
+  /** An API mutation (purge, delete); resolves with the applied result once committed. */
+  propose(entry: StreamEntry): Promise<unknown>;
+}
+
 export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
   return {
     maxMsgs: cfg.max_msgs,
@@ -71,6 +108,9 @@ export class Stream implements StreamHandle, PublishView {
   /** Nats-Msg-Id of the last message stored with one, and its sequence (lastMsgId is valid only if last). */
   private lastIdRecord: { id: string; seq: number } | null = null;
   private stopped = false;
+  /** Subscribed to the subjects: always for R1, only on the leader of a replicated stream. */
+  private serving = false;
+  private proposer: StreamProposer | null = null;
 
   constructor(
     private readonly host: StreamHost,
@@ -119,16 +159,34 @@ export class Stream implements StreamHandle, PublishView {
 
   // ---- lifecycle --------------------------------------------------------------------------------
 
-  /** Rebuilds the de-duplication window from stored messages and subscribes the subjects. */
-  async start(): Promise<void> {
+  /** Rebuilds the de-duplication window from stored messages and subscribes the subjects (unless `serving` is false). */
+  async start(serving = true): Promise<void> {
     await this.rebuildDedupe();
-    this.subscribe(this.cfg.subjects);
+    this.setServing(serving);
   }
 
   /** Unsubscribes; the store stays open (the owner closes it). */
   stop(): void {
     this.stopped = true;
+    this.serving = false;
     for (const u of this.unsubscribes.splice(0)) u();
+  }
+
+  /** Replicated streams: only the leader subscribes the subjects (others get no-responders meanwhile). */
+  setServing(serving: boolean): void {
+    if (this.stopped || serving === this.serving) return;
+    this.serving = serving;
+    if (serving) this.subscribe(this.cfg.subjects);
+    else for (const u of this.unsubscribes.splice(0)) u();
+  }
+
+  get isServing(): boolean {
+    return this.serving;
+  }
+
+  /** Routes publishes and API mutations through a Raft group (null: apply at once). */
+  setProposer(proposer: StreamProposer | null): void {
+    this.proposer = proposer;
   }
 
   onStored(listener: (seq: number, subject: string) => void): () => void {
@@ -137,6 +195,8 @@ export class Stream implements StreamHandle, PublishView {
   }
 
   removeMessage(seq: number): Promise<boolean> {
+    // Replicated: every replica must drop it, so it is a delete entry (the leader's proposal).
+    if (this.proposer !== null) return this.proposer.propose({ op: 'delete', seq, erase: false }).then((r) => r === true);
     return this.store.delete(seq, { erase: false });
   }
 
@@ -144,7 +204,7 @@ export class Stream implements StreamHandle, PublishView {
   async updateConfig(next: StreamConfig): Promise<void> {
     const old = this.cfg;
     this.cfg = next;
-    if (JSON.stringify(old.subjects) !== JSON.stringify(next.subjects)) {
+    if (this.serving && JSON.stringify(old.subjects) !== JSON.stringify(next.subjects)) {
       for (const u of this.unsubscribes.splice(0)) u();
       this.subscribe(next.subjects);
     }
@@ -157,7 +217,8 @@ export class Stream implements StreamHandle, PublishView {
       this.unsubscribes.push(
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
-            void this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply });
+            if (this.proposer !== null) this.proposer.publish(msg);
+            else void this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply });
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
@@ -169,9 +230,93 @@ export class Stream implements StreamHandle, PublishView {
 
   // ---- entries ----------------------------------------------------------------------------------
 
-  /** R1: apply at once. (Raft: replicate, then apply on commit.) */
+  /** R1: apply at once. Replicated: the proposer replicates, and every replica applies on commit. */
   propose(entry: StreamEntry): Promise<unknown> {
+    if (this.proposer !== null) return this.proposer.propose(entry);
     return this.apply(entry);
+  }
+
+  // ---- replicated entries (every replica, in log order) ---------------------------------------------
+
+  /**
+   * Applies a committed message entry at the leader's sequence. Synchronous in effect (the store updates
+   * its in-memory view at once); the result is a promise only when the store refused the message, whose
+   * sequence is then consumed anyway so every later entry's sequence still lines up.
+   */
+  applyReplicatedMsg(m: ReplicatedMsg): ReplicatedMsgResult | Promise<ReplicatedMsgResult> {
+    const last = this.lastSeq();
+    if (m.seq <= last) {
+      // Already in the store: a replay after restart. Its id still belongs in the window.
+      this.recordMsgId(m.msgId, m.seq, m.timestampNs);
+      return { seq: m.seq };
+    }
+    if (m.seq > last + 1) {
+      // Cannot happen while every replica applies the same entries; keep sequences aligned regardless.
+      this.host.log.warn({ stream: this.name, expected: last + 1, got: m.seq }, 'replicated stream sequence gap filled');
+      this.store.skipMsgs(last + 1, m.seq - last - 1).catch((err: unknown) => this.logApplyError(err));
+    }
+    if (m.noInterest) {
+      this.store.skipMsgs(m.seq, 1).catch((err: unknown) => this.logApplyError(err));
+      this.recordMsgId(m.msgId, m.seq, m.timestampNs);
+      return { seq: m.seq };
+    }
+    const appended = this.store.append(m.subject, m.header ?? undefined, m.data, { seq: m.seq, timestampNs: m.timestampNs });
+    if (this.lastSeq() !== m.seq) {
+      this.store.skipMsgs(m.seq, 1).catch((err: unknown) => this.logApplyError(err));
+      return appended.then(
+        () => ({ seq: 0, error: JsErrors.storeFailed('message refused') }),
+        (err: unknown) => ({ seq: 0, error: apiErrorOfStore(err) }),
+      );
+    }
+    appended.catch((err: unknown) => this.logApplyError(err));
+    this.recordMsgId(m.msgId, m.seq, m.timestampNs);
+    if (m.rollup !== undefined) {
+      const purged = m.rollup === 'all' ? this.store.purge({ seq: m.seq }) : this.store.purge({ filter: m.subject, seq: m.seq });
+      purged.then((n) => n > 0 && this.host.streamPurged(this), (err: unknown) => this.logApplyError(err));
+    }
+    this.stored(m.seq, m.subject, null);
+    return { seq: m.seq };
+  }
+
+  /** A committed purge: never removes anything above `bound`, so replaying it is harmless. */
+  applyReplicatedPurge(p: ReplicatedPurge): Promise<number> {
+    const replay = this.lastSeq() > p.bound;
+    const keep = p.keep !== undefined && p.keep > 0 ? p.keep : undefined;
+    // `keep` counts every matching message, later ones included: on a replay its effect is already there.
+    if (keep !== undefined && replay) return Promise.resolve(0);
+    const cap = p.bound + 1;
+    let seq: number | undefined;
+    if (p.seq !== undefined && p.seq > 0) seq = replay ? Math.min(p.seq, cap) : p.seq;
+    else if (keep === undefined) seq = cap;
+    const whole = (p.filter === undefined || p.filter === '' || p.filter === '>') && keep === undefined && (p.seq ?? 0) <= 0;
+    // A whole-stream purge forgets the dedupe ids (replayed messages after it record theirs again).
+    if (whole) {
+      this.dedupe.clear();
+      this.lastIdRecord = null;
+    }
+    return this.applyPurge(p.filter, seq, keep);
+  }
+
+  applyReplicatedDelete(seq: number, erase: boolean): Promise<boolean> {
+    return this.applyDelete(seq, erase);
+  }
+
+  /** The store's content was replaced (snapshot install): rebuild what derives from it. */
+  async storeReplaced(): Promise<void> {
+    this.dedupe.clear();
+    this.lastIdRecord = null;
+    await this.rebuildDedupe();
+    this.host.streamPurged(this);
+  }
+
+  private recordMsgId(msgId: string | undefined, seq: number, timestampNs: bigint): void {
+    if (msgId === undefined) return;
+    this.dedupe.add(msgId, seq, Number(timestampNs / 1_000_000n));
+    this.lastIdRecord = { id: msgId, seq };
+  }
+
+  private logApplyError(err: unknown): void {
+    this.host.log.error({ stream: this.name, err: String(err) }, 'replicated entry apply failed');
   }
 
   apply(entry: StreamEntry): Promise<unknown> {

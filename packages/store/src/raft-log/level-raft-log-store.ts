@@ -117,6 +117,19 @@ export class LevelRaftLogStore implements RaftLogStore {
     });
   }
 
+  drop(group: string): Promise<void> {
+    return this.inGroupOrder(group, async () => {
+      const ops: BatchOp[] = [
+        { type: 'del', key: snapshotKey(group) },
+        { type: 'del', key: hardStateKey(group) },
+      ];
+      // Every block key, read from disk (the span cache may not be loaded for this group).
+      for await (const key of this.db.keys(blockRange(group))) ops.push({ type: 'del', key: asBuffer(key)! });
+      this.spans.delete(group);
+      await this.enqueue(ops, true);
+    });
+  }
+
   async close(): Promise<void> {
     if (this.closed) return;
     await Promise.all([...this.groupQueues.values()]);

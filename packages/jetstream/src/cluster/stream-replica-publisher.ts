@@ -1,0 +1,344 @@
+// The leader's side of a replicated stream: runs the publish checks counting the proposals still in flight,
+// assigns each message its sequence, batches everything arriving in one tick into one packed Raft entry, and
+// sends the PubAck only once the entry is committed (a quorum has it on disk) and applied here.
+import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
+import type { BusMessage, JetStreamLogger } from '../message-bus.js';
+import { PubAckEncoder } from '../stream/pub-ack.js';
+import { MAX_HEADER_BYTES, checkPublish, readPublishHeaders, type PublishView } from '../stream/publish-checks.js';
+import type { ReplicatedMsgResult, Stream, StreamEntry, StreamHost, StreamProposer } from '../stream/stream.js';
+import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
+import { unavailableError } from './stream-replica-errors.js';
+
+/** What the publisher needs of the Raft node (RaftNode in production). */
+export interface ProposalTarget {
+  proposeBatch(items: readonly Uint8Array[]): Promise<{ first: number; results: unknown[] }>;
+  /** Index of the last log entry: tells a proposal refused outright from one appended then lost. */
+  lastIndex(): number;
+}
+
+/** One packed entry carries at most this many proposals / bytes (the rest go into the next entry). */
+const MAX_ITEMS_PER_ENTRY = 4096;
+const MAX_BYTES_PER_ENTRY = 1024 * 1024;
+/** Proposals queued or in flight beyond this many are refused (back-pressure to publishers). */
+const MAX_OUTSTANDING = 100_000;
+
+interface Item {
+  data: Uint8Array;
+  /** Sequence this item assigned (messages only; 0 otherwise). */
+  seq: number;
+  msgId: string | undefined;
+  subject: string | undefined;
+  settle(result: unknown): void;
+  fail(error: unknown, appended: boolean): void;
+}
+
+interface InFlightId {
+  seq: number;
+  /** Reply subjects of duplicates that arrived while the original was in flight. */
+  waiters: string[];
+}
+
+export interface PublisherOptions {
+  /** Test-only deliberate bug (FLOTILLA_TEST_BUGS=pub-ack-before-commit): ack at proposal time. */
+  ackBeforeCommit: boolean;
+  log: JetStreamLogger;
+  /** Called with the seconds from proposal to applied, per packed entry. */
+  committed?: (seconds: number) => void;
+}
+
+export class StreamPublisher implements StreamProposer, PublishView {
+  private readonly acks: PubAckEncoder;
+  private queue: Item[] = [];
+  private flushScheduled = false;
+  private active = false;
+  /** Incremented on every activate/deactivate: settles from an earlier leadership do not touch this one's state. */
+  private epoch = 0;
+  /** Last sequence assigned (store's last_seq plus the messages in flight). */
+  private nextSeq = 0;
+  /** Items queued or proposed and not settled. */
+  private outstanding = 0;
+  private readonly inFlightIds = new Map<string, InFlightId>();
+  private readonly inFlightSubjectSeq = new Map<string, number>();
+  private lastInFlightId: { id: string; seq: number } | null = null;
+  private lastTimestampNs = 0n;
+
+  constructor(
+    private readonly stream: Stream,
+    private readonly host: StreamHost,
+    private readonly target: ProposalTarget,
+    private readonly options: PublisherOptions,
+  ) {
+    this.acks = new PubAckEncoder(stream.name, host.domain);
+  }
+
+  /** This node now leads and has applied every earlier entry: start sequencing from the store. */
+  activate(): void {
+    this.epoch++;
+    this.active = true;
+    this.resetInFlight();
+  }
+
+  /** Leadership lost: queued proposals were never appended, so they get a retryable error. */
+  deactivate(): void {
+    if (!this.active) return;
+    this.epoch++;
+    this.active = false;
+    const queued = this.queue;
+    this.queue = [];
+    for (const item of queued) item.fail(unavailableError(), false);
+    this.resetInFlight();
+  }
+
+  get isActive(): boolean {
+    return this.active;
+  }
+
+  // ---- PublishView: the stream's state plus the proposals in flight ---------------------------------
+
+  get name(): string {
+    return this.stream.name;
+  }
+  get sealed(): boolean {
+    return this.stream.config.sealed;
+  }
+  get allowRollup(): boolean {
+    return this.stream.config.allow_rollup_hdrs;
+  }
+  get denyPurge(): boolean {
+    return this.stream.config.deny_purge;
+  }
+  lastSeq(): number {
+    this.resyncIfIdle();
+    return this.nextSeq;
+  }
+  lastSeqForSubject(subject: string): number {
+    return this.inFlightSubjectSeq.get(subject) ?? this.stream.lastSeqForSubject(subject);
+  }
+  lastMsgId(): string {
+    const last = this.lastSeq();
+    const rec = this.lastInFlightId;
+    if (rec !== null && rec.seq === last) return rec.id;
+    return this.stream.lastSeq() === last ? this.stream.lastMsgId() : '';
+  }
+  duplicateOf(msgId: string): number | undefined {
+    return this.inFlightIds.get(msgId)?.seq ?? this.stream.duplicateOf(msgId);
+  }
+
+  // ---- StreamProposer -------------------------------------------------------------------------------
+
+  publish(msg: BusMessage): void {
+    const cfg = this.stream.config;
+    const reply = cfg.no_ack === true ? null : msg.reply;
+    if (!this.active) return this.reject(reply, unavailableError());
+    if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources());
+    if (this.host.storageExceeded(cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
+    const header = msg.header !== null && msg.header.length > 0 ? msg.header : null;
+    const size = (header?.length ?? 0) + msg.data.length;
+    if (cfg.max_msg_size > 0 && size > cfg.max_msg_size) return this.reject(reply, JsErrors.messageSizeExceeds());
+    let msgId: string | undefined;
+    let rollup: 'sub' | 'all' | undefined;
+    if (header === null) {
+      if (cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
+    } else {
+      if (header.length > MAX_HEADER_BYTES) return this.reject(reply, JsErrors.headersTooLarge());
+      const decision = checkPublish(readPublishHeaders(header), msg.subject, this);
+      switch (decision.kind) {
+        case 'drop':
+          return;
+        case 'reject':
+          return this.reject(reply, decision.error);
+        case 'duplicate':
+          return this.duplicate(reply, header, decision.seq);
+        case 'store':
+          msgId = decision.msgId;
+          rollup = decision.rollup;
+          break;
+      }
+    }
+    const noInterest = cfg.retention === 'interest' && !this.host.hasConsumerInterest(this.stream, msg.subject);
+    const seq = this.lastSeq() + 1;
+    this.nextSeq = seq;
+    // Strictly increasing, so every replica stores the same, ordered timestamps.
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    this.lastTimestampNs = nowNs > this.lastTimestampNs ? nowNs : this.lastTimestampNs + 1n;
+    const data = encodeMsgEntry({
+      seq,
+      timestampNs: this.lastTimestampNs,
+      subject: msg.subject,
+      header,
+      data: msg.data,
+      msgId,
+      rollup,
+      noInterest,
+    });
+    if (msgId !== undefined) {
+      this.inFlightIds.set(msgId, { seq, waiters: [] });
+      this.lastInFlightId = { id: msgId, seq };
+    }
+    if (!noInterest) this.inFlightSubjectSeq.set(msg.subject, seq);
+    const epoch = this.epoch;
+    const ackEarly = this.options.ackBeforeCommit;
+    if (ackEarly && reply !== null) this.send(reply, this.acks.ack(seq));
+    this.enqueue({
+      data,
+      seq,
+      msgId,
+      subject: msg.subject,
+      settle: (result) => {
+        void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult>).then((r) => {
+          this.forget(epoch, seq, msgId, msg.subject, r.error === undefined ? r.seq : 0);
+          if (r.error !== undefined) this.reject(reply, r.error);
+          else if (reply !== null && !ackEarly) this.send(reply, this.acks.ack(r.seq));
+        });
+      },
+      fail: (_error, appended) => {
+        this.forget(epoch, seq, msgId, msg.subject, 0);
+        // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
+        // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
+        if (!appended && !ackEarly) this.reject(reply, unavailableError());
+      },
+    });
+  }
+
+  propose(entry: StreamEntry): Promise<unknown> {
+    if (!this.active) return Promise.reject(unavailableError());
+    if (entry.op === 'msg') {
+      this.publish({ subject: entry.subject, reply: entry.reply, header: entry.header, data: entry.data });
+      return Promise.resolve(undefined);
+    }
+    const data =
+      entry.op === 'purge'
+        ? encodePurgeEntry({ filter: entry.filter, seq: entry.seq, keep: entry.keep, bound: this.lastSeq() })
+        : encodeDeleteEntry(entry.seq, entry.erase);
+    return this.proposeItem(data);
+  }
+
+  /** A consumer-replication entry: resolves after it is committed and applied here. */
+  proposeRaw(payload: Uint8Array): Promise<void> {
+    if (!this.active) return Promise.reject(unavailableError());
+    return this.proposeItem(encodeConsumerEntry(payload)).then(() => undefined);
+  }
+
+  private proposeItem(data: Uint8Array): Promise<unknown> {
+    if (this.outstanding >= MAX_OUTSTANDING) return Promise.reject(JsErrors.insufficientResources());
+    return new Promise((resolve, reject) => {
+      this.enqueue({
+        data,
+        seq: 0,
+        msgId: undefined,
+        subject: undefined,
+        settle: (result) => {
+          this.outstanding--;
+          resolve(result);
+        },
+        fail: (error, appended) => {
+          this.outstanding--;
+          reject(appended ? unavailableError() : error);
+        },
+      });
+    });
+  }
+
+  // ---- queue and proposals ----------------------------------------------------------------------
+
+  private enqueue(item: Item): void {
+    this.outstanding++;
+    this.queue.push(item);
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Proposes everything queued this tick, as few packed entries as the size bounds allow. */
+  private flush(): void {
+    this.flushScheduled = false;
+    const items = this.queue;
+    this.queue = [];
+    let failedFromSeq = 0;
+    for (let start = 0; start < items.length; ) {
+      let end = start;
+      let bytes = 0;
+      while (end < items.length && end - start < MAX_ITEMS_PER_ENTRY && (end === start || bytes + items[end]!.data.length <= MAX_BYTES_PER_ENTRY)) {
+        bytes += items[end]!.data.length;
+        end++;
+      }
+      const chunk = items.slice(start, end);
+      start = end;
+      if (failedFromSeq > 0) {
+        // An earlier chunk of this flush was refused: later ones must not commit with a gap before them.
+        for (const item of chunk) item.fail(unavailableError(), false);
+        continue;
+      }
+      const before = this.target.lastIndex();
+      const startedMs = performance.now();
+      const proposed = this.target.proposeBatch(chunk.map((i) => i.data));
+      const appended = this.target.lastIndex() !== before;
+      if (!appended) {
+        const firstSeq = chunk.find((i) => i.seq > 0)?.seq ?? 0;
+        failedFromSeq = firstSeq > 0 ? firstSeq : Number.MAX_SAFE_INTEGER;
+      }
+      proposed.then(
+        ({ results }) => {
+          this.options.committed?.((performance.now() - startedMs) / 1000);
+          for (let i = 0; i < chunk.length; i++) chunk[i]!.settle(results[i]);
+        },
+        (error: unknown) => {
+          for (const item of chunk) item.fail(error, appended);
+        },
+      );
+    }
+    // Nothing of the refused chunks was appended: their sequences are free again.
+    if (failedFromSeq > 0 && failedFromSeq !== Number.MAX_SAFE_INTEGER && this.nextSeq >= failedFromSeq) this.nextSeq = failedFromSeq - 1;
+  }
+
+  // ---- in-flight bookkeeping --------------------------------------------------------------------
+
+  private forget(epoch: number, seq: number, msgId: string | undefined, subject: string, storedSeq: number): void {
+    this.outstanding--;
+    if (epoch !== this.epoch) return;
+    if (msgId !== undefined) {
+      const rec = this.inFlightIds.get(msgId);
+      if (rec !== undefined && rec.seq === seq) {
+        this.inFlightIds.delete(msgId);
+        for (const w of rec.waiters) {
+          if (storedSeq > 0) this.send(w, this.acks.duplicate(storedSeq));
+          else this.reject(w, unavailableError());
+        }
+      }
+      if (this.lastInFlightId?.seq === seq) this.lastInFlightId = null;
+    }
+    if (this.inFlightSubjectSeq.get(subject) === seq) this.inFlightSubjectSeq.delete(subject);
+  }
+
+  private resetInFlight(): void {
+    for (const rec of this.inFlightIds.values()) for (const w of rec.waiters) this.reject(w, unavailableError());
+    this.inFlightIds.clear();
+    this.inFlightSubjectSeq.clear();
+    this.lastInFlightId = null;
+    this.nextSeq = this.stream.lastSeq();
+  }
+
+  /** With nothing in flight the store is the truth (it also moves on limits, purges and skips). */
+  private resyncIfIdle(): void {
+    if (this.outstanding === 0) this.nextSeq = this.stream.lastSeq();
+  }
+
+  private duplicate(reply: string | null, header: Buffer, seq: number): void {
+    if (reply === null) return;
+    const id = readPublishHeaders(header)?.msgId;
+    const inFlight = id !== undefined ? this.inFlightIds.get(id) : undefined;
+    // The original is not committed yet: answer when it is (or fail with it).
+    if (inFlight !== undefined && !this.options.ackBeforeCommit) inFlight.waiters.push(reply);
+    else this.send(reply, this.acks.duplicate(seq));
+  }
+
+  private reject(reply: string | null, err: ApiError): void {
+    if (reply !== null) this.send(reply, this.acks.error(err));
+  }
+
+  private send(reply: string, body: Buffer): void {
+    this.host.bus.publish(reply, null, null, body);
+  }
+}

@@ -1,0 +1,443 @@
+// One stream's replica on this node: the local Stream and store, driven by the stream's Raft group. The leader
+// (once it has applied every entry of earlier terms) subscribes the subjects, sequences publishes and proposes
+// them; every replica applies committed entries in log order at the leader's sequences; the leader acks after
+// commit + apply. See README "Cluster" for the entry rules (idempotent replay, purge bounds, snapshots).
+import { rm } from 'node:fs/promises';
+import { type Clock, type ConfChange, type Entry, NONE, type NodeId, RaftNode, type StateMachine } from '@flotilla/raft';
+import { FileStore, MemoryStore, type MessageStore } from '@flotilla/store';
+import type { ApiError } from '../api/api-error.js';
+import { messagesDir } from '../catalogue/stream-catalogue.js';
+import { Stream, storeLimitsOf, type StreamHost } from '../stream/stream.js';
+import type { StreamConfig } from '../stream/stream-config-types.js';
+import type {
+  ClusterEnvironment,
+  ClusterObserver,
+  ClusterPeer,
+  RaftGroupStatus,
+  StreamAssignment,
+  StreamReplicaView,
+} from './cluster-contracts.js';
+import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
+import { clusterBlockOf, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
+import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
+import { StreamPublisher } from './stream-replica-publisher.js';
+import { decodeReplicaSnapshot, encodeReplicaSnapshot } from './stream-replica-snapshot.js';
+import { CURRENT_WITHIN_ELECTIONS, DEFAULT_STREAM_RAFT_TIMINGS, sharedTicker, type StreamRaftTimings } from './stream-replica-timing.js';
+
+/** What a replica needs from the node: a StreamHost plus the cluster plumbing and the consumer hooks. */
+export interface StreamReplicaHost extends StreamHost {
+  readonly env: ClusterEnvironment;
+  readonly observer?: ClusterObserver;
+  /** The replica started (true) or stopped (false) serving as leader: start/stop consumers here. */
+  leadershipChanged(replica: StreamReplica, leading: boolean): void;
+  /** A committed consumer entry (proposed through `proposeConsumerEntry`), on every replica in log order. */
+  applyConsumerEntry(replica: StreamReplica, payload: Buffer): Promise<void> | void;
+}
+
+export interface StreamReplicaOptions {
+  timings?: Partial<StreamRaftTimings>;
+  /** Snapshot (and compact the Raft log) after this many applied entries (default 8192). */
+  snapshotEveryEntries?: number;
+  /**
+   * This node is added to an existing group. Without it only the assignment's first peer founds a group
+   * (writes the bootstrap entry when its log is empty); the others always wait for the leader's log.
+   */
+  joining?: boolean;
+  /** File streams: fsync period of the message store (the Raft log is the durable record). */
+  storeSyncIntervalMs?: number;
+  /** Tests: drive ticks by hand. */
+  clock?: Clock;
+}
+
+/**
+ * TEST ONLY, read once at startup: FLOTILLA_TEST_BUGS=pub-ack-before-commit makes leaders ack at proposal
+ * time (a deliberate bug the chaos checker must catch). Never set it in production.
+ */
+const TEST_BUGS = new Set((process.env['FLOTILLA_TEST_BUGS'] ?? '').split(',').map((s) => s.trim()));
+const ACK_BEFORE_COMMIT = TEST_BUGS.has('pub-ack-before-commit');
+
+const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
+const DEFAULT_STORE_SYNC_INTERVAL_MS = 1000;
+/** Membership reconciliation: at most this many steps per run (each waits for a commit or a short pause). */
+const MAX_MEMBERSHIP_STEPS = 64;
+
+export class StreamReplica implements StreamReplicaView {
+  readonly stream: Stream;
+  private raftNode: RaftNode | null = null;
+  private readonly publisher: StreamPublisher;
+  private current: StreamAssignment;
+  private readonly timings: StreamRaftTimings;
+  private readonly selfId: NodeId;
+  private readonly openedAtMs = performance.now();
+  private serving = false;
+  /** Leader of this term: serve once this index (the term's first entry, at least) is applied. */
+  private serveAfterIndex = 0;
+  private transferTimer: NodeJS.Timeout | null = null;
+  private leaderChanges = 0;
+  private startingUp = true;
+  private stopped = false;
+  private membershipRun: Promise<void> | null = null;
+  private membershipDirty = false;
+
+  private constructor(
+    private readonly host: StreamReplicaHost,
+    assignment: StreamAssignment,
+    stream: Stream,
+    private readonly options: StreamReplicaOptions,
+  ) {
+    this.current = assignment;
+    this.stream = stream;
+    this.selfId = host.env.self.raftNodeId;
+    this.timings = { ...DEFAULT_STREAM_RAFT_TIMINGS, ...options.timings };
+    this.publisher = new StreamPublisher(
+      stream,
+      host,
+      {
+        proposeBatch: (items) => (this.raftNode ? this.raftNode.proposeBatch(items) : Promise.reject(unavailableError())),
+        lastIndex: () => this.raftNode?.core.log.lastIndex() ?? 0,
+      },
+      {
+        ackBeforeCommit: ACK_BEFORE_COMMIT,
+        log: host.log,
+        committed: (seconds) => host.observer?.proposalCommitted?.(assignment.group, seconds),
+      },
+    );
+  }
+
+  /** Opens the store in `dir`, replays the Raft log (and snapshot), and joins the group. */
+  static async open(host: StreamReplicaHost, assignment: StreamAssignment, dir: string, options: StreamReplicaOptions = {}): Promise<StreamReplica> {
+    const cfg = assignment.config;
+    const store = await openReplicaStore(cfg, dir, options.storeSyncIntervalMs ?? DEFAULT_STORE_SYNC_INTERVAL_MS);
+    try {
+      // Every replica starts its new store the same way, so first_seq needs no entry.
+      if (cfg.first_seq !== undefined && cfg.first_seq > 1 && store.state().last_seq === 0) await store.skipMsgs(1, cfg.first_seq - 1);
+      const stream = new Stream(host, cfg, assignment.created, dir, store);
+      const replica = new StreamReplica(host, assignment, stream, options);
+      stream.setProposer(replica.publisher);
+      await stream.start(false);
+      await replica.startRaft();
+      return replica;
+    } catch (err) {
+      await store.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async startRaft(): Promise<void> {
+    const { env } = this.host;
+    const founder = this.options.joining !== true && this.current.peers[0] === this.selfId;
+    const sm: StateMachine = {
+      apply: (entry) => this.applyEntry(entry),
+      snapshot: () => this.takeSnapshot(),
+      restore: (data) => this.restoreSnapshot(data),
+    };
+    const node = await RaftNode.start({
+      group: this.current.group,
+      id: this.selfId,
+      peers: founder ? this.current.peers : [],
+      store: env.raftStore,
+      transport: env.transport,
+      stateMachine: sm,
+      clock: this.options.clock ?? sharedTicker,
+      tickMs: this.timings.tickMs,
+      snapshotEveryEntries: this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES,
+      raft: { electionTicks: this.timings.electionTicks, heartbeatTicks: this.timings.heartbeatTicks, preVote: true, checkQuorum: true },
+      onLeaderChange: (leader, term) => this.leaderChanged(leader, term),
+      onApplied: (index) => this.applied(index),
+      onError: (error) => {
+        this.host.log.error({ stream: this.name, group: this.current.group, err: String(error) }, 'stream raft node failed');
+        this.unserve();
+      },
+    });
+    this.raftNode = node;
+    this.startingUp = false;
+    // A brand-new group: its founder campaigns at once instead of waiting out an election timeout.
+    if (founder && node.core.term <= 1 && node.core.log.lastIndex() <= 1) node.campaign();
+  }
+
+  private get raft(): RaftNode {
+    if (this.raftNode === null) throw new Error('stream replica not started');
+    return this.raftNode;
+  }
+
+  get name(): string {
+    return this.stream.name;
+  }
+
+  get assignment(): StreamAssignment {
+    return this.current;
+  }
+
+  // ---- state machine ----------------------------------------------------------------------------
+
+  private applyEntry(entry: Entry): unknown {
+    const e = decodeStreamEntry(entry.data);
+    let result: unknown;
+    switch (e.op) {
+      case EntryOp.Msg:
+        result = this.stream.applyReplicatedMsg(e.msg);
+        break;
+      case EntryOp.Purge:
+        result = this.stream.applyReplicatedPurge(e.purge);
+        break;
+      case EntryOp.Delete:
+        result = this.stream.applyReplicatedDelete(e.seq, e.erase);
+        break;
+      case EntryOp.Consumer:
+        result = this.host.applyConsumerEntry(this, e.payload);
+        break;
+    }
+    // Followers drop results: a failure must be logged here rather than surface as an unhandled rejection.
+    if (result instanceof Promise) {
+      result.catch((err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'stream entry apply failed'));
+    }
+    return result;
+  }
+
+  /** The store made durable, then its whole content (see README for the size limits of this approach). */
+  private async takeSnapshot(): Promise<Uint8Array> {
+    const store = this.stream.store;
+    await store.flush();
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of store.snapshot()) chunks.push(chunk);
+    return encodeReplicaSnapshot(store.state().last_seq, chunks);
+  }
+
+  private async restoreSnapshot(data: Uint8Array): Promise<void> {
+    const snap = decodeReplicaSnapshot(data);
+    const store = this.stream.store;
+    // At startup our own snapshot is restored: the file store was flushed before it was taken, so a store
+    // at or past its last sequence already holds it (later entries replay idempotently).
+    if (this.startingUp && store.kind === 'file' && store.state().last_seq >= snap.lastSeq) return;
+    await store.restore(
+      (async function* () {
+        yield snap.storeBytes;
+      })(),
+    );
+    await this.stream.storeReplaced();
+  }
+
+  // ---- leadership -------------------------------------------------------------------------------
+
+  private leaderChanged(leader: NodeId, term: number): void {
+    this.leaderChanges++;
+    this.host.observer?.leaderChanged?.(this.current.group, leader, term);
+    if (leader === this.selfId && this.raftNode !== null) {
+      if (!this.serving) {
+        this.serveAfterIndex = this.raftNode.core.log.lastIndex();
+        this.maybeServe();
+      }
+    } else {
+      this.serveAfterIndex = 0;
+      this.unserve();
+    }
+  }
+
+  private applied(index: number): void {
+    if (this.serveAfterIndex > 0 && index >= this.serveAfterIndex) this.maybeServe();
+  }
+
+  private maybeServe(): void {
+    const node = this.raftNode;
+    if (this.stopped || this.serving || node === null || this.transferTimer !== null) return;
+    if (!node.isLeader() || this.serveAfterIndex === 0 || node.core.log.applied < this.serveAfterIndex) return;
+    this.serving = true;
+    this.publisher.activate();
+    this.stream.setServing(true);
+    this.host.leadershipChanged(this, true);
+    this.reconcileMembership();
+  }
+
+  private unserve(): void {
+    if (!this.serving) return;
+    this.serving = false;
+    this.stream.setServing(false);
+    this.publisher.deactivate();
+    this.host.leadershipChanged(this, false);
+  }
+
+  isLeader(): boolean {
+    return this.serving && this.raftNode !== null && this.raftNode.isLeader();
+  }
+
+  leaderId(): NodeId {
+    return this.raftNode?.core.leader ?? NONE;
+  }
+
+  /** STREAM.LEADER.STEPDOWN: hand leadership to the most caught-up member heard from recently. */
+  stepDown(): ApiError | null {
+    const node = this.raftNode;
+    if (node === null || !node.isLeader()) return unavailableError();
+    const others = node.core.config().voters.filter((v) => v !== this.selfId);
+    if (others.length === 0) return null; // R1: nothing to hand over (nats-server 2.9.10 answers success)
+    const match = node.peerMatch();
+    const windowMs = this.currentWindowMs();
+    const live = others.filter((p) => node.peerSilenceMs(p) < windowMs);
+    if (live.length === 0) return noReplacementPeerError();
+    live.sort((a, b) => (match.get(b) ?? 0) - (match.get(a) ?? 0));
+    // Stop taking publishes at once: clients get no-responders and retry against the new leader.
+    this.unserve();
+    if (!node.transferLeadership(live[0]!)) {
+      this.serveAfterIndex = node.core.log.lastIndex();
+      this.maybeServe();
+      return noReplacementPeerError();
+    }
+    // If the transfer does not happen (the target died), serve again once raft gives up on it.
+    const giveUpMs = this.timings.tickMs * this.timings.electionTicks * 2;
+    this.transferTimer = setTimeout(() => {
+      this.transferTimer = null;
+      if (this.raftNode?.isLeader() === true) {
+        this.serveAfterIndex = this.raftNode.core.log.lastIndex();
+        this.maybeServe();
+      }
+    }, giveUpMs);
+    this.transferTimer.unref();
+    return null;
+  }
+
+  /** A consumer-replication entry through this stream's group; resolves once committed and applied here. */
+  proposeConsumerEntry(payload: Buffer): Promise<void> {
+    return this.publisher.proposeRaw(payload);
+  }
+
+  // ---- assignment changes -----------------------------------------------------------------------
+
+  /** New config and/or peers from the meta catalogue. Peer changes are made by the leader, one at a time. */
+  async update(assignment: StreamAssignment): Promise<void> {
+    const old = this.current;
+    this.current = assignment;
+    if (JSON.stringify(old.config) !== JSON.stringify(assignment.config)) await this.stream.updateConfig(assignment.config);
+    if (JSON.stringify(old.peers) !== JSON.stringify(assignment.peers)) this.reconcileMembership();
+  }
+
+  private reconcileMembership(): void {
+    if (this.membershipRun !== null) {
+      this.membershipDirty = true;
+      return;
+    }
+    this.membershipRun = this.runMembership().finally(() => {
+      this.membershipRun = null;
+      if (this.membershipDirty && !this.stopped) {
+        this.membershipDirty = false;
+        this.reconcileMembership();
+      }
+    });
+  }
+
+  private async runMembership(): Promise<void> {
+    const pauseMs = this.timings.tickMs * 2;
+    for (let step = 0; step < MAX_MEMBERSHIP_STEPS && !this.stopped; step++) {
+      const node = this.raftNode;
+      if (node === null || !node.isLeader()) return;
+      const change = this.nextMembershipChange();
+      if (change === 'wait') {
+        await sleep(pauseMs);
+        continue;
+      }
+      if (change === null) return;
+      try {
+        await node.changeMembership(change);
+        this.host.log.info({ stream: this.name, change: change.type, node: change.nodeId }, 'stream group membership changed');
+      } catch {
+        await sleep(pauseMs);
+      }
+    }
+  }
+
+  /** Add missing peers first (as learners, promoted once caught up), then remove others, self last. */
+  private nextMembershipChange(): ConfChange | 'wait' | null {
+    const config = this.raft.core.config();
+    const wanted = new Set(this.current.peers);
+    const members = [...config.voters, ...config.learners];
+    const missing = this.current.peers.find((p) => !members.includes(p));
+    if (missing !== undefined) return { type: 'addLearner', nodeId: missing };
+    if (config.learners.some((l) => wanted.has(l))) return 'wait';
+    const extra = members.find((m) => !wanted.has(m) && m !== this.selfId);
+    if (extra !== undefined) return { type: 'remove', nodeId: extra };
+    if (!wanted.has(this.selfId) && members.includes(this.selfId)) return { type: 'remove', nodeId: this.selfId };
+    return null;
+  }
+
+  // ---- monitoring -------------------------------------------------------------------------------
+
+  status(): RaftGroupStatus {
+    const node = this.raft;
+    const st = node.status();
+    const config = node.core.config();
+    const peers = this.peersById();
+    const leading = st.role === 'leader';
+    const match = leading ? node.peerMatch() : new Map<NodeId, number>();
+    const now = performance.now();
+    const windowMs = this.currentWindowMs();
+    const replicas: RaftGroupStatus['replicas'] = [];
+    for (const id of [...config.voters, ...config.learners]) {
+      if (id === this.selfId) continue;
+      const silence = node.peerSilenceMs(id, now);
+      const activeAgoMs = Number.isFinite(silence) ? silence : now - this.openedAtMs;
+      const lag = leading ? Math.max(0, st.commit - (match.get(id) ?? 0)) : 0;
+      const heard = silence < windowMs;
+      const current = leading ? heard && lag === 0 : id === st.leader && heard;
+      const peer = peers.get(id);
+      replicas.push({ raftNodeId: id, name: peer?.name ?? String(id), current, offline: peer !== undefined && !peer.active, activeAgoMs, lag });
+    }
+    return {
+      group: this.current.group,
+      kind: 'stream',
+      stream: this.name,
+      role: groupRoleOf(st.role),
+      term: st.term,
+      commit: st.commit,
+      applied: st.applied,
+      leader: st.leader,
+      leaderChanges: this.leaderChanges,
+      replicas,
+    };
+  }
+
+  clusterInfo(): ReplicaClusterBlock {
+    return clusterBlockOf(this.host.env.clusterName, this.selfId, this.status(), this.peersById());
+  }
+
+  private peersById(): Map<NodeId, ClusterPeer> {
+    const out = new Map<NodeId, ClusterPeer>();
+    for (const p of this.host.env.peers()) out.set(p.raftNodeId, p);
+    return out;
+  }
+
+  private currentWindowMs(): number {
+    return this.timings.tickMs * this.timings.electionTicks * CURRENT_WITHIN_ELECTIONS;
+  }
+
+  // ---- lifecycle --------------------------------------------------------------------------------
+
+  /** Leaves the group on this node for now; data and Raft log stay for a restart. */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    if (this.transferTimer !== null) clearTimeout(this.transferTimer);
+    this.transferTimer = null;
+    this.unserve();
+    await this.raftNode?.stop();
+    this.stream.stop();
+    await this.membershipRun?.catch(() => undefined);
+    await this.stream.store.flush().catch(() => undefined);
+    await this.stream.store.close().catch(() => undefined);
+  }
+
+  /** Stops and deletes the stream's data and this group's Raft log on this node. */
+  async destroy(): Promise<void> {
+    await this.stop();
+    await this.host.env.raftStore.drop(this.current.group);
+    await rm(this.stream.dir, { recursive: true, force: true });
+  }
+}
+
+function openReplicaStore(cfg: StreamConfig, dir: string, syncIntervalMs: number): Promise<MessageStore> {
+  const limits = storeLimitsOf(cfg);
+  if (cfg.storage === 'memory') return Promise.resolve(new MemoryStore({ limits }));
+  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs } });
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
