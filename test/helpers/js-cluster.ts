@@ -5,7 +5,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type ConnectionOptions, type JetStreamManager, type NatsConnection, type StreamInfo } from 'nats';
+import { connect, type ConnectionOptions, type JetStreamManager, type NatsConnection, type StreamConfig, type StreamInfo } from 'nats';
 import { FLOTILLA_NODE_ARGS, sleep } from './flotilla-process.js';
 import { freePort } from './cluster-process.js';
 
@@ -327,6 +327,24 @@ export async function apiRequest(nc: NatsConnection, subject: string, body: stri
     throw e;
   }
   return answer;
+}
+
+/**
+ * STREAM.CREATE, retried while the meta leader cannot place it yet (10005 "no suitable peers": right after a
+ * start or a restart the meta leader has not heard from every peer).
+ */
+export async function addStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }, timeoutMs = 15_000): Promise<StreamInfo> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await jsm.streams.add(cfg);
+    } catch (err) {
+      const e = err as { api_error?: { err_code?: number }; message?: string };
+      const retryable = e.api_error?.err_code === 10005 || e.api_error?.err_code === 10008 || /no suitable peers|temporarily unavailable/i.test(e.message ?? '');
+      if (!retryable || Date.now() > deadline) throw err;
+      await sleep(250);
+    }
+  }
 }
 
 /** Every message from first_seq to last_seq through the leader (MSG.GET), skipping deleted sequences. */
