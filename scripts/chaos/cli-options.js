@@ -26,6 +26,7 @@ Faults:
   --duration 60s                  length of the faulty phase (ms, or with s/m)
   --faults a,b,...                kinds (default all the cluster supports): ${Object.keys(FAULT_KINDS).join(', ')}
   --fault-gap 4s                  mean pause between one fault's repair and the next
+  --hold 6s                       every fault lasts exactly this long (default: drawn per kind)
 Output:
   --json FILE                     write the JSON summary there ('-' = stdout)
   --keep-data                     keep the local cluster's stores and logs (always kept on a violation)
@@ -62,6 +63,7 @@ export function parseOptions(argv) {
     durationMs: 60_000,
     faults: null,
     faultGapMs: 4_000,
+    holdMs: null,
     json: null,
     keepData: false,
     quiet: false,
@@ -100,6 +102,7 @@ export function parseOptions(argv) {
       case '--duration': o.durationMs = durationMs(value()); break;
       case '--faults': o.faults = list(value()); break;
       case '--fault-gap': o.faultGapMs = durationMs(value()); break;
+      case '--hold': o.holdMs = durationMs(value()); break;
       case '--json': o.json = value(); break;
       case '--keep-data': o.keepData = true; break;
       case '--quiet': o.quiet = true; break;

@@ -19,15 +19,18 @@ export const DEFAULT_FAULTS = Object.keys(FAULT_KINDS);
  * @param kinds fault kinds to draw from (uniformly)
  * @param durationMs run length; faults start after warmupMs and none starts in the last tailMs
  * @param gapMs mean pause between one fault's recovery and the next fault (scaled by 0.5..1.5)
+ * @param fixedHoldMs every fault's hold time instead of the per-kind draw (the draw still happens, so the
+ *   rest of the schedule stays the same as without it)
  */
-export function buildSchedule({ seed, kinds, durationMs, warmupMs = 3_000, tailMs = 3_000, gapMs = 4_000, maxFaults = 10_000 }) {
+export function buildSchedule({ seed, kinds, durationMs, warmupMs = 3_000, tailMs = 3_000, gapMs = 4_000, fixedHoldMs = null, maxFaults = 10_000 }) {
   const rng = seededRandom(seed);
   const faults = [];
   let atMs = warmupMs;
   while (atMs < durationMs - tailMs && faults.length < maxFaults) {
     const kind = rng.pick(kinds);
     const [lo, hi] = FAULT_KINDS[kind].holdMs;
-    const holdMs = rng.int(lo, hi);
+    const drawn = rng.int(lo, hi);
+    const holdMs = fixedHoldMs ?? drawn;
     faults.push({ index: faults.length, kind, atMs, holdMs, pick: rng.next(), streamPick: rng.next() });
     atMs += holdMs + Math.round(gapMs * (0.5 + rng.next()));
   }

@@ -85,7 +85,7 @@ export async function runChaos(o) {
     const streamNames = streams.map((s) => s.name);
 
     const kinds = supportedKinds(cluster, o.faults);
-    const schedule = buildSchedule({ seed, kinds, durationMs: o.durationMs, gapMs: o.faultGapMs });
+    const schedule = buildSchedule({ seed, kinds, durationMs: o.durationMs, gapMs: o.faultGapMs, fixedHoldMs: o.holdMs });
     log(`schedule: ${schedule.length} faults from [${kinds.join(', ')}] over ${o.durationMs} ms`);
 
     const startMs = Date.now();
