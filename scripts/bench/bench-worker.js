@@ -1,0 +1,253 @@
+// A bench client process: `node bench-worker.js <role> '<json params>'`. One role per process so client
+// CPU is measurable and several processes can share a load. Prints `{"ready":true}` when a role must be
+// set up before its peer starts, then one result line {ops, ms, errors, firstError, cpuMs, hist?} and exits.
+//   request-window  publish with a reply subject, up to `window` replies outstanding (window 1 = each
+//                   awaited): JetStream publish (PubAck), KV put, KV get (DIRECT.GET), request/reply
+//   core-sub        count messages on a subject; ms from the first to the last
+//   core-pub        publish `count` messages as fast as the socket takes them (PING/PONG windows)
+//   replier         answer every request with its payload until SIGTERM
+//   js-pull         drain a durable pull consumer, acking each message, two pull requests in flight
+//   js-push         drain a push consumer's deliver subject, acking each message
+import { RawNatsClient } from './raw-nats-client.js';
+import { LatencyHistogram } from './latency-histogram.js';
+
+const PING_WINDOW_MSGS = 5_000;
+const STALL_MS = 10_000; // no reply for this long while waiting: report what was measured
+const EXPIRES_NS = 5_000_000_000;
+const EMPTY = Buffer.alloc(0);
+
+const [role, paramsText] = process.argv.slice(2);
+const params = JSON.parse(paramsText ?? '{}');
+const send = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
+const cpuMsSince = (start) => {
+  const u = process.cpuUsage(start);
+  return (u.user + u.system) / 1000;
+};
+
+const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush };
+
+try {
+  const run = roles[role];
+  if (!run) throw new Error(`unknown role ${role}`);
+  const nc = await RawNatsClient.connect(params.url, `bench-${role}`);
+  const result = await run(nc, params);
+  if (nc.serverErrors.length > 0) result.serverErrors = nc.serverErrors;
+  send(result);
+  await nc.close();
+} catch (err) {
+  send({ error: String(err?.message ?? err) });
+}
+process.exit(0);
+
+/** Requests with up to `window` outstanding until maxOps were sent or durationMs passed. */
+function requestWindow(nc, p) {
+  const window = Math.max(1, p.window);
+  const subjects = p.subjects;
+  const payloads = p.payloads ? p.payloads.map((t) => Buffer.from(t)) : null;
+  const fixedPayload = Buffer.alloc(p.bytes ?? 0, 97);
+  const errorNeedle = p.errorNeedle ? Buffer.from(p.errorNeedle) : null;
+  const slots = window * 4; // reply id -> send time; a reply older than 4 windows is counted as lost
+  const sentAt = new Float64Array(slots);
+  const slotId = new Float64Array(slots).fill(-1);
+  const hist = new LatencyHistogram();
+  const inbox = `${nc.inboxPrefix}.r`;
+  let sent = 0;
+  let inflight = 0;
+  let ok = 0;
+  let errors = 0;
+  let firstError = null;
+  let stopping = false;
+  let lastProgress = performance.now();
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearInterval(watchdog);
+      resolve({ ops: ok, ms: performance.now() - start, errors, firstError, cpuMs: cpuMsSince(cpu0), hist: hist.toJSON(), sent });
+    };
+    const pump = () => {
+      while (inflight < window && !stopping) {
+        if (sent >= p.maxOps || performance.now() - start >= p.durationMs) {
+          stopping = true;
+          break;
+        }
+        const id = sent++;
+        const slot = id % slots;
+        if (slotId[slot] >= 0) {
+          // its reply never came: lost
+          inflight--;
+          errors++;
+          firstError ??= 'reply lost';
+        }
+        slotId[slot] = id;
+        sentAt[slot] = performance.now();
+        nc.publish(subjects[id % subjects.length], `${inbox}.${id}`, payloads ? payloads[id % payloads.length] : fixedPayload);
+        inflight++;
+      }
+      if (stopping && inflight === 0) finish();
+    };
+    nc.subscribe(`${inbox}.*`, (m) => {
+      const id = m.subjectTailNumber();
+      const slot = id % slots;
+      if (id < 0 || slotId[slot] !== id) return; // late reply of a request already counted lost
+      slotId[slot] = -1;
+      inflight--;
+      const now = performance.now();
+      lastProgress = now;
+      const status = m.status();
+      if (status >= 400 || (errorNeedle && m.payloadIncludes(errorNeedle))) {
+        errors++;
+        firstError ??= status >= 400 ? `status ${status}` : m.payload().toString('utf8').slice(0, 200);
+      } else {
+        ok++;
+        hist.recordUs((now - sentAt[slot]) * 1000);
+      }
+      pump();
+    });
+    const watchdog = setInterval(() => {
+      if (performance.now() - lastProgress > STALL_MS) {
+        errors += inflight;
+        firstError ??= `no reply for ${STALL_MS} ms`;
+        inflight = 0;
+        stopping = true;
+        finish();
+      }
+    }, 500);
+    // the inbox subscription is in place before the first request leaves (same socket, in order)
+    lastProgress = performance.now();
+    pump();
+  });
+}
+
+async function coreSub(nc, p) {
+  let n = 0;
+  let firstAt = 0;
+  let lastAt = 0;
+  let cpu0 = null;
+  let resolveDone;
+  const done = new Promise((resolve) => (resolveDone = resolve));
+  nc.subscribe(p.subject, () => {
+    if (n === 0) {
+      firstAt = performance.now();
+      cpu0 = process.cpuUsage();
+    }
+    lastAt = performance.now();
+    if (++n === p.count) resolveDone();
+  });
+  await nc.flush();
+  send({ ready: true });
+  const timer = setTimeout(resolveDone, p.maxMs);
+  await done;
+  clearTimeout(timer);
+  return { ops: n, ms: lastAt - firstAt, errors: p.count - n, firstError: n < p.count ? `got ${n}/${p.count}` : null, cpuMs: cpu0 ? cpuMsSince(cpu0) : 0 };
+}
+
+async function corePub(nc, p) {
+  const payload = Buffer.alloc(p.bytes, 97);
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  let previous = null;
+  for (let i = 1; i <= p.count; i++) {
+    nc.publish(p.subject, null, payload);
+    if (i % PING_WINDOW_MSGS === 0) {
+      // one window in flight: bounded buffering without stalling the pipe
+      const f = nc.flush();
+      if (previous) await previous;
+      previous = f;
+    }
+  }
+  await nc.flush();
+  return { ops: p.count, ms: performance.now() - start, errors: 0, firstError: null, cpuMs: cpuMsSince(cpu0) };
+}
+
+async function replier(nc, p) {
+  nc.subscribe(p.subject, (m) => {
+    if (m.hasReply()) nc.publish(m.reply(), null, m.payload());
+  }, p.queue ?? '');
+  await nc.flush();
+  send({ ready: true });
+  await new Promise((resolve) => {
+    process.once('SIGTERM', resolve);
+    setTimeout(resolve, p.maxMs).unref();
+  });
+  return { ops: 0, ms: 0, errors: 0, firstError: null, cpuMs: 0 };
+}
+
+/**
+ * Pull requests of `batch` messages with expiry, a new one whenever fewer than two batches are
+ * outstanding (as the `nats` client's consume() does); each message acked.
+ */
+async function jsPull(nc, p) {
+  const inbox = `${nc.inboxPrefix}.pull`;
+  const nextSubject = `$JS.API.CONSUMER.MSG.NEXT.${p.stream}.${p.durable}`;
+  const pullBody = Buffer.from(JSON.stringify({ batch: p.batch, expires: EXPIRES_NS }));
+  let credits = 0; // messages requested and not yet delivered or expired
+  let n = 0;
+  let errors = 0;
+  let firstError = null;
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  let lastAt = start;
+  let resolveDone;
+  const done = new Promise((resolve) => (resolveDone = resolve));
+  const topUp = () => {
+    while (credits < 2 * p.batch && n + credits < p.count) {
+      nc.publish(nextSubject, inbox, pullBody);
+      credits += p.batch;
+    }
+  };
+  nc.subscribe(inbox, (m) => {
+    const status = m.status();
+    if (status === 0) {
+      credits--;
+      if (m.hasReply()) nc.publish(m.reply(), null, EMPTY);
+      lastAt = performance.now();
+      if (++n >= p.count) return resolveDone();
+    } else if (status !== 100) {
+      // 408 request expired / 409 …: that request's remaining credits are gone
+      const pending = Number(m.header('Nats-Pending-Messages') ?? p.batch);
+      credits = Math.max(0, credits - pending);
+      if (status !== 408) {
+        errors++;
+        firstError ??= `status ${status}`;
+      }
+    }
+    topUp();
+  });
+  topUp();
+  const timer = setTimeout(resolveDone, p.maxMs);
+  await done;
+  clearTimeout(timer);
+  await nc.flush(); // the last acks reached the server
+  return { ops: n, ms: lastAt - start, errors, firstError: firstError ?? (n < p.count ? `got ${n}/${p.count}` : null), cpuMs: cpuMsSince(cpu0) };
+}
+
+async function jsPush(nc, p) {
+  let n = 0;
+  let firstAt = 0;
+  let lastAt = 0;
+  let cpu0 = null;
+  let resolveDone;
+  const done = new Promise((resolve) => (resolveDone = resolve));
+  nc.subscribe(p.deliverSubject, (m) => {
+    if (m.status() !== 0) {
+      if (m.hasReply()) nc.publish(m.reply(), null, EMPTY); // flow control request
+      return;
+    }
+    if (n === 0) {
+      firstAt = performance.now();
+      cpu0 = process.cpuUsage();
+    }
+    if (m.hasReply()) nc.publish(m.reply(), null, EMPTY);
+    lastAt = performance.now();
+    if (++n >= p.count) resolveDone();
+  });
+  await nc.flush();
+  send({ ready: true });
+  const timer = setTimeout(resolveDone, p.maxMs);
+  await done;
+  clearTimeout(timer);
+  await nc.flush();
+  return { ops: n, ms: lastAt - firstAt, errors: 0, firstError: n < p.count ? `got ${n}/${p.count}` : null, cpuMs: cpu0 ? cpuMsSince(cpu0) : 0 };
+}

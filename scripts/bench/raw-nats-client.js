@@ -1,0 +1,298 @@
+// A lean NATS client over a raw TCP socket, for bench workers: the `nats` package spends more CPU per
+// message than the servers being measured (~17k async publishes/s in the earlier JetStream bench), so the
+// hot loops here write protocol bytes into one buffer per event-loop turn and parse replies byte-wise,
+// without a string or a promise per message.
+import { connect as tcpConnect } from 'node:net';
+
+const LF = 10;
+const SPACE = 32;
+const TAB = 9;
+const DOT = 46;
+const OUT_CHUNK_BYTES = 256 * 1024;
+/** A peer that sends more than this without a complete frame is broken; the bench stops rather than grow. */
+const MAX_FRAME_BYTES = 64 * 1024 * 1024;
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * The message handed to a subscription callback. One object is reused for every message (callbacks run
+ * synchronously), so a callback copies what it keeps. Offsets index `buf`; `headerEnd === headerStart`
+ * when the message has no headers.
+ */
+class MessageView {
+  buf = Buffer.alloc(0);
+  subjectStart = 0;
+  subjectEnd = 0;
+  replyStart = 0;
+  replyEnd = 0;
+  headerStart = 0;
+  headerEnd = 0;
+  payloadStart = 0;
+  payloadEnd = 0;
+
+  subject() {
+    return this.buf.latin1Slice(this.subjectStart, this.subjectEnd);
+  }
+
+  reply() {
+    return this.buf.latin1Slice(this.replyStart, this.replyEnd);
+  }
+
+  hasReply() {
+    return this.replyEnd > this.replyStart;
+  }
+
+  payload() {
+    return this.buf.subarray(this.payloadStart, this.payloadEnd);
+  }
+
+  /** The number after the last '.' of the reply subject (-1 when it is not one), without a string. */
+  replyTailNumber() {
+    return tailNumber(this.buf, this.replyStart, this.replyEnd);
+  }
+
+  /** The number after the last '.' of the subject (inboxes carry a request id there). */
+  subjectTailNumber() {
+    return tailNumber(this.buf, this.subjectStart, this.subjectEnd);
+  }
+
+  /** The status code of a `NATS/1.0 <code> …` header line (0 when there is none). */
+  status() {
+    if (this.headerEnd - this.headerStart < 12) return 0;
+    const b = this.buf;
+    const at = this.headerStart + 9; // after "NATS/1.0 "
+    let code = 0;
+    for (let i = at; i < at + 3; i++) {
+      const d = b[i] - 48;
+      if (d < 0 || d > 9) return 0;
+      code = code * 10 + d;
+    }
+    return code;
+  }
+
+  /** A header's value (first occurrence, case-sensitive name), or null. */
+  header(name) {
+    if (this.headerEnd === this.headerStart) return null;
+    const text = this.buf.latin1Slice(this.headerStart, this.headerEnd);
+    const at = text.indexOf(`\r\n${name}:`);
+    if (at < 0) return null;
+    const end = text.indexOf('\r\n', at + 2);
+    return text.slice(at + name.length + 3, end < 0 ? undefined : end).trim();
+  }
+
+  /** Whether the payload contains `needle` (a Buffer), e.g. `"error"` in a PubAck. */
+  payloadIncludes(needle) {
+    const i = this.buf.indexOf(needle, this.payloadStart);
+    return i >= 0 && i + needle.length <= this.payloadEnd;
+  }
+}
+
+function tailNumber(buf, start, end) {
+  let n = 0;
+  let mult = 1;
+  let i = end - 1;
+  for (; i >= start; i--) {
+    const c = buf[i];
+    if (c === DOT) break;
+    const d = c - 48;
+    if (d < 0 || d > 9) return -1;
+    n += d * mult;
+    mult *= 10;
+  }
+  return i >= start && i < end - 1 ? n : -1;
+}
+
+export class RawNatsClient {
+  /** Connects, sends CONNECT (headers and no_responders on) and waits for the first PONG. */
+  static async connect(url, name = 'flotilla-bench') {
+    const { hostname, port } = new URL(url.includes('://') ? url : `nats://${url}`);
+    const socket = tcpConnect({ host: hostname, port: Number(port), noDelay: true });
+    const client = new RawNatsClient(socket);
+    const connected = new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no PONG from ${url} within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);
+      socket.once('error', reject);
+      client.pongWaiters.push(() => {
+        clearTimeout(timer);
+        socket.off('error', reject);
+        resolve();
+      });
+    });
+    const connect = { verbose: false, pedantic: false, name, lang: 'node-raw', version: '1', protocol: 1, headers: true, no_responders: true };
+    client.writeText(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);
+    await connected;
+    return client;
+  }
+
+  constructor(socket) {
+    this.socket = socket;
+    this.pending = null; // unparsed tail of earlier chunks
+    this.subs = new Map(); // sid -> callback(view)
+    this.nextSid = 1;
+    this.pongWaiters = [];
+    this.view = new MessageView();
+    this.out = Buffer.allocUnsafe(OUT_CHUNK_BYTES);
+    this.outLen = 0;
+    this.flushScheduled = false;
+    this.closed = false;
+    this.serverErrors = [];
+    this.inboxPrefix = `_INBOX.${Math.random().toString(36).slice(2, 12)}`;
+    socket.on('data', (chunk) => this.onData(chunk));
+    socket.on('close', () => {
+      this.closed = true;
+      for (const w of this.pongWaiters.splice(0)) w();
+    });
+    socket.on('error', () => undefined); // 'close' follows; workers report what they measured
+  }
+
+  subscribe(subject, callback, queue = '') {
+    const sid = this.nextSid++;
+    this.subs.set(sid, callback);
+    this.writeText(queue ? `SUB ${subject} ${queue} ${sid}\r\n` : `SUB ${subject} ${sid}\r\n`);
+    return sid;
+  }
+
+  unsubscribe(sid) {
+    this.subs.delete(sid);
+    this.writeText(`UNSUB ${sid}\r\n`);
+  }
+
+  /** Queues `PUB subject [reply] n\r\n<payload>\r\n`; written at the end of this event-loop turn. */
+  publish(subject, reply, payload) {
+    const head = reply ? `PUB ${subject} ${reply} ${payload.length}\r\n` : `PUB ${subject} ${payload.length}\r\n`;
+    this.reserve(head.length * 3 + payload.length + 2);
+    this.outLen += this.out.latin1Write(head, this.outLen);
+    this.outLen += payload.copy(this.out, this.outLen);
+    this.out[this.outLen++] = 13;
+    this.out[this.outLen++] = LF;
+  }
+
+  /** Resolves on the server's PONG: everything written before has been processed. */
+  flush() {
+    return new Promise((resolve) => {
+      if (this.closed) return resolve();
+      this.pongWaiters.push(resolve);
+      this.writeText('PING\r\n');
+    });
+  }
+
+  /** Bytes handed to the socket but not yet sent: publishers wait when it grows. */
+  get socketBacklogBytes() {
+    return this.socket.writableLength + this.outLen;
+  }
+
+  async close() {
+    if (this.closed) return;
+    this.writeNow();
+    await new Promise((resolve) => {
+      this.socket.once('close', resolve);
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), 2_000).unref();
+    });
+  }
+
+  writeText(text) {
+    this.reserve(text.length * 3);
+    this.outLen += this.out.write(text, this.outLen, 'utf8');
+  }
+
+  reserve(bytes) {
+    if (this.outLen + bytes > this.out.length) {
+      this.writeNow();
+      if (bytes > this.out.length) this.out = Buffer.allocUnsafe(bytes);
+    }
+    if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => this.writeNow());
+    }
+  }
+
+  writeNow() {
+    this.flushScheduled = false;
+    if (this.closed) this.outLen = 0; // nobody reads it any more
+    if (this.outLen === 0) return;
+    // The socket keeps a reference to what it was given: hand over this buffer and start a new one.
+    this.socket.write(this.out.subarray(0, this.outLen));
+    this.out = Buffer.allocUnsafe(OUT_CHUNK_BYTES);
+    this.outLen = 0;
+  }
+
+  onData(chunk) {
+    let buf = chunk;
+    if (this.pending) {
+      buf = Buffer.concat([this.pending, chunk]);
+      this.pending = null;
+    }
+    let pos = 0;
+    const len = buf.length;
+    while (pos < len) {
+      const lf = buf.indexOf(LF, pos);
+      if (lf < 0) break;
+      const c0 = buf[pos];
+      if (c0 === 77 /* M */ || c0 === 72 /* H */) {
+        const next = this.parseMessage(buf, pos, lf, c0 === 72);
+        if (next < 0) break; // payload incomplete
+        pos = next;
+        continue;
+      }
+      if (c0 === 80 /* P */) {
+        if (buf[pos + 1] === 73 /* PING */) this.writeText('PONG\r\n');
+        else this.pongWaiters.shift()?.();
+      } else if (c0 === 45 /* -ERR */) {
+        if (this.serverErrors.length < 10) this.serverErrors.push(buf.latin1Slice(pos, lf - 1));
+      }
+      pos = lf + 1; // INFO, +OK, PING, PONG, -ERR
+    }
+    if (pos < len) {
+      if (len - pos > MAX_FRAME_BYTES) {
+        this.socket.destroy(new Error('frame larger than the bench allows'));
+        return;
+      }
+      this.pending = buf.subarray(pos);
+    }
+  }
+
+  /** Parses `MSG subj sid [reply] n` / `HMSG subj sid [reply] h n` at pos; returns the next position or -1. */
+  parseMessage(buf, pos, lf, withHeaders) {
+    const lineEnd = buf[lf - 1] === 13 ? lf - 1 : lf;
+    // up to 5 tokens after the verb: their [start, end) offsets
+    const starts = [0, 0, 0, 0, 0];
+    const ends = [0, 0, 0, 0, 0];
+    let n = 0;
+    let i = pos + (withHeaders ? 5 : 4);
+    while (i < lineEnd && n < 5) {
+      while (i < lineEnd && (buf[i] === SPACE || buf[i] === TAB)) i++;
+      if (i >= lineEnd) break;
+      starts[n] = i;
+      while (i < lineEnd && buf[i] !== SPACE && buf[i] !== TAB) i++;
+      ends[n++] = i;
+    }
+    const sizes = withHeaders ? 2 : 1;
+    const hasReply = n === 3 + sizes;
+    const total = digits(buf, starts[n - 1], ends[n - 1]);
+    const headerBytes = withHeaders ? digits(buf, starts[n - 2], ends[n - 2]) : 0;
+    const bodyStart = lf + 1;
+    const next = bodyStart + total + 2;
+    if (next > buf.length) return -1;
+    const sid = digits(buf, starts[1], ends[1]);
+    const callback = this.subs.get(sid);
+    if (callback) {
+      const v = this.view;
+      v.buf = buf;
+      v.subjectStart = starts[0];
+      v.subjectEnd = ends[0];
+      v.replyStart = hasReply ? starts[2] : 0;
+      v.replyEnd = hasReply ? ends[2] : 0;
+      v.headerStart = bodyStart;
+      v.headerEnd = bodyStart + headerBytes;
+      v.payloadStart = bodyStart + headerBytes;
+      v.payloadEnd = bodyStart + total;
+      callback(v);
+    }
+    return next;
+  }
+}
+
+function digits(buf, start, end) {
+  let n = 0;
+  for (let i = start; i < end; i++) n = n * 10 + (buf[i] - 48);
+  return n;
+}

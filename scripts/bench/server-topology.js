@@ -1,0 +1,123 @@
+// Starts what a workload runs against — one server, or a three-node cluster with JetStream — for either
+// Flotilla or nats-server with the same flags (`-js -sd`, `-n`, `--cluster`, `--cluster_name`, `--routes`),
+// on free ports found through each server's ports file, in a temporary directory removed on stop.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { sleep } from './jetstream-admin.js';
+
+const START_TIMEOUT_MS = 20_000;
+const STOP_GRACE_MS = 5_000;
+const OUTPUT_TAIL_BYTES = 4_096;
+
+/**
+ * @param target {name, cmd, args, syncInterval?}
+ * @param shape {nodes: 1 | 3, jetstream: boolean}
+ * @returns {Promise<{nodes: {name, url, pid}[], urlOf(name), stop()}>}
+ */
+export async function startTopology(target, shape) {
+  const dir = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
+  const started = [];
+  const stop = async () => {
+    await Promise.all(started.map((n) => n.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    if (shape.nodes === 1) {
+      started.push(await startNode(target, join(dir, 'n1'), jetstreamArgs(target, join(dir, 'n1'), shape.jetstream)));
+    } else {
+      const clusterPorts = await Promise.all(Array.from({ length: shape.nodes }, () => freePort()));
+      const nodes = await Promise.all(
+        clusterPorts.map((port, i) => {
+          const name = `n${i + 1}`;
+          const routes = clusterPorts.filter((_, j) => j !== i).map((p) => `nats://127.0.0.1:${p}`);
+          const args = [
+            ...jetstreamArgs(target, join(dir, name), shape.jetstream),
+            '-n', name,
+            '--cluster', `nats://127.0.0.1:${port}`,
+            '--cluster_name', 'bench',
+            '--routes', routes.join(','),
+          ];
+          return startNode(target, join(dir, name), args, name).then((n) => (started.push(n), n));
+        }),
+      );
+      nodes.sort((a, b) => a.name.localeCompare(b.name));
+      started.splice(0, started.length, ...nodes);
+    }
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  const nodes = started.map((n) => ({ name: n.name, url: n.url, pid: n.proc.pid }));
+  return {
+    nodes,
+    urlOf: (name) => nodes.find((n) => n.name === name)?.url ?? nodes[0].url,
+    stop,
+  };
+}
+
+function jetstreamArgs(target, nodeDir, jetstream) {
+  if (!jetstream) return [];
+  const storeDir = join(nodeDir, 'store');
+  if (!target.syncInterval) return ['-js', '-sd', storeDir];
+  const conf = join(nodeDir, 'server.conf');
+  mkdirSync(nodeDir, { recursive: true });
+  writeFileSync(conf, `jetstream { store_dir: ${JSON.stringify(storeDir)}, sync_interval: "${target.syncInterval}" }\n`);
+  return ['-c', conf];
+}
+
+async function startNode(target, nodeDir, extraArgs, name = 'n1') {
+  const portsDir = join(nodeDir, 'ports');
+  mkdirSync(portsDir, { recursive: true });
+  const proc = spawn(target.cmd, [...target.args, '-a', '127.0.0.1', '-p', '-1', '--ports_file_dir', portsDir, ...extraArgs], {
+    cwd: nodeDir,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let tail = '';
+  const keepTail = (d) => (tail = (tail + d.toString()).slice(-OUTPUT_TAIL_BYTES));
+  proc.stdout.on('data', keepTail);
+  proc.stderr.on('data', keepTail);
+  const exited = new Promise((resolve) => proc.once('exit', resolve));
+  const stop = async () => {
+    if (proc.exitCode === null && proc.signalCode === null) {
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), STOP_GRACE_MS);
+      await exited;
+      clearTimeout(t);
+    }
+  };
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    const url = clientUrlOf(portsDir, proc.pid);
+    if (url) return { name, url, proc, stop };
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      await stop();
+      throw new Error(`${target.name} ${name} did not start: ${tail.trim().split('\n').slice(-5).join(' | ')}`);
+    }
+    await sleep(20);
+  }
+}
+
+/** nats-server rewrites its ports file in place: a half-written one is read again on the next poll. */
+function clientUrlOf(portsDir, pid) {
+  try {
+    const file = readdirSync(portsDir).find((f) => f.endsWith(`_${pid}.ports`));
+    return file ? JSON.parse(readFileSync(join(portsDir, file), 'utf8')).nats[0] ?? null : null;
+  } catch {
+    return null;
+  }
+}
+
+/** A port free right now (bound and released): cluster routes must be known before the nodes start. */
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}

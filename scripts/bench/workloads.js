@@ -1,0 +1,232 @@
+// The workloads: what each measures, on which topology, and how (worker processes against the servers).
+// Every run is bounded by a message count and a duration; each returns
+// {value, unit, hist?, errors, firstError, clientCpuPct}.
+import { startWorker, runWorkers } from './worker-process.js';
+import { LatencyHistogram } from './latency-histogram.js';
+
+const WORKER_SLACK_MS = 60_000; // beyond a run's own duration bound, before a worker counts as hung
+const SUBJECT_FANOUT = 16; // publishes spread over this many subjects of a stream
+const KV_BUCKET = 'bench';
+
+/** Shapes a workload runs on; a round starts each shape once per target. */
+export const SHAPES = {
+  single: { nodes: 1, jetstream: true },
+  cluster3: { nodes: 3, jetstream: true },
+};
+
+/**
+ * id → definition. `suites` lists the `npm run bench -- <suite>` names that include it; `jsR1` marks the
+ * R1 JetStream workloads that the interval-sync Flotilla variant also runs.
+ */
+export const WORKLOADS = [
+  { id: 'core-pubsub-16', suites: ['core'], shape: 'single', label: 'core pub→sub 16 B', unit: 'msgs/s', run: (c) => corePubSub(c, 16) },
+  { id: 'core-pubsub-128', suites: ['core'], shape: 'single', label: 'core pub→sub 128 B', unit: 'msgs/s', run: (c) => corePubSub(c, 128) },
+  { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', latency: true, run: coreReqRep },
+  { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 1, 1) },
+  { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 1, c.opts.window) },
+  { id: 'js-pull-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS pull drain + ack R1', unit: 'msgs/s', run: (c) => jsPull(c, 1) },
+  { id: 'js-push-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS push drain + ack R1', unit: 'msgs/s', run: (c) => jsPush(c, 1) },
+  { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', latency: true, run: (c) => kvPut(c, 1) },
+  { id: 'kv-get-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV get R1 (direct), awaited', unit: 'ops/s', latency: true, run: (c) => kvGet(c, 1) },
+  { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 3, 1) },
+  { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 3, c.opts.window) },
+  { id: 'js-pull-r3', suites: ['all'], shape: 'cluster3', label: 'JS pull drain + ack R3', unit: 'msgs/s', run: (c) => jsPull(c, 3) },
+];
+
+/** The label with the window and payload size filled in. */
+export function labelOf(w, opts) {
+  const label = w.label.replace('window W', `window ${opts.window.toLocaleString('en-US')}`);
+  return w.id.startsWith('js-pub') || w.id.startsWith('kv-put') ? `${label} (${opts.bytes} B)` : label;
+}
+
+function aggregate(results, unit, extra = {}) {
+  const ops = results.reduce((s, r) => s + r.ops, 0);
+  const ms = Math.max(...results.map((r) => r.ms));
+  const cpuMs = results.reduce((s, r) => s + (r.cpuMs ?? 0), 0);
+  const hist = results.some((r) => r.hist) ? results.reduce((h, r) => h.merge(LatencyHistogram.fromJSON(r.hist)), new LatencyHistogram()) : null;
+  const errors = results.reduce((s, r) => s + (r.errors ?? 0), 0);
+  const firstError = results.find((r) => r.firstError)?.firstError ?? null;
+  return {
+    value: ops > 0 && ms > 0 ? Math.round((ops / ms) * 1000) : NaN,
+    unit,
+    ops,
+    ms: Math.round(ms),
+    hist,
+    errors,
+    firstError,
+    // summed over the client processes, per core-second of wall time: near 100 × clients means client-bound
+    clientCpuPct: ms > 0 ? Math.round((cpuMs / ms) * 100) : 0,
+    ...extra,
+  };
+}
+
+const split = (total, parts, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0);
+
+async function corePubSub(c, bytes) {
+  const { url } = c.topo.nodes[0];
+  const subject = `bench.core.${bytes}`;
+  const count = c.opts.coreMsgs;
+  const sub = await startWorker('core-sub', { url, subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
+  try {
+    const pubs = await runWorkers('core-pub', (i) => ({ url, subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
+    const got = await sub.next(c.opts.maxRunMs + WORKER_SLACK_MS);
+    const r = aggregate([got], 'msgs/s');
+    return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
+  } finally {
+    await sub.stop();
+  }
+}
+
+async function coreReqRep(c) {
+  const { url } = c.topo.nodes[0];
+  const replier = await startWorker('replier', { url, subject: 'bench.echo', maxMs: c.opts.durationMs + WORKER_SLACK_MS }, { waitReady: true });
+  try {
+    const results = await runWorkers(
+      'request-window',
+      () => ({ url, subjects: ['bench.echo'], bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
+      1,
+      c.opts.durationMs + WORKER_SLACK_MS,
+    );
+    return aggregate(results, 'round trips/s');
+  } finally {
+    await replier.stop();
+  }
+}
+
+/** The URL of the node leading `stream` (for R1, the only node). */
+async function leaderUrl(c, stream) {
+  if (c.topo.nodes.length === 1) return c.topo.nodes[0].url;
+  return c.topo.urlOf(await c.admin.streamLeader(stream));
+}
+
+function streamConfig(name, replicas) {
+  return { name, subjects: [`${name}.>`], storage: 'file', num_replicas: replicas, retention: 'limits', discard: 'old' };
+}
+
+/** Publishes into a fresh stream with `window` PubAcks outstanding (1 = each awaited). */
+async function jsPublish(c, replicas, window) {
+  const stream = window === 1 ? `BSYNC${replicas}` : `BENCH${replicas}`;
+  await c.admin.freshStream(streamConfig(stream, replicas));
+  const url = await leaderUrl(c, stream);
+  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
+  // a single publisher awaits each ack; a windowed load may be spread over several client processes
+  const clients = window === 1 ? 1 : c.opts.clients;
+  const results = await runWorkers(
+    'request-window',
+    (i) => ({
+      url,
+      subjects,
+      bytes: c.opts.bytes,
+      window: split(window, clients, i),
+      maxOps: split(c.opts.msgs, clients, i),
+      durationMs: c.opts.durationMs,
+      errorNeedle: '"error"',
+    }),
+    clients,
+    c.opts.durationMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'msgs/s');
+}
+
+/** BENCH<R> holding at least `min` messages: the async publish left it, or it is filled now (unmeasured). */
+async function filledStream(c, replicas, min) {
+  const stream = `BENCH${replicas}`;
+  const info = await c.admin.streamInfo(stream).catch(() => null);
+  if ((info?.state?.messages ?? 0) >= min) return { stream, messages: info.state.messages };
+  await c.admin.freshStream(streamConfig(stream, replicas));
+  const url = await leaderUrl(c, stream);
+  const fill = await runWorkers(
+    'request-window',
+    () => ({ url, subjects: [`${stream}.fill`], bytes: c.opts.bytes, window: 1_000, maxOps: min, durationMs: c.opts.maxRunMs, errorNeedle: '"error"' }),
+    1,
+    c.opts.maxRunMs + WORKER_SLACK_MS,
+  );
+  return { stream, messages: fill[0].ops };
+}
+
+async function consumerLeaderUrl(c, stream, durable) {
+  if (c.topo.nodes.length === 1) return c.topo.nodes[0].url;
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const info = await c.admin.api(`CONSUMER.INFO.${stream}.${durable}`).catch(() => null);
+    if (info?.cluster?.leader) return c.topo.urlOf(info.cluster.leader);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`consumer ${stream}/${durable} has no leader`);
+}
+
+async function jsPull(c, replicas) {
+  const { stream, messages } = await filledStream(c, replicas, Math.min(c.opts.msgs, c.opts.drainMinMsgs));
+  const count = Math.min(messages, c.opts.msgs);
+  const durable = 'bench_pull';
+  await c.admin.durableConsumer(stream, { durable_name: durable, ack_policy: 'explicit', deliver_policy: 'all', max_ack_pending: 20_000, num_replicas: 0 });
+  const url = await consumerLeaderUrl(c, stream, durable);
+  const results = await runWorkers(
+    'js-pull',
+    () => ({ url, stream, durable, count, batch: c.opts.batch, maxMs: c.opts.maxRunMs }),
+    1,
+    c.opts.maxRunMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'msgs/s');
+}
+
+async function jsPush(c, replicas) {
+  const { stream, messages } = await filledStream(c, replicas, Math.min(c.opts.msgs, c.opts.drainMinMsgs));
+  const count = Math.min(messages, c.opts.msgs);
+  const durable = 'bench_push';
+  const deliverSubject = `bench.push.${Math.random().toString(36).slice(2, 10)}`;
+  const url = c.topo.nodes.length === 1 ? c.topo.nodes[0].url : await leaderUrl(c, stream);
+  const worker = await startWorker('js-push', { url, deliverSubject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
+  try {
+    await c.admin.durableConsumer(stream, {
+      durable_name: durable,
+      deliver_subject: deliverSubject,
+      ack_policy: 'explicit',
+      deliver_policy: 'all',
+      max_ack_pending: 20_000,
+    });
+    return aggregate([await worker.next(c.opts.maxRunMs + WORKER_SLACK_MS)], 'msgs/s');
+  } finally {
+    await worker.stop();
+  }
+}
+
+const kvSubjects = (keys) => Array.from({ length: keys }, (_, i) => `$KV.${KV_BUCKET}.k${i}`);
+
+async function kvPut(c, replicas) {
+  await c.admin.freshKvBucket(KV_BUCKET, replicas);
+  const url = await leaderUrl(c, `KV_${KV_BUCKET}`);
+  const results = await runWorkers(
+    'request-window',
+    () => ({ url, subjects: kvSubjects(c.opts.keys), bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, errorNeedle: '"error"' }),
+    1,
+    c.opts.durationMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'ops/s');
+}
+
+/** Direct gets of keys that all exist (written first, unmeasured, when kv-put did not leave them). */
+async function kvGet(c, replicas) {
+  const stream = `KV_${KV_BUCKET}`;
+  const keys = c.opts.keys;
+  const info = await c.admin.streamInfo(stream).catch(() => null);
+  if ((info?.state?.messages ?? 0) < keys) {
+    await c.admin.freshKvBucket(KV_BUCKET, replicas);
+    const url = await leaderUrl(c, stream);
+    await runWorkers(
+      'request-window',
+      () => ({ url, subjects: kvSubjects(keys), bytes: c.opts.bytes, window: 100, maxOps: keys, durationMs: c.opts.maxRunMs, errorNeedle: '"error"' }),
+      1,
+      c.opts.maxRunMs + WORKER_SLACK_MS,
+    );
+  }
+  const url = await leaderUrl(c, stream);
+  const payloads = kvSubjects(keys).map((s) => JSON.stringify({ last_by_subj: s }));
+  const results = await runWorkers(
+    'request-window',
+    () => ({ url, subjects: [`$JS.API.DIRECT.GET.${stream}`], payloads, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
+    1,
+    c.opts.durationMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'ops/s');
+}
