@@ -242,10 +242,13 @@ export class ConsumerService implements ConsumerHost {
     });
   }
 
-  /** Cluster: true when this node serves the stream's consumer requests (always on a single node). */
+  /**
+   * Cluster: true when this node serves the stream's consumer requests (always on a single node): it leads
+   * the stream and its consumers are started (before that, INFO would wrongly say "consumer not found").
+   */
   leads(streamName: string): boolean {
     const entry = this.streams.get(streamName);
-    return entry?.replica ? entry.replica.leading : true;
+    return entry?.replica ? entry.replica.leading && entry.replica.loaded : true;
   }
 
   /** Cluster: the stream is replicated here. */
