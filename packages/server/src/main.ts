@@ -49,14 +49,10 @@ export async function main(argv: string[]): Promise<number | null> {
   const log = createLogger(options.logLevel, options.logFile);
   for (const w of result.warnings) log.warn(w);
   const server = new FlotillaServer(options, log);
-  try {
-    await server.start();
-  } catch (err) {
-    log.error({ err: (err as Error).message }, 'failed to start');
-    log.flush();
-    process.stderr.write(`flotilla: ${(err as Error).message}\n`);
-    return 1;
-  }
+  // Signals are handled from the start: a SIGTERM while starting (npm start's Ctrl-C, say) waits for the
+  // start to settle and then shuts down cleanly instead of killing the process half-way.
+  const starting = server.start();
+  starting.catch(() => undefined);
   let stopping = false;
   let inLameDuck = false;
   const finish = (p: Promise<void>): void => {
@@ -74,7 +70,7 @@ export async function main(argv: string[]): Promise<number | null> {
     log.info({ signal }, 'signal received');
     // Bounded: a shutdown that hangs (a stuck socket, a store that never flushes) still ends the process.
     setTimeout(() => exitAfterFlush(log, 1), SHUTDOWN_TIMEOUT_MS).unref();
-    finish(gracefulShutdown(server, log));
+    finish(starting.then(() => gracefulShutdown(server, log), () => server.shutdown()));
   };
   // nats-server's `--signal ldm`: SIGUSR2 starts lame-duck mode, which ends in a shutdown.
   // A SIGTERM during lame-duck mode still shuts down at once.
@@ -83,10 +79,21 @@ export async function main(argv: string[]): Promise<number | null> {
     inLameDuck = true;
     const timing = lameDuckTimingFrom(process.env);
     setTimeout(() => exitAfterFlush(log, 1), timing.durationMs + SHUTDOWN_TIMEOUT_MS).unref();
-    finish(enterLameDuck(server, log, timing));
+    finish(starting.then(() => enterLameDuck(server, log, timing)));
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
   process.once('SIGINT', () => stop('SIGINT'));
   process.on('SIGUSR2', lameDuck);
+  try {
+    await starting;
+  } catch (err) {
+    if (stopping) return null; // the shutdown under way ends the process
+    log.error({ err: (err as Error).message }, 'failed to start');
+    log.flush();
+    process.stderr.write(`flotilla: ${(err as Error).message}\n`);
+    // Whatever did start (a bound port, a store) must not keep the failed process alive.
+    await server.shutdown().catch(() => undefined);
+    return 1;
+  }
   return null; // keep running
 }
