@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
+import type { RaftNode } from '@flotilla/raft';
 import { ReplicaCluster, contentOf, waitFor } from './stream-replica-harness.js';
 
 const msgId = (id: string) => encodeHeaders({ entries: [['Nats-Msg-Id', id]] });
@@ -83,6 +84,25 @@ describe('StreamReplica: publishing through the stream group', () => {
     expect(after).toHaveLength(70);
   });
 
+  it('a partitioned leader acknowledges nothing; the majority continues; the healed side converges', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    const old = await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'before')]);
+    const oldId = old.leaderId();
+    c.network.isolate(oldId, [1, 2, 3]);
+    // Reaches only the old leader, which cannot commit it.
+    const lost = [c.publish('s.x', 'lost1'), c.publish('s.x', 'lost2')];
+    await waitFor(() => c.live().some((r) => r !== old && r.isLeader()), 3000, 'majority leader');
+    await waitFor(() => !old.isLeader(), 3000, 'old leader stepping down (check-quorum)');
+    const after = c.publish('s.x', 'after');
+    expect((await c.waitForAcks([after]))[0]).toEqual({ stream: 'S', seq: 2 });
+    c.network.heal();
+    const content = await c.waitConverged();
+    expect(content.map((m) => Buffer.from(m.data).toString())).toEqual(['before', 'after']);
+    expect(lost.map((r) => c.ack(r))).toEqual([undefined, undefined]);
+    expect(old.stream.store.state().last_seq).toBe(2);
+  });
+
   it('purges with a sequence bound and deletes through the group', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     const leader = await c.waitForLeader();
@@ -147,13 +167,15 @@ describe('StreamReplica: restart and catch-up', () => {
     }
     const leader = c.leader()!;
     expect(await leader.stream.propose({ op: 'purge', filter: 's.0' })).toBe(30);
-    // The leader compacted past everything the lagging replica has.
-    await waitFor(() => leader.status().applied > 8, 2000, 'entries applied');
+    // The leader compacted past everything the lagging replica has: only a snapshot can catch it up.
+    const raftOf = (r: unknown) => (r as { raftNode: RaftNode }).raftNode;
+    await waitFor(() => raftOf(leader).core.log.snapshotIndex > 8, 2000, 'leader compaction');
     const restarted = await c.restart(lagging.id);
     const content = await c.waitConverged(8000);
     expect(content).toHaveLength(120);
     expect(restarted.stream.store.state().last_seq).toBe(150);
     expect(content.some((m) => m.subject === 's.0')).toBe(false);
+    expect(raftOf(restarted).core.log.snapshotIndex).toBeGreaterThan(8);
   });
 
   it('a memory stream restarts from its snapshot plus log', async () => {

@@ -30,7 +30,8 @@ interface Item {
   msgId: string | undefined;
   subject: string | undefined;
   settle(result: unknown): void;
-  fail(error: unknown, appended: boolean): void;
+  /** `error`: what the publisher may be told (null: no reply — another leader may store it, or it may commit yet). */
+  fail(error: ApiError | null, appended: boolean): void;
 }
 
 interface InFlightId {
@@ -79,14 +80,15 @@ export class StreamPublisher implements StreamProposer, PublishView {
     this.resetInFlight();
   }
 
-  /** Leadership lost: queued proposals were never appended, so they get a retryable error. */
+  /** Leadership lost. Queued proposals were never appended; their publishers get no reply, since the new
+   * leader (also subscribed by now) may store the same publish and its ack must be the one the client sees. */
   deactivate(): void {
     if (!this.active) return;
     this.epoch++;
     this.active = false;
     const queued = this.queue;
     this.queue = [];
-    for (const item of queued) item.fail(unavailableError(), false);
+    for (const item of queued) item.fail(null, false);
     this.resetInFlight();
   }
 
@@ -130,7 +132,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
   publish(msg: BusMessage): void {
     const cfg = this.stream.config;
     const reply = cfg.no_ack === true ? null : msg.reply;
-    if (!this.active) return this.reject(reply, unavailableError());
+    if (!this.active) return; // not leading (a step-down in progress): the leader answers
     if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources());
     if (this.host.storageExceeded(cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
     const header = msg.header !== null && msg.header.length > 0 ? msg.header : null;
@@ -192,11 +194,11 @@ export class StreamPublisher implements StreamProposer, PublishView {
           else if (reply !== null && !ackEarly) this.send(reply, this.acks.ack(r.seq));
         });
       },
-      fail: (_error, appended) => {
+      fail: (error, appended) => {
         this.forget(epoch, seq, msgId, msg.subject, 0);
         // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
         // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
-        if (!appended && !ackEarly) this.reject(reply, unavailableError());
+        if (!appended && !ackEarly && error !== null) this.reject(reply, error);
       },
     });
   }
@@ -232,9 +234,9 @@ export class StreamPublisher implements StreamProposer, PublishView {
           this.outstanding--;
           resolve(result);
         },
-        fail: (error, appended) => {
+        fail: (error) => {
           this.outstanding--;
-          reject(appended ? unavailableError() : error);
+          reject(error ?? unavailableError());
         },
       });
     });
@@ -268,7 +270,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
       start = end;
       if (failedFromSeq > 0) {
         // An earlier chunk of this flush was refused: later ones must not commit with a gap before them.
-        for (const item of chunk) item.fail(unavailableError(), false);
+        for (const item of chunk) item.fail(null, false);
         continue;
       }
       const before = this.target.lastIndex();
@@ -285,7 +287,9 @@ export class StreamPublisher implements StreamProposer, PublishView {
           for (let i = 0; i < chunk.length; i++) chunk[i]!.settle(results[i]);
         },
         (error: unknown) => {
-          for (const item of chunk) item.fail(error, appended);
+          // Refused outright for back-pressure: say so; any other refusal means leadership moved.
+          const told = !appended && error instanceof Error && error.message.includes('too many pending') ? JsErrors.insufficientResources() : null;
+          for (const item of chunk) item.fail(told, appended);
         },
       );
     }
@@ -303,8 +307,8 @@ export class StreamPublisher implements StreamProposer, PublishView {
       if (rec !== undefined && rec.seq === seq) {
         this.inFlightIds.delete(msgId);
         for (const w of rec.waiters) {
+          // The original failed: no reply, the client's retry is then stored as new.
           if (storedSeq > 0) this.send(w, this.acks.duplicate(storedSeq));
-          else this.reject(w, unavailableError());
         }
       }
       if (this.lastInFlightId?.seq === seq) this.lastInFlightId = null;
@@ -313,7 +317,6 @@ export class StreamPublisher implements StreamProposer, PublishView {
   }
 
   private resetInFlight(): void {
-    for (const rec of this.inFlightIds.values()) for (const w of rec.waiters) this.reject(w, unavailableError());
     this.inFlightIds.clear();
     this.inFlightSubjectSeq.clear();
     this.lastInFlightId = null;

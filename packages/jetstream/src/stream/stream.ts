@@ -196,7 +196,13 @@ export class Stream implements StreamHandle, PublishView {
 
   removeMessage(seq: number): Promise<boolean> {
     // Replicated: every replica must drop it, so it is a delete entry (the leader's proposal).
-    if (this.proposer !== null) return this.proposer.propose({ op: 'delete', seq, erase: false }).then((r) => r === true);
+    if (this.proposer !== null) {
+      // On a replica that does not lead the proposal is refused: nothing removed here (the leader removes it).
+      return this.proposer.propose({ op: 'delete', seq, erase: false }).then(
+        (r) => r === true,
+        () => false,
+      );
+    }
     return this.store.delete(seq, { erase: false });
   }
 
