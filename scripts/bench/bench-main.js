@@ -164,7 +164,9 @@ function chooseTargets(opts) {
     else if (opts.compare === 'nats-server') return 'nats-server not found: put it on PATH (apt-get install nats-server) or pass --nats-server PATH';
     else console.log('nats-server not on PATH: measuring flotilla only (apt-get install nats-server to compare)');
   }
-  return targets;
+  if (!opts.servers) return targets;
+  const kept = targets.filter((t) => opts.servers.includes(t.name));
+  return kept.length > 0 ? kept : `--servers ${opts.servers.join(',')} names none of ${targets.map((t) => t.name).join(', ')}`;
 }
 
 /** Whether `flotilla -t` accepts a config that sets jetstream.sync_interval. */

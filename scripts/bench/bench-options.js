@@ -10,6 +10,7 @@ export const USAGE = `usage: flotilla-bench [core|js|cluster|all ...] [options] 
               nodes · all (default): every workload, plus R3 pull drain
   --compare nats-server|none   side by side with nats-server (default: when nats-server is on PATH)
   --nats-server PATH           the nats-server binary (default: from PATH)
+  --servers NAME,NAME          measure only these of flotilla, "flotilla sync 1s", nats-server
   --flotilla PATH              the flotilla launcher to measure (default: this checkout's bin/flotilla.js)
   --only ID,ID                 just these workloads (${WORKLOADS.map((w) => w.id).join(', ')})
   --rounds N (3)               rounds; each starts every server afresh, servers alternate within a round
@@ -38,6 +39,7 @@ export function parseBenchArgs(argv) {
       compare: { type: 'string', default: 'auto' },
       'nats-server': { type: 'string' },
       flotilla: { type: 'string' },
+      servers: { type: 'string' },
       only: { type: 'string' },
       rounds: { type: 'string', default: '3' },
       msgs: { type: 'string', default: '200000' },
@@ -72,6 +74,7 @@ export function parseBenchArgs(argv) {
     compare: values.compare,
     natsServerPath: values['nats-server'] ?? null,
     flotillaPath: values.flotilla ?? null,
+    servers: values.servers ? values.servers.split(',').map((s) => s.trim()) : null,
     rounds: smoke ? 1 : int(values.rounds, 'rounds', 1),
     msgs: smoke ? 2_000 : int(values.msgs, 'msgs', 1),
     coreMsgs: smoke ? 20_000 : int(values['core-msgs'], 'core-msgs', 1),
@@ -79,7 +82,7 @@ export function parseBenchArgs(argv) {
     bytes: int(values.bytes, 'bytes', 0),
     window: int(values.window, 'window', 1),
     batch: int(values.batch, 'batch', 1),
-    keys: smoke ? 50 : int(values.keys, 'keys', 1),
+    keys: smoke ? 20 : int(values.keys, 'keys', 1),
     clients: int(values.clients, 'clients', 1),
     intervalSync: smoke || values['interval-sync'] === 'off' ? null : values['interval-sync'],
     json: values.json ?? null,

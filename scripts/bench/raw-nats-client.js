@@ -81,8 +81,8 @@ class MessageView {
 
   /** Whether the payload contains `needle` (a Buffer), e.g. `"error"` in a PubAck. */
   payloadIncludes(needle) {
-    const i = this.buf.indexOf(needle, this.payloadStart);
-    return i >= 0 && i + needle.length <= this.payloadEnd;
+    // bounded to the payload: searching from payloadStart alone would scan the rest of the chunk
+    return this.buf.subarray(this.payloadStart, this.payloadEnd).indexOf(needle) >= 0;
   }
 }
 
