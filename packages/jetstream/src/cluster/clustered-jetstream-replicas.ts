@@ -1,6 +1,8 @@
 // The stream replicas on this node follow the catalogue: after every meta change one reconcile pass (never
 // two at once) opens a replica for each assignment naming this node, updates changed ones, and destroys
-// those whose assignment is gone or no longer names this node. Meta log replay at restart re-opens them.
+// those whose stream is gone. A replica whose stream moved off this node (peer removal, fewer replicas) keeps
+// running until its group no longer needs it: the leader removes it from the Raft group only after the new
+// member caught up, and until then it may count for the quorum. Meta log replay at restart re-opens them.
 import { join } from 'node:path';
 import type { NodeId } from '@flotilla/raft';
 import type { ApiError } from '../api/api-error.js';
@@ -34,6 +36,12 @@ export interface ReplicaSetHost {
 
 /** A failed open is retried after this long (the next meta change retries sooner). */
 const RETRY_AFTER_MS = 2_000;
+/** A replica leaving its group is checked this often… */
+const LEAVING_CHECK_MS = 500;
+/** …and closed once it does not lead and has not heard from a leader for this long (it was removed)… */
+const LEAVING_SILENCE_MS = 2_000;
+/** …or at the latest after this long. */
+const LEAVING_MAX_MS = 120_000;
 /** Reconcile passes run back to back at most this many times before yielding to a timer. */
 const MAX_PASSES = 16;
 
@@ -43,6 +51,11 @@ export function replicaDir(storeDir: string, group: string): string {
 
 export class ReplicaSet {
   private readonly byGroup = new Map<string, LocalReplica>();
+  /** Replicas whose stream moved off this node, still serving their group until it lets them go. */
+  private readonly leaving = new Map<string, { replica: LocalReplica; sinceMs: number }>();
+  private leavingTimer: NodeJS.Timeout | null = null;
+  /** Leaving replicas their group has let go: destroyed at the start of the next pass. */
+  private letGo: LocalReplica[] = [];
   private dirty = false;
   private running: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
@@ -50,18 +63,18 @@ export class ReplicaSet {
 
   constructor(private readonly host: ReplicaSetHost) {}
 
-  /** Replicas open on this node. */
+  /** Replicas open on this node (those leaving their group included). */
   all(): LocalReplica[] {
-    return [...this.byGroup.values()];
+    return [...this.byGroup.values(), ...[...this.leaving.values()].map((l) => l.replica)];
   }
 
   byStream(name: string): LocalReplica | undefined {
-    for (const r of this.byGroup.values()) if (r.name === name) return r;
+    for (const r of this.all()) if (r.name === name) return r;
     return undefined;
   }
 
   byGroupId(group: string): LocalReplica | undefined {
-    return this.byGroup.get(group);
+    return this.byGroup.get(group) ?? this.leaving.get(group)?.replica;
   }
 
   /** Schedules a reconcile pass (coalesced). */
@@ -80,9 +93,11 @@ export class ReplicaSet {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    if (this.leavingTimer !== null) clearInterval(this.leavingTimer);
     await this.running;
-    for (const r of [...this.byGroup.values()]) {
+    for (const r of [...this.all(), ...this.letGo.splice(0)]) {
       this.byGroup.delete(r.assignment.group);
+      this.leaving.delete(r.assignment.group);
       await this.host.removing(r, false).catch(() => undefined);
       await r.stop().catch((err: unknown) => this.host.log.warn({ stream: r.name, err: String(err) }, 'replica stop failed'));
     }
@@ -101,18 +116,40 @@ export class ReplicaSet {
   }
 
   private async reconcile(): Promise<void> {
+    for (const r of this.letGo.splice(0)) await this.destroy(r);
     const self = this.host.selfId;
     const wanted = new Map<string, StreamAssignment>();
-    for (const a of this.host.assignments()) if (a.peers.includes(self)) wanted.set(a.group, a);
+    const current = new Map<string, StreamAssignment>();
+    for (const a of this.host.assignments()) {
+      current.set(a.group, a);
+      if (a.peers.includes(self)) wanted.set(a.group, a);
+    }
+    for (const [group, l] of [...this.leaving]) {
+      if (!wanted.has(group)) continue;
+      // Placed here again before it left: it simply stays.
+      this.leaving.delete(group);
+      this.byGroup.set(group, l.replica);
+    }
     for (const [group, r] of [...this.byGroup]) {
       if (wanted.has(group)) continue;
       this.byGroup.delete(group);
-      try {
-        await this.host.removing(r, true);
-        await r.destroy();
-        this.host.log.info({ stream: r.name, group }, 'stream replica removed');
-      } catch (err) {
-        this.host.log.error({ stream: r.name, group, err: String(err) }, 'stream replica removal failed');
+      const still = current.get(group);
+      if (still !== undefined) {
+        // Moved off this node: the group's leader takes it out once the new member caught up.
+        this.leaving.set(group, { replica: r, sinceMs: Date.now() });
+        await r.update(still).catch((err: unknown) => this.host.log.warn({ stream: r.name, err: String(err) }, 'leaving replica update failed'));
+        this.watchLeaving();
+        continue;
+      }
+      await this.destroy(r);
+    }
+    for (const [group, l] of [...this.leaving]) {
+      const still = current.get(group);
+      if (still === undefined) {
+        this.leaving.delete(group);
+        await this.destroy(l.replica);
+      } else if (JSON.stringify(l.replica.assignment) !== JSON.stringify(still)) {
+        await l.replica.update(still).catch(() => undefined);
       }
     }
     let failed = false;
@@ -133,6 +170,7 @@ export class ReplicaSet {
         this.host.log.error({ stream: a.config.name, group, err: String(err) }, 'stream replica could not be opened or updated');
       }
     }
+    this.checkLeaving();
     if (failed && this.retryTimer === null && !this.stopped) {
       this.retryTimer = setTimeout(() => {
         this.retryTimer = null;
@@ -141,4 +179,48 @@ export class ReplicaSet {
       this.retryTimer.unref();
     }
   }
+
+  private async destroy(r: LocalReplica): Promise<void> {
+    const group = r.assignment.group;
+    try {
+      await this.host.removing(r, true);
+      await r.destroy();
+      this.host.log.info({ stream: r.name, group }, 'stream replica removed');
+    } catch (err) {
+      this.host.log.error({ stream: r.name, group, err: String(err) }, 'stream replica removal failed');
+    }
+  }
+
+  private watchLeaving(): void {
+    if (this.leavingTimer !== null || this.stopped) return;
+    this.leavingTimer = setInterval(() => this.checkLeaving(), LEAVING_CHECK_MS);
+    this.leavingTimer.unref();
+  }
+
+  /** Closes leaving replicas their group has let go (no leader heard for a while), or that waited too long. */
+  private checkLeaving(): void {
+    if (this.leaving.size === 0) {
+      if (this.leavingTimer !== null) clearInterval(this.leavingTimer);
+      this.leavingTimer = null;
+      return;
+    }
+    const now = Date.now();
+    for (const [group, l] of this.leaving) {
+      if (now - l.sinceMs < LEAVING_SILENCE_MS) continue;
+      if (now - l.sinceMs < LEAVING_MAX_MS && !isLetGo(l.replica)) continue;
+      this.leaving.delete(group);
+      // Destroyed by the next reconcile pass, so it never overlaps an open or update.
+      this.letGo.push(l.replica);
+      this.changed();
+    }
+  }
+}
+
+/** Not leading, and no leader heard from lately: the group has removed this member. */
+function isLetGo(r: LocalReplica): boolean {
+  if (r.isLeader()) return false;
+  const leader = r.leaderId();
+  if (leader === 0) return true;
+  const seen = r.status().replicas.find((x) => x.raftNodeId === leader);
+  return seen === undefined || seen.activeAgoMs >= LEAVING_SILENCE_MS;
 }
