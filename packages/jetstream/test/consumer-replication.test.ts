@@ -228,9 +228,10 @@ describe('consumers across three replicas', () => {
     expect(waiting.msgs).toEqual([]);
 
     await f.elect(1);
-    expect(waiting.msgs.length).toBe(1);
+    // The old leader releases it and the new one, which saw the request, tells it too (nats.js ignores repeats).
+    expect(waiting.msgs.length).toBe(2);
+    for (const m of waiting.msgs) expect(m.header!.toString('latin1')).toBe('NATS/1.0 409 Leadership Change\r\n\r\n');
     expect(statusOf(waiting.msgs[0]!)).toMatchObject({ code: 409, description: 'Leadership Change' });
-    expect(waiting.msgs[0]!.header!.toString('latin1')).toBe('NATS/1.0 409 Leadership Change\r\n\r\n');
     expect(await f.request(0, '$JS.API.CONSUMER.INFO.S.D')).toBeNull();
     const info = await f.request(1, '$JS.API.CONSUMER.INFO.S.D');
     expect(info?.['ack_floor']).toMatchObject({ consumer_seq: 2, stream_seq: 2 });
@@ -254,6 +255,31 @@ describe('consumers across three replicas', () => {
     const done = await f.request(1, '$JS.API.CONSUMER.INFO.S.D');
     expect(done?.['ack_floor']).toMatchObject({ stream_seq: 5 });
     expect(done?.['num_ack_pending']).toBe(0);
+  });
+
+  it('when the leader crashes, the new leader sends 409 Leadership Change to the pulls it saw still waiting', async () => {
+    const f = await cluster(3);
+    await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
+    await f.request(0, '$JS.API.CONSUMER.CREATE.S.E', { stream_name: 'S', config: { durable_name: 'E', ack_policy: 'explicit' } });
+    const waiting = f.bus.inbox('_INBOX.long');
+    const expired = f.bus.inbox('_INBOX.short');
+    const gone = f.bus.inbox('_INBOX.gone');
+    const noWait = f.bus.inbox('_INBOX.nowait');
+    f.pull('D', { batch: 1, expires: 30e9 }, '_INBOX.long');
+    f.pull('E', { batch: 1, expires: 1e9 }, '_INBOX.short');
+    f.pull('D', { batch: 1, expires: 30e9 }, '_INBOX.gone');
+    f.pull('D', { batch: 1, no_wait: true }, '_INBOX.nowait');
+    await settle();
+    gone.close(); // the client went away
+    f.clock.advance(2000);
+    expect(expired.msgs.map((m) => statusOf(m).code)).toEqual([408]);
+    await f.crash(0);
+    await f.elect(1);
+    expect(waiting.msgs.length).toBe(1);
+    expect(waiting.msgs[0]!.header!.toString('latin1')).toBe('NATS/1.0 409 Leadership Change\r\n\r\n');
+    // Expired on its own, and one-shot no_wait requests: nothing more.
+    expect(expired.msgs.length).toBe(1);
+    expect(noWait.msgs.map((m) => statusOf(m).code)).toEqual([404]);
   });
 
   it('CONSUMER.LEADER.STEPDOWN moves the stream leadership; unknown consumers get 10014', async () => {

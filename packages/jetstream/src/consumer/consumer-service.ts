@@ -29,6 +29,7 @@ import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { subjectsCollide } from './subject-overlap.js';
 import * as S from './status-headers.js';
+import { ObservedPulls } from './observed-pulls.js';
 import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
 import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../cluster/consumer-replication-storage.js';
 
@@ -50,6 +51,9 @@ interface StreamReplication {
   loaded: boolean;
   /** Bumped at every leadership change, so work begun under an earlier one is dropped. */
   epoch: number;
+  /** Pull requests seen while not serving: told 409 Leadership Change once this node serves. */
+  observedPulls: ObservedPulls;
+  unsubscribePulls: () => void;
 }
 
 /** What identifies a stream replica in the stream group's hooks (StreamReplica has `name`). */
@@ -135,6 +139,7 @@ export class ConsumerService implements ConsumerHost {
       // The group goes away with the stream: nothing more is proposed; local files go with the stream dir.
       entry.replica.leading = false;
       entry.replica.epoch++;
+      entry.replica.unsubscribePulls();
       for (const c of entry.consumers.values()) c.release(S.CONSUMER_DELETED);
       entry.consumers.clear();
       await entry.replica.applied.drop();
@@ -170,9 +175,28 @@ export class ConsumerService implements ConsumerHost {
     const applied = new AppliedConsumers(stream.config.storage === 'file' ? join(stream.dir, 'consumers') : null, (err) =>
       this.ctx.log.error({ stream: stream.name, err: String(err) }, 'replicated consumer write failed'),
     );
-    const replica: StreamReplication = { group, applied, leading: false, loaded: false, epoch: 0 };
+    const replica: StreamReplication = {
+      group,
+      applied,
+      leading: false,
+      loaded: false,
+      epoch: 0,
+      observedPulls: new ObservedPulls(),
+      unsubscribePulls: () => undefined,
+    };
     const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica };
     this.streams.set(stream.name, entry);
+    // Every node sees every MSG.NEXT (all subscribe `$JS.API.>`); the serving leader handles its own.
+    const observe = (msg: BusMessage): void => {
+      if (replica.leading && replica.loaded) return;
+      const consumer = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
+      replica.observedPulls.observe(consumer, msg.reply, msg.data, this.clock.nowMs());
+    };
+    const subs = [this.ctx.bus.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${stream.name}.*`, observe)];
+    if (this.ctx.options.domain) subs.push(this.ctx.bus.subscribe(`$JS.${this.ctx.options.domain}.API.CONSUMER.MSG.NEXT.${stream.name}.*`, observe));
+    replica.unsubscribePulls = () => {
+      for (const u of subs) u();
+    };
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
     });
@@ -216,6 +240,7 @@ export class ConsumerService implements ConsumerHost {
       rep.leading = false;
       rep.loaded = false;
       rep.epoch++;
+      rep.observedPulls.clear();
       for (const c of entry.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
       entry.consumers.clear();
       return;
@@ -239,6 +264,14 @@ export class ConsumerService implements ConsumerHost {
       }
       rep.loaded = true;
       for (const c of started) c.start();
+      // Requests that went to the old leader (or came while these consumers started): pull again.
+      const now = this.clock.nowMs();
+      for (const c of started) {
+        for (const reply of rep.observedPulls.take(c.name, now)) {
+          if (this.ctx.bus.hasInterest(reply)) this.ctx.bus.publish(reply, null, S.LEADERSHIP_CHANGE, EMPTY);
+        }
+      }
+      rep.observedPulls.clear();
     });
   }
 
@@ -291,6 +324,7 @@ export class ConsumerService implements ConsumerHost {
       if (entry.replica !== null) {
         entry.replica.leading = false;
         entry.replica.epoch++;
+        entry.replica.unsubscribePulls();
         // In parallel: each gets a bounded last proposal, and the replica's files their last write.
         closing.push(Promise.all([...entry.consumers.values()].map((c) => c.close(false))).then(() => entry.replica!.applied.close()));
         continue;
@@ -532,3 +566,5 @@ export class ConsumerService implements ConsumerHost {
     return run;
   }
 }
+
+const EMPTY = new Uint8Array(0);

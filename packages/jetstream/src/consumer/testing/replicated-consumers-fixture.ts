@@ -13,8 +13,10 @@ export interface Replica {
   stream: FakeStream;
   service: ConsumerService;
   group: ConsumerReplicationGroup;
-  /** false: applies nothing (a crashed node) */
+  /** false: applies nothing and serves nothing (a crashed node) */
   up: boolean;
+  /** Drops its `$JS.API.>` subscription. */
+  unsubscribeApi: () => void;
 }
 
 export class NotLeaderError extends Error {}
@@ -53,8 +55,13 @@ export class ReplicatedConsumersFixture {
         await this.elect((this.leader + 1) % this.replicas.length);
       },
     };
+    this.replicas[index]?.unsubscribeApi();
     await service.replicaAdded(stream, group);
-    const replica: Replica = { index, ctx, stream, service, group, up: true };
+    const replica: Replica = { index, ctx, stream, service, group, up: true, unsubscribeApi: () => undefined };
+    // Like every server: `$JS.API.>` on the node; the service decides whether it answers.
+    replica.unsubscribeApi = this.bus.subscribe('$JS.API.>', (m) => {
+      if (replica.up) service.handleApi(m.subject.split('.').slice(2), m);
+    });
     this.replicas[index] = replica;
     return replica;
   }
@@ -70,6 +77,15 @@ export class ReplicatedConsumersFixture {
     this.leader = index;
     await this.replicas[index]!.service.leadershipChanged({ name: 'S' }, true);
     await settle();
+  }
+
+  /** The node dies: it sends nothing more (no 409s) and its subscriptions go. */
+  async crash(index: number): Promise<void> {
+    const r = this.replicas[index]!;
+    r.up = false;
+    r.unsubscribeApi();
+    // stop() closes consumers without telling waiting pulls anything, as a dead process would.
+    await r.service.stop();
   }
 
   /** Replicates a stored message: every live replica stores it at the same sequence. */
@@ -108,13 +124,9 @@ export class ReplicatedConsumersFixture {
     }
   }
 
-  /** A pull request sent on the bus to `index`'s API (as a client's MSG.NEXT reaches every node). */
+  /** A client's pull request: published on the bus, so it reaches every node. */
   pull(consumer: string, body: unknown, inbox: string): void {
-    const subject = `$JS.API.CONSUMER.MSG.NEXT.S.${consumer}`;
-    const data = Buffer.from(JSON.stringify(body));
-    for (const r of this.replicas) {
-      if (r.up) r.service.handleApi(['CONSUMER', 'MSG', 'NEXT', 'S', consumer], { subject, reply: inbox, header: null, data });
-    }
+    this.bus.publish(`$JS.API.CONSUMER.MSG.NEXT.S.${consumer}`, inbox, null, Buffer.from(JSON.stringify(body)));
   }
 
   async stop(): Promise<void> {

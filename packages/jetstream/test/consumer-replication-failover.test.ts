@@ -1,0 +1,275 @@
+// Consumer replication over real StreamReplicas (Raft over an InMemoryNetwork): a durable consumer survives
+// the crash of the stream (= consumer) leader with its acks, and the new leader redelivers the rest.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { InMemoryNetwork, MemoryLogStore, type NodeId } from '@flotilla/raft';
+import type { ClusterEnvironment, StreamAssignment } from '../src/cluster/cluster-contracts.js';
+import { StreamReplica, type StreamReplicaHost } from '../src/cluster/stream-replica.js';
+import { parseAckReply } from '../src/consumer/ack-reply.js';
+import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { statusOf } from '../src/consumer/testing/consumer-fixture.js';
+import { FakeBus, FakeContext } from '../src/consumer/testing/consumer-fakes.js';
+import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
+
+const TIMINGS = { tickMs: 20, electionTicks: 5, heartbeatTicks: 1 };
+
+interface Node {
+  id: NodeId;
+  name: string;
+  dir: string;
+  logStore: MemoryLogStore;
+  replica: StreamReplica | null;
+  unsubscribeApi: () => void;
+  ctx: FakeContext;
+  service: ConsumerService;
+  errors: string[];
+}
+
+class ConsumerCluster {
+  readonly network = new InMemoryNetwork();
+  readonly bus = new FakeBus();
+  readonly nodes = new Map<NodeId, Node>();
+  readonly assignment: StreamAssignment;
+  private inboxes = 0;
+
+  constructor(
+    readonly root: string,
+    config: object,
+  ) {
+    this.assignment = { config: normaliseStreamConfig(parseStreamConfigRequest(config)), created: '2026-01-01T00:00:00Z', group: 'S-g1', peers: [1, 2, 3] };
+  }
+
+  async open(id: NodeId): Promise<void> {
+    let node = this.nodes.get(id);
+    if (!node) {
+      node = {
+        id,
+        name: `n${id}`,
+        dir: join(this.root, `n${id}`),
+        logStore: new MemoryLogStore(),
+        replica: null,
+        unsubscribeApi: () => undefined,
+        ctx: null!,
+        service: null!,
+        errors: [],
+      };
+      this.nodes.set(id, node);
+    }
+    const n = node;
+    // A (re)started node: a fresh ConsumerService over what the node kept (files, Raft log).
+    n.ctx = new FakeContext(this.bus);
+    n.ctx.log.warn = (obj, msg) => n.errors.push(`${msg} ${JSON.stringify(obj)}`);
+    n.ctx.log.error = (obj, msg) => n.errors.push(`${msg} ${JSON.stringify(obj)}`);
+    n.service = new ConsumerService(n.ctx);
+    const env: ClusterEnvironment = {
+      clusterName: 'C1',
+      self: { name: n.name, raftNodeId: id, serverId: `S${id}` },
+      peers: () => [...this.nodes.values()].map((x) => ({ name: x.name, raftNodeId: x.id, serverId: `S${x.id}`, active: x.replica !== null })),
+      onPeersChanged: () => () => undefined,
+      expectedClusterSize: 3,
+      raftStore: n.logStore,
+      transport: this.network.transport(),
+    };
+    // As the JetStreamService wires it: per replica, registration first, then entries and leadership in order.
+    let chain: Promise<void> | null = null;
+    const service = n.service;
+    const withConsumers = (replica: StreamReplica, fn: () => unknown): Promise<void> => {
+      chain ??= service.replicaAdded(replica.stream, {
+        proposeConsumerEntry: (payload) => replica.proposeConsumerEntry(payload),
+        clusterInfo: () => replica.clusterInfo(),
+        stepDown: async () => {
+          const err = replica.stepDown();
+          if (err !== null) throw err;
+        },
+      });
+      chain = chain.then(async () => void (await fn())).catch((err: unknown) => void n.errors.push(String(err)));
+      return chain;
+    };
+    const host: StreamReplicaHost = {
+      bus: this.bus,
+      log: n.ctx.log,
+      domain: undefined,
+      env,
+      streamPurged: (stream) => service.streamPurged(stream),
+      storageExceeded: () => false,
+      hasConsumerInterest: (stream, subject) => service.hasInterest(stream.name, subject),
+      leadershipChanged: (replica, leading) => void withConsumers(replica, () => service.leadershipChanged(replica, leading)),
+      applyConsumerEntry: (replica, payload) => withConsumers(replica, () => service.applyConsumerEntry(replica, payload)),
+    };
+    n.replica = await StreamReplica.open(host, this.assignment, n.dir, { timings: TIMINGS });
+    n.ctx.table.set('S', n.replica.stream);
+    await withConsumers(n.replica, () => undefined);
+    // Like every server: `$JS.API.>` on each node (the meta layer's routing is not part of this test).
+    n.unsubscribeApi = this.bus.subscribe('$JS.API.>', (m) => service.handleApi(m.subject.split('.').slice(2), m));
+  }
+
+  /** The node vanishes: cut off, its consumers gone without a word (no 409s), its replica stopped. */
+  async crash(id: NodeId): Promise<void> {
+    const n = this.nodes.get(id)!;
+    this.network.isolate(id, [...this.nodes.keys()]);
+    const replica = n.replica!;
+    n.replica = null;
+    n.unsubscribeApi();
+    await n.service.stop();
+    await replica.stop();
+  }
+
+  async restart(id: NodeId): Promise<void> {
+    this.network.heal();
+    await this.open(id);
+  }
+
+  /** The node whose consumers serve (stream leader with its consumers started). */
+  async waitForConsumerLeader(timeoutMs = 5000): Promise<Node> {
+    let found: Node | undefined;
+    await waitFor(() => {
+      found = [...this.nodes.values()].find((n) => n.replica?.isLeader() && n.service.leads('S'));
+      return found !== undefined;
+    }, timeoutMs, 'a consumer leader');
+    return found!;
+  }
+
+  inbox(): { subject: string; msgs: ReturnType<FakeBus['inbox']>['msgs']; close: () => void } {
+    const subject = `_INBOX.${++this.inboxes}`;
+    return { subject, ...this.bus.inbox(subject) };
+  }
+
+  /** A client request on the bus: every live node's API sees it, only the leader answers. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tests read arbitrary response fields
+  async request(subject: string, body: unknown = ''): Promise<Record<string, any>> {
+    const box = this.inbox();
+    this.bus.publish(subject, box.subject, null, Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
+    await waitFor(() => box.msgs.length > 0, 3000, `a reply to ${subject}`);
+    await new Promise((r) => setTimeout(r, 20));
+    box.close();
+    expect(box.msgs.length).toBe(1);
+    return JSON.parse(box.msgs[0]!.data.toString()) as Record<string, unknown>;
+  }
+
+  pull(consumer: string, body: object, inbox: string): void {
+    this.bus.publish(`$JS.API.CONSUMER.MSG.NEXT.S.${consumer}`, inbox, null, Buffer.from(JSON.stringify(body)));
+  }
+
+  async publish(subject: string, count: number): Promise<void> {
+    const box = this.inbox();
+    for (let i = 0; i < count; i++) this.bus.publish(subject, box.subject, null, Buffer.from(`m${i}`));
+    await waitFor(() => box.msgs.length === count, 3000, 'pub acks');
+    box.close();
+  }
+
+  async close(): Promise<void> {
+    for (const n of this.nodes.values()) {
+      if (n.replica) {
+        n.unsubscribeApi();
+        await n.replica.stop();
+        await n.service.stop();
+      }
+    }
+    await rm(this.root, { recursive: true, force: true });
+  }
+}
+
+async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+let cluster: ConsumerCluster | null = null;
+afterEach(async () => {
+  await cluster?.close();
+  cluster = null;
+});
+
+async function start(storage: 'file' | 'memory'): Promise<ConsumerCluster> {
+  const c = new ConsumerCluster(await mkdtemp(join(tmpdir(), 'consumer-failover-')), { name: 'S', subjects: ['s.>'], storage, num_replicas: 3 });
+  cluster = c;
+  await Promise.all([1, 2, 3].map((id) => c.open(id)));
+  return c;
+}
+
+describe('consumer replication over stream replicas', () => {
+  for (const storage of ['file', 'memory'] as const) {
+    it(`${storage}: the new leader after a leader crash keeps acks and redelivers the unacked with count 2`, async () => {
+      const c = await start(storage);
+      const leader = await c.waitForConsumerLeader();
+      const created = await c.request('$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit', ack_wait: 1e9 } });
+      expect(created['name']).toBe('D');
+      expect(created['cluster']).toMatchObject({ name: 'C1', leader: leader.name });
+      await c.publish('s.a', 6);
+
+      const first = c.inbox();
+      c.pull('D', { batch: 6 }, first.subject);
+      await waitFor(() => first.msgs.length === 6, 3000, 'six deliveries');
+      expect(first.msgs.map((m) => parseAckReply(m.reply!)?.streamSeq)).toEqual([1, 2, 3, 4, 5, 6]);
+      // Ack 1..3, the last with ack-sync: answered once committed in the stream group.
+      for (const m of first.msgs.slice(0, 2)) c.bus.publish(m.reply!, null, null, Buffer.from('+ACK'));
+      const sync = c.inbox();
+      c.bus.publish(first.msgs[2]!.reply!, sync.subject, null, Buffer.from('+ACK'));
+      await waitFor(() => sync.msgs.length === 1, 3000, 'ack-sync reply');
+      // Every replica applied the state (files too, for a file stream).
+      for (const n of c.nodes.values()) {
+        await waitFor(() => n.service.consumerCount('S') === 1, 3000, 'consumer on every replica');
+        if (storage === 'file') await waitFor(() => existsSync(join(n.dir, 'consumers', 'D', 'state.json')), 3000, 'state file');
+      }
+      const waiting = c.inbox();
+      c.pull('D', { batch: 1, expires: 30e9 }, waiting.subject);
+      await new Promise((r) => setTimeout(r, 20));
+
+      const t0 = Date.now();
+      await c.crash(leader.id);
+      expect(waiting.msgs).toEqual([]);
+      const next = await c.waitForConsumerLeader();
+      const takeoverMs = Date.now() - t0;
+      expect(next.id).not.toBe(leader.id);
+      expect(takeoverMs).toBeLessThan(3000);
+      // The new leader saw the pull go to the old one: it tells the client to pull again.
+      await waitFor(() => waiting.msgs.length === 1, 1000, '409 from the new leader');
+      expect(statusOf(waiting.msgs[0]!)).toMatchObject({ code: 409, description: 'Leadership Change' });
+
+      const info = await c.request('$JS.API.CONSUMER.INFO.S.D');
+      expect(info['ack_floor']).toMatchObject({ consumer_seq: 3, stream_seq: 3 });
+      expect(info['num_ack_pending']).toBe(3);
+      expect(info['cluster']).toMatchObject({ leader: next.name });
+
+      const again = c.inbox();
+      c.pull('D', { batch: 10, expires: 10e9 }, again.subject);
+      await waitFor(() => again.msgs.length === 3, 4000, 'three redeliveries');
+      const tokens = again.msgs.map((m) => parseAckReply(m.reply!)!);
+      expect(tokens.map((t) => t.streamSeq)).toEqual([4, 5, 6]);
+      expect(tokens.map((t) => t.deliveryCount)).toEqual([2, 2, 2]);
+      const sync2 = c.inbox();
+      for (const m of again.msgs) c.bus.publish(m.reply!, sync2.subject, null, Buffer.from('+ACK'));
+      await waitFor(() => sync2.msgs.length === 3, 3000, 'ack-sync replies from the new leader');
+      const done = await c.request('$JS.API.CONSUMER.INFO.S.D');
+      expect(done['ack_floor']).toMatchObject({ stream_seq: 6 });
+      expect(done['num_ack_pending']).toBe(0);
+
+      // The crashed node comes back, catches up, and takes over after a stepdown with the same state.
+      await c.restart(leader.id);
+      const back = c.nodes.get(leader.id)!;
+      await waitFor(() => back.service.consumerCount('S') === 1, 5000, 'restarted replica knows the consumer');
+      for (let i = 0; i < 20 && !(back.replica?.isLeader() && back.service.leads('S')); i++) {
+        const current = await c.waitForConsumerLeader();
+        if (current.id === back.id) break;
+        const res = await c.request('$JS.API.CONSUMER.LEADER.STEPDOWN.S.D');
+        expect(res).toEqual({ type: 'io.nats.jetstream.api.v1.consumer_leader_stepdown_response', success: true });
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      await waitFor(() => back.replica!.isLeader() && back.service.leads('S'), 5000, 'restarted node leads');
+      const final = await c.request('$JS.API.CONSUMER.INFO.S.D');
+      expect(final['ack_floor']).toMatchObject({ stream_seq: 6 });
+      expect(final['num_ack_pending']).toBe(0);
+      const none = c.inbox();
+      c.pull('D', { batch: 1, no_wait: true }, none.subject);
+      await waitFor(() => none.msgs.length === 1, 3000, 'no_wait answer');
+      expect(statusOf(none.msgs[0]!)).toMatchObject({ code: 404 });
+      for (const n of c.nodes.values()) expect(n.errors.filter((e) => !e.includes('not replicated yet'))).toEqual([]);
+    }, 30_000);
+  }
+});
