@@ -35,15 +35,16 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
     buckets: PROPOSAL_BUCKETS_SECONDS,
     registers: [registry],
   });
-  let removeObserver: (() => void) | null = null;
-  const hookObserver = (): void => {
-    if (removeObserver !== null) return;
-    const view = clusterViewOf(server.jetstream);
-    if (view?.addObserver === undefined) return;
-    const metaGroup = view.metaStatus().group;
-    removeObserver = view.addObserver({
+  // Stream replicas read `js.clusterObserver` on every commit, so setting it once is enough.
+  const js = server.jetstream;
+  let metaGroup = '';
+  if (js !== null) {
+    js.clusterObserver = {
       proposalCommitted: (group, seconds) => proposals.observe({ kind: group === metaGroup ? 'meta' : 'stream' }, seconds),
-    });
+    };
+  }
+  const hookObserver = (): void => {
+    if (metaGroup === '') metaGroup = clusterViewOf(js)?.metaStatus().group ?? '';
   };
   hookObserver();
 
@@ -113,7 +114,7 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
     newScrape: () => (cached = null),
     stop: () => {
       setFsyncObserver(null);
-      removeObserver?.();
+      if (js !== null) js.clusterObserver = undefined;
     },
   };
 }
