@@ -1,0 +1,14 @@
+// Consumer replication in a cluster — Flotilla's simplification of nats-server's per-consumer Raft groups:
+// a replicated stream's consumers run on the stream's leader, and their config and state travel through the
+// stream's own Raft group as consumer entries. So a consumer's leader is always its stream's leader, one
+// group per stream carries both, and CONSUMER.LEADER.STEPDOWN moves the stream's leadership.
+//
+//   leader:  Consumer ── ReplicatedConsumerStorage ── proposeConsumerEntry ──► stream Raft group
+//   every replica (leader too):  applyConsumerEntry ──► AppliedConsumers (memory + consumer files)
+//   new leader:  leadershipChanged(true) ──► consumers started from AppliedConsumers
+//
+// The ConsumerService side is `replicaAdded`, `applyConsumerEntry`, `leadershipChanged`,
+// `consumerSnapshot` / `restoreConsumerSnapshot` (consumer/consumer-service.ts).
+export { encodeConsumerEntry, decodeConsumerEntry, type ConsumerReplicationEntry } from './consumer-replication-entry.js';
+export { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from './consumer-replication-storage.js';
+export { AppliedConsumers, type AppliedConsumer } from './consumer-replication-state.js';
