@@ -100,6 +100,29 @@ describe('clustered JetStream catalogue', () => {
     expect(unknown[0]!['error']).toEqual({ code: 404, err_code: 10059, description: 'stream not found' });
   });
 
+  it('STREAM.UPDATE grows an R1 stream to R3 and changes its limits; the messages reach every replica', async () => {
+    const nc = await conn('n2');
+    const jsm = await nc.jetstreamManager();
+    await apiRequest(nc, '$JS.API.STREAM.CREATE.GROW', { name: 'GROW', subjects: ['grow.>'] }, 10_000);
+    const js = nc.jetstream();
+    for (let i = 1; i <= 3; i++) await js.publish('grow.x', enc.encode(`g-${i}`), { timeout: 5_000 });
+    const one = await jsm.streams.info('GROW');
+    expect(one.cluster?.replicas ?? []).toHaveLength(0);
+    const updated = await apiRequest(nc, '$JS.API.STREAM.UPDATE.GROW', { ...one.config, num_replicas: 3, max_msgs: 100 }, 10_000);
+    expect(updated['type']).toBe('io.nats.jetstream.api.v1.stream_update_response');
+    expect(updated['config']).toMatchObject({ num_replicas: 3, max_msgs: 100 });
+    const info = await cluster.waitForReplicasCurrent(jsm, 'GROW', 3);
+    expect(info.state.messages).toBe(3);
+    expect(info.cluster?.replicas?.map((r) => r.name).sort()).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== info.cluster?.leader));
+    const tooMany = await allReplies(nc, '$JS.API.STREAM.UPDATE.GROW', JSON.stringify({ ...one.config, num_replicas: 4 }));
+    expect(tooMany).toHaveLength(1);
+    expect(tooMany[0]!['error']).toEqual({ code: 400, err_code: 10005, description: 'no suitable peers for placement' });
+    const deleted = await apiRequest(nc, '$JS.API.STREAM.DELETE.GROW', '', 5_000);
+    expect(deleted['success']).toBe(true);
+    const names = await apiRequest(nc, '$JS.API.STREAM.NAMES', '', 5_000);
+    expect(names['streams']).toEqual(['ORDERS']);
+  });
+
   it('META.LEADER.STEPDOWN hands the meta leadership to another node', async () => {
     const before = await metaLeaderFromJsz();
     const nc = await conn('n1');
