@@ -140,6 +140,10 @@ export class ReplicaCluster {
       applyConsumerEntry: (_r, payload) => {
         slot.consumerEntries.push(payload.toString());
       },
+      snapshotConsumers: () => Buffer.from(JSON.stringify(slot.consumerEntries)),
+      restoreConsumers: (_r, data) => {
+        slot.consumerEntries = JSON.parse(Buffer.from(data).toString()) as string[];
+      },
     };
     slot.replica = await StreamReplica.open(host, this.assignment, slot.dir, { ...this.options, ...extra });
     slot.up = true;

@@ -160,6 +160,7 @@ describe('StreamReplica: restart and catch-up', () => {
     await c.waitForLeader();
     const lagging = [...c.nodes.values()].find((n) => n.replica !== null && !n.replica.isLeader())!;
     await c.crash(lagging.id);
+    await c.leader()!.proposeConsumerEntry(Buffer.from('c1'));
     for (let round = 0; round < 30; round++) {
       const replies: string[] = [];
       for (let i = 0; i < 5; i++) replies.push(c.publish(`s.${i}`, `r${round}m${i}`));
@@ -176,6 +177,8 @@ describe('StreamReplica: restart and catch-up', () => {
     expect(restarted.stream.store.state().last_seq).toBe(150);
     expect(content.some((m) => m.subject === 's.0')).toBe(false);
     expect(raftOf(restarted).core.log.snapshotIndex).toBeGreaterThan(8);
+    // Consumer state travels in the snapshot (the entry itself was compacted away).
+    expect(lagging.consumerEntries).toEqual(['c1']);
   });
 
   it('a memory stream restarts from its snapshot plus log', async () => {

@@ -32,6 +32,13 @@ export interface StreamReplicaHost extends StreamHost {
   leadershipChanged(replica: StreamReplica, leading: boolean): void;
   /** A committed consumer entry (proposed through `proposeConsumerEntry`), on every replica in log order. */
   applyConsumerEntry(replica: StreamReplica, payload: Buffer): Promise<void> | void;
+  /**
+   * The consumers' state for the group's snapshot, reflecting every consumer entry applied so far (the
+   * snapshot waits for the promise; no entry is applied meanwhile). Without it snapshots carry no consumer state.
+   */
+  snapshotConsumers?(replica: StreamReplica): Uint8Array | Promise<Uint8Array>;
+  /** A snapshot replaced this replica's state (lagging follower, or a memory stream's restart): take its consumers. */
+  restoreConsumers?(replica: StreamReplica, data: Uint8Array): void | Promise<void>;
 }
 
 export interface StreamReplicaOptions {
@@ -200,7 +207,8 @@ export class StreamReplica implements StreamReplicaView {
     await store.flush();
     const chunks: Uint8Array[] = [];
     for await (const chunk of store.snapshot()) chunks.push(chunk);
-    return encodeReplicaSnapshot(store.state().last_seq, chunks);
+    const consumers = (await this.host.snapshotConsumers?.(this)) ?? new Uint8Array(0);
+    return encodeReplicaSnapshot(store.state().last_seq, consumers, chunks);
   }
 
   private async restoreSnapshot(data: Uint8Array): Promise<void> {
@@ -215,6 +223,7 @@ export class StreamReplica implements StreamReplicaView {
       })(),
     );
     await this.stream.storeReplaced();
+    if (snap.consumers.length > 0) await this.host.restoreConsumers?.(this, snap.consumers);
   }
 
   // ---- leadership -------------------------------------------------------------------------------
