@@ -1,7 +1,7 @@
 // What clustered JetStream gets from this node's cluster links: identity, the peers (linked now or seen
 // since start), the expected cluster size for the meta bootstrap, one durable Raft log for every group on
 // this node (`<storeDir>/raft`) and the gRPC Raft transport.
-import { networkInterfaces } from 'node:os';
+import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterEnvironment, ClusterPeer } from '@flotilla/jetstream';
 import { LevelRaftLogStore } from '@flotilla/store';
@@ -73,7 +73,9 @@ function hostPortOf(route: string): { host: string; port: number } | null {
 function isSelf(r: { host: string; port: number }, ownPort: number, ownUrl: string): boolean {
   if (ownPort <= 0 || r.port !== ownPort) return false;
   const advertised = ownUrl.slice(0, ownUrl.lastIndexOf(':')).replace(/^\[|\]$/g, '').toLowerCase();
-  return r.host === advertised || localAddresses().has(r.host);
+  // A StatefulSet pod lists every pod's route, its own by DNS name: `<pod>.<service>[.<ns>…]`, pod = hostname.
+  const host = hostname().toLowerCase();
+  return r.host === advertised || localAddresses().has(r.host) || r.host === host || r.host.startsWith(`${host}.`);
 }
 
 function localAddresses(): Set<string> {
