@@ -7,6 +7,7 @@ import { sleep } from './sleep.js';
 
 const RESTART_ATTEMPTS = 3;
 const SETTLE_MAX_MS = 15_000;
+const HEAL_ATTEMPTS = 10;
 
 export class FaultInjector {
   constructor({ cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log }) {
@@ -15,6 +16,7 @@ export class FaultInjector {
     this.skipped = []; // { index, kind, reason }
     this.stopping = false;
     this.current = null;
+    this.partitioned = new Set(); // nodes with a partition rule in force
   }
 
   nowMs() {
@@ -82,6 +84,7 @@ export class FaultInjector {
         await this.cluster.resume(t.target);
       } else if (f.kind.startsWith('partition')) {
         const others = this.cluster.nodes.map((n) => n.name).filter((n) => n !== t.target);
+        this.partitioned.add(t.target);
         await JsAdmin.fault(this.nodeConnections.get(t.target), t.target, { op: 'partition', peers: others });
         await this.sleepUnlessStopping(f.holdMs);
         await this.healAll();
@@ -107,21 +110,35 @@ export class FaultInjector {
     }
   }
 
+  /** Heals every node a partition was put on (retried: the node's connection may be reconnecting). */
   async healAll() {
-    if (!this.cluster.supportsPartition) return;
-    await Promise.all(
-      this.cluster.nodes
-        .filter((n) => this.cluster.isUp(n.name))
-        .map((n) => JsAdmin.fault(this.nodeConnections.get(n.name), n.name, { op: 'heal' }).catch((err) => this.log(`heal ${n.name}: ${err.message}`))),
-    );
+    for (const name of [...this.partitioned]) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await JsAdmin.fault(this.nodeConnections.get(name), name, { op: 'heal' });
+          this.partitioned.delete(name);
+          break;
+        } catch (err) {
+          if (attempt >= HEAL_ATTEMPTS || !this.cluster.isUp(name)) {
+            this.log(`heal ${name}: ${err.message}`);
+            break;
+          }
+          await sleep(500);
+        }
+      }
+    }
   }
 
-  /** Waits (bounded) until every stream reports a leader and all its replicas current. */
+  /**
+   * Waits (bounded) until every stream reports a leader and every replica online and heard from lately.
+   * (`current` alone flickers false under load on some servers, whenever a follower is an entry behind.)
+   */
   async settle(maxMs = SETTLE_MAX_MS) {
     const deadline = Date.now() + maxMs;
+    const healthyReplica = (r) => r.current || (!r.offline && typeof r.active === 'number' && r.active < 2e9 && (r.lag ?? 0) < 10_000);
     while (!this.stopping && Date.now() < deadline) {
       const infos = await Promise.all(this.streams.map((s) => this.admin.streamInfo(s, 1_000).catch(() => null)));
-      const healthy = infos.every((i) => i?.cluster?.leader && (i.cluster.replicas ?? []).every((r) => r.current && !r.offline));
+      const healthy = infos.every((i) => i?.cluster?.leader && (i.cluster.replicas ?? []).every(healthyReplica));
       if (healthy) return true;
       await sleep(250);
     }

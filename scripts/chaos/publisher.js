@@ -7,6 +7,7 @@ import { sleep } from './sleep.js';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 const RETRY_PAUSE_MS = 50;
+const MAX_LATENCY_SAMPLES = 200_000;
 
 export class Publisher {
   /**
@@ -18,6 +19,7 @@ export class Publisher {
     this.attempts = 0;
     this.errors = new Map(); // error code -> count
     this.lastSeq = 0;
+    this.latenciesMs = []; // of acknowledged attempts, first MAX_LATENCY_SAMPLES kept
     this.stopping = false; // finish the id in flight, then stop
     this.abortAtMs = Infinity; // give up the id in flight after this time
   }
@@ -49,6 +51,7 @@ export class Publisher {
     const payload = this.payloadOf(id);
     while (Date.now() < this.abortAtMs) {
       this.attempts++;
+      const sentAt = Date.now();
       try {
         const m = await this.nc.request(this.subject, payload, { timeout: this.pubTimeoutMs, headers: h });
         const ack = JSON.parse(dec.decode(m.data));
@@ -57,6 +60,7 @@ export class Publisher {
           await sleep(RETRY_PAUSE_MS);
           continue;
         }
+        if (this.latenciesMs.length < MAX_LATENCY_SAMPLES) this.latenciesMs.push(Date.now() - sentAt);
         this.recordAck(id, ack);
         return true;
       } catch (err) {

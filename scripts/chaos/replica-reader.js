@@ -2,19 +2,30 @@
 // leader answers STREAM.MSG.GET / CONSUMER.INFO, so each replica is made leader in turn by stepping the
 // current leader down (asking for the target as preferred; servers that ignore that pick one themselves,
 // so this repeats, bounded) and then read while it leads. Works against nats-server and Flotilla alike.
+// A server whose step-down always picks the same successor (Flotilla hands over to the most caught-up
+// peer, ties in a fixed order) can leave a replica unreachable that way; then, when the cluster can pause
+// nodes, the leader is paused until another node wins an election ("nudge"), which picks at random.
 import { sleep } from './sleep.js';
 
 const MAX_STEPDOWNS = 25;
+const STEPDOWNS_BEFORE_NUDGE = 3;
 const ELECTION_WAIT_MS = 10_000;
 const READ_WINDOW = 64; // MSG.GET requests in flight
 const GET_ATTEMPTS = 5;
 
-/** Makes `target` the leader of whatever `leaderOf()` reports; returns true when it leads. */
-async function makeLeader(leaderOf, stepDown, target) {
+/**
+ * Makes `target` the leader of whatever `leaderOf()` reports; returns true when it leads.
+ * `nudge(leader, leaderOf)` (optional) forces an election away from `leader`.
+ */
+async function makeLeader(leaderOf, stepDown, target, nudge) {
   for (let i = 0; i <= MAX_STEPDOWNS; i++) {
     const before = await waitForLeader(leaderOf, ELECTION_WAIT_MS);
     if (before === target) return true;
     if (before === null || i === MAX_STEPDOWNS) return false;
+    if (nudge && i >= STEPDOWNS_BEFORE_NUDGE) {
+      await nudge(before, leaderOf);
+      continue;
+    }
     try {
       await stepDown(target);
     } catch {
@@ -54,9 +65,9 @@ export async function streamPeers(admin, stream) {
  * Reads all messages of `stream` on replica `target`: { ok, reason?, firstSeq, lastSeq, messages: Map<seq, id> }.
  * `idOf(data)` extracts the publish id from a payload.
  */
-export async function readReplica(admin, stream, target, idOf) {
+export async function readReplica(admin, stream, target, idOf, nudge = null) {
   const leaderOf = () => admin.streamLeader(stream, 1_000);
-  if (!(await makeLeader(leaderOf, (pref) => admin.stepDownStream(stream, pref), target))) {
+  if (!(await makeLeader(leaderOf, (pref) => admin.stepDownStream(stream, pref), target, nudge))) {
     return { ok: false, reason: `could not make ${target} the leader of ${stream}` };
   }
   const info = await admin.streamInfo(stream, 5_000);
@@ -92,7 +103,7 @@ export async function readReplica(admin, stream, target, idOf) {
 }
 
 /** CONSUMER.INFO as answered by `target` while it leads the consumer. */
-export async function readConsumerOn(admin, stream, consumer, target) {
+export async function readConsumerOn(admin, stream, consumer, target, nudge = null) {
   const leaderOf = async () => {
     try {
       const info = await admin.consumerInfo(stream, consumer, 1_000);
@@ -101,7 +112,7 @@ export async function readConsumerOn(admin, stream, consumer, target) {
       return null;
     }
   };
-  if (!(await makeLeader(leaderOf, () => admin.stepDownConsumer(stream, consumer), target))) {
+  if (!(await makeLeader(leaderOf, () => admin.stepDownConsumer(stream, consumer), target, nudge))) {
     return { ok: false, reason: `could not make ${target} the leader of consumer ${stream}/${consumer}` };
   }
   const info = await admin.consumerInfo(stream, consumer, 5_000);
@@ -113,5 +124,23 @@ export async function readConsumerOn(admin, stream, consumer, target) {
     numAckPending: info.num_ack_pending,
     numPending: info.num_pending,
     numRedelivered: info.num_redelivered,
+  };
+}
+
+/** A nudge that pauses the leader (SIGSTOP) until another node leads, bounded, then resumes it. */
+export function pauseNudge(cluster) {
+  if (!cluster.supports('pause')) return null;
+  return async (leader, leaderOf) => {
+    await cluster.pause(leader);
+    try {
+      const deadline = Date.now() + ELECTION_WAIT_MS * 2;
+      while (Date.now() < deadline) {
+        const now = await leaderOf();
+        if (now !== null && now !== leader) return;
+        await sleep(100);
+      }
+    } finally {
+      await cluster.resume(leader);
+    }
   };
 }

@@ -11,13 +11,14 @@ import { PullConsumer } from './pull-consumer.js';
 import { LeaderWatch } from './leader-watch.js';
 import { FaultInjector } from './fault-injector.js';
 import { FAULT_KINDS, buildSchedule } from './fault-schedule.js';
-import { readReplica, readConsumerOn, streamPeers } from './replica-reader.js';
+import { readReplica, readConsumerOn, streamPeers, pauseNudge } from './replica-reader.js';
 import { judge } from './verdict.js';
 import { failoverWindows } from './failover-windows.js';
 import { startProgress } from './progress-line.js';
 import { humanSummary } from './summary.js';
 import { randomSeed } from './seeded-random.js';
 import { sleep } from './sleep.js';
+import { percentile } from './percentiles.js';
 
 const CONSUMER_NAME = 'chaos';
 const ACK_WAIT_MS = 4_000;
@@ -43,7 +44,9 @@ function supportedKinds(cluster, kinds) {
 export async function runChaos(o) {
   const seed = o.seed ?? randomSeed();
   const progress = startProgress({ quiet: true, render: () => '' });
-  const log = (text) => (state.progress ?? progress).log(text);
+  const runStartMs = Date.now();
+  // every log line carries the seconds since the tool started, to see where a run spends its time
+  const log = (text) => (state.progress ?? progress).log(`[${((Date.now() - runStartMs) / 1000).toFixed(1)}s] ${text}`);
   const state = { progress: null };
   log(`flotilla-chaos seed ${seed}`);
 
@@ -133,6 +136,7 @@ export async function runChaos(o) {
       log('warning: streams did not all recover (leader and current replicas) after the faults');
     }
     const publishEndMs = Date.now() - startMs;
+    log('repaired; publishers finishing, consumers draining');
     for (const p of publishers) {
       p.stopping = true;
       p.abortAtMs = Date.now() + PUBLISHER_FINISH_MS;
@@ -160,12 +164,13 @@ export async function runChaos(o) {
     // Read every replica of every stream, and the consumer's state on each.
     const idOf = (data) => new TextDecoder().decode(data).split(' ', 1)[0];
     const judged = [];
+    const nudge = pauseNudge(cluster);
     for (const s of streams) {
       const peers = await streamPeers(admin, s.name);
       const replicas = [];
-      for (const name of peers) replicas.push({ name, read: await readReplica(admin, s.name, name, idOf) });
+      for (const name of peers) replicas.push({ name, read: await readReplica(admin, s.name, name, idOf, nudge) });
       const consumerStates = [];
-      for (const name of peers) consumerStates.push({ name, state: await readConsumerOn(admin, s.name, CONSUMER_NAME, name) });
+      for (const name of peers) consumerStates.push({ name, state: await readConsumerOn(admin, s.name, CONSUMER_NAME, name, nudge) });
       const r = records.get(s.name);
       judged.push({ name: s.name, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
     }
@@ -191,6 +196,10 @@ export async function runChaos(o) {
           replicas: s.replicas,
           ...verdict.perStream[s.name],
           publishAttempts: ps.reduce((a, p) => a + p.attempts, 0),
+          publishLatencyMs: (() => {
+            const l = ps.flatMap((p) => p.latenciesMs);
+            return { p50: percentile(l, 50), p99: percentile(l, 99), max: l.length ? l.reduce((a, b) => Math.max(a, b), 0) : null };
+          })(),
           duplicateAcks: r.duplicateAcks,
           deliveries: r.deliveries,
           redeliveries: r.redeliveries,

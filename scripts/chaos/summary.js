@@ -6,7 +6,8 @@ export function humanSummary(s) {
   lines.push(`flotilla-chaos: ${s.server}, ${s.nodes} nodes, ${Math.round(s.durationMs / 1000)} s of faults, seed ${s.seed}`);
   for (const [name, st] of Object.entries(s.streams)) {
     const last = Object.entries(st.lastSeq).map(([n, q]) => `${n}=${q}`).join(' ');
-    lines.push(`  ${name} (R${st.replicas}): acked ${st.acked} (publish attempts ${st.publishAttempts}, duplicate acks ${st.duplicateAcks}); replicas read: ${st.replicasRead.join(',') || 'none'} last seq ${last || 'n/a'}`);
+    const lat = st.publishLatencyMs;
+    lines.push(`  ${name} (R${st.replicas}): acked ${st.acked} (publish attempts ${st.publishAttempts}, duplicate acks ${st.duplicateAcks}, ack latency p50 ${fmtMs(lat.p50)} p99 ${fmtMs(lat.p99)}); replicas read: ${st.replicasRead.join(',') || 'none'} last seq ${last || 'n/a'}`);
     lines.push(`    consumer: received ${st.received} of ${st.acked} acked, deliveries ${st.deliveries}, redeliveries ${st.redeliveries}, out-of-order first deliveries ${st.outOfOrderFirstDeliveries}`);
   }
   const kinds = Object.entries(s.faults.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
