@@ -1,6 +1,8 @@
 // What clustered JetStream gets from this node's cluster links: identity, the peers (linked now or seen
 // since start), the expected cluster size for the meta bootstrap, one durable Raft log for every group on
 // this node (`<storeDir>/raft`) and the gRPC Raft transport.
+import { lookup } from 'node:dns/promises';
+import { isIP } from 'node:net';
 import { hostname, networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { ClusterEnvironment, ClusterPeer } from '@flotilla/jetstream';
@@ -41,19 +43,25 @@ export async function openJetStreamEnvironment(
     onPeersChanged(listener: () => void): () => void {
       return routing.addPeerListener(() => listener());
     },
-    expectedClusterSize: expectedClusterSize(routes, node.port, node.clusterUrl),
+    expectedClusterSize: await expectedClusterSize(routes, node.port, node.clusterUrl),
     raftStore,
     transport: routing.raftTransport,
     close: () => raftStore.close(),
   };
 }
 
-/** Self plus the distinct configured routes that are not this node (route lists often include it). */
-export function expectedClusterSize(routes: readonly string[], ownPort: number, ownUrl: string): number {
+/** A route's host name is resolved for at most this long when checking whether it names this node. */
+const LOOKUP_TIMEOUT_MS = 2_000;
+
+/**
+ * Self plus the distinct configured routes that are not this node (route lists often include it, by IP or
+ * by a DNS name such as a StatefulSet pod's, which is resolved and compared with this host's addresses).
+ */
+export async function expectedClusterSize(routes: readonly string[], ownPort: number, ownUrl: string): Promise<number> {
   const others = new Set<string>();
   for (const r of routes) {
     const hostPort = hostPortOf(r);
-    if (hostPort === null || isSelf(hostPort, ownPort, ownUrl)) continue;
+    if (hostPort === null || (await isSelf(hostPort, ownPort, ownUrl))) continue;
     others.add(`${hostPort.host}:${hostPort.port}`);
   }
   return 1 + others.size;
@@ -70,12 +78,20 @@ function hostPortOf(route: string): { host: string; port: number } | null {
   }
 }
 
-function isSelf(r: { host: string; port: number }, ownPort: number, ownUrl: string): boolean {
+async function isSelf(r: { host: string; port: number }, ownPort: number, ownUrl: string): Promise<boolean> {
   if (ownPort <= 0 || r.port !== ownPort) return false;
   const advertised = ownUrl.slice(0, ownUrl.lastIndexOf(':')).replace(/^\[|\]$/g, '').toLowerCase();
   // A StatefulSet pod lists every pod's route, its own by DNS name: `<pod>.<service>[.<ns>…]`, pod = hostname.
   const host = hostname().toLowerCase();
-  return r.host === advertised || localAddresses().has(r.host) || r.host === host || r.host.startsWith(`${host}.`);
+  const local = localAddresses();
+  if (r.host === advertised || local.has(r.host) || r.host === host || r.host.startsWith(`${host}.`)) return true;
+  if (isIP(r.host) !== 0) return false;
+  // Any other name: this node if it resolves to one of this host's addresses.
+  const addresses = await Promise.race([
+    lookup(r.host, { all: true }).catch(() => []),
+    new Promise<[]>((resolve) => setTimeout(() => resolve([]), LOOKUP_TIMEOUT_MS).unref()),
+  ]);
+  return addresses.some((a) => local.has(a.address.toLowerCase()));
 }
 
 function localAddresses(): Set<string> {
