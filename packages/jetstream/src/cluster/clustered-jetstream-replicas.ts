@@ -148,7 +148,7 @@ export class ReplicaSet {
       if (still === undefined) {
         this.leaving.delete(group);
         await this.destroy(l.replica);
-      } else if (JSON.stringify(l.replica.assignment) !== JSON.stringify(still)) {
+      } else if (l.replica.assignment !== still && JSON.stringify(l.replica.assignment) !== JSON.stringify(still)) {
         await l.replica.update(still).catch(() => undefined);
       }
     }
@@ -162,7 +162,7 @@ export class ReplicaSet {
           this.byGroup.set(group, r);
           await this.host.added(r);
           this.host.log.info({ stream: a.config.name, group, peers: a.peers }, 'stream replica opened');
-        } else if (JSON.stringify(open.assignment) !== JSON.stringify(a)) {
+        } else if (open.assignment !== a && JSON.stringify(open.assignment) !== JSON.stringify(a)) {
           await open.update(a);
         }
       } catch (err) {

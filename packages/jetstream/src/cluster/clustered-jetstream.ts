@@ -123,9 +123,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return this.meta.nameOf(id);
   }
 
-  /** Nodes a new replica may go to: active meta members (every active node before the group knows them). */
+  /** Nodes a new replica may go to: active meta voters (a learner may not run JetStream at all). */
   placementCandidates(): NodeId[] {
-    const members = new Set(this.meta.members());
+    const members = new Set(this.meta.voters());
     const active = [this.env.self.raftNodeId, ...this.env.peers().filter((p) => p.active).map((p) => p.raftNodeId)];
     return [...new Set(active)].filter((id) => members.size === 0 || members.has(id));
   }
