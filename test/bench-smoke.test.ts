@@ -123,6 +123,17 @@ describe('flotilla-bench smoke', () => {
     expect(doc.svg.startsWith('<svg')).toBe(true);
     expect(doc.svg.match(/<path /g)).toHaveLength(4); // a panel per latency workload, one server
   }, 30_000);
+
+  it('runs the R3 publish workloads on a three-node Flotilla cluster', async () => {
+    const doc = await smokeRun(['cluster'], false);
+    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['js-pub-sync-r3', 'js-pub-async-r3']);
+    const byId = checkEveryRun(doc);
+    for (const id of ['js-pub-sync-r3', 'js-pub-async-r3']) {
+      const l = byId[id]!.byTarget.flotilla.latencyMs;
+      expect(l.samples, id).toBe(byId[id]!.byTarget.flotilla.runs[0]!.ops);
+      expect(l.p99, id).toBeGreaterThanOrEqual(l.p50);
+    }
+  }, 30_000);
 });
 
 interface Workload {

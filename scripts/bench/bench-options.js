@@ -80,7 +80,7 @@ export function parseBenchArgs(argv) {
     coreMsgs: smoke ? 20_000 : int(values['core-msgs'], 'core-msgs', 1),
     durationMs: smoke ? 300 : int(values['duration-ms'], 'duration-ms', 1),
     bytes: int(values.bytes, 'bytes', 0),
-    window: int(values.window, 'window', 1),
+    window: smoke ? 100 : int(values.window, 'window', 1),
     batch: int(values.batch, 'batch', 1),
     keys: smoke ? 20 : int(values.keys, 'keys', 1),
     clients: int(values.clients, 'clients', 1),

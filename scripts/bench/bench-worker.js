@@ -201,6 +201,7 @@ async function jsPull(nc, p) {
     const status = m.status();
     if (status === 0) {
       credits--;
+      if (n >= p.count) return; // beyond the count: not this run's
       if (m.hasReply()) nc.publish(m.reply(), null, EMPTY);
       lastAt = performance.now();
       if (++n >= p.count) return resolveDone();
@@ -235,6 +236,7 @@ async function jsPush(nc, p) {
       if (m.hasReply()) nc.publish(m.reply(), null, EMPTY); // flow control request
       return;
     }
+    if (n >= p.count) return; // beyond the count: not this run's
     if (n === 0) {
       firstAt = performance.now();
       cpu0 = process.cpuUsage();

@@ -75,8 +75,8 @@ export class JetStreamAdmin {
         return await this.api(`STREAM.CREATE.${config.name}`, config);
       } catch (err) {
         // a cluster still settling answers "temporarily unavailable" (10008), "insufficient resources"
-        // (10023), no responders or nothing; any other error is final
-        if (Date.now() > deadline || !/10008|10023|temporarily unavailable|insufficient resources|no responders|timed out|not current/i.test(err.message)) throw err;
+        // (10023), "no suitable peers" (10005) while peers join, no responders or nothing; other errors are final
+        if (Date.now() > deadline || !/10005|10008|10023|temporarily unavailable|insufficient resources|no suitable peers|no responders|timed out|not current/i.test(err.message)) throw err;
       }
       await sleep(250);
     }
@@ -96,6 +96,19 @@ export class JetStreamAdmin {
       if (Date.now() > deadline) throw new Error(`stream ${name} has no leader after ${timeoutMs} ms`);
       await sleep(200);
     }
+  }
+
+  /** Publishes to `subject` until a PubAck comes back: a new group's leader may not take publishes yet. */
+  async waitPublishable(subject, timeoutMs = 15_000) {
+    const deadline = Date.now() + timeoutMs;
+    let last = '';
+    while (Date.now() < deadline) {
+      const r = await this.request(subject, 'warm-up', 2_000);
+      if (r.status === 0 && !r.text.includes('"error"')) return;
+      last = r.status !== 0 ? `status ${r.status}` : r.text;
+      await sleep(100);
+    }
+    throw new Error(`no PubAck on ${subject} within ${timeoutMs} ms: ${last}`);
   }
 
   async durableConsumer(stream, config) {

@@ -108,6 +108,7 @@ async function jsPublish(c, replicas, window) {
   const stream = window === 1 ? `BSYNC${replicas}` : `BENCH${replicas}`;
   await c.admin.freshStream(streamConfig(stream, replicas));
   const url = await leaderUrl(c, stream);
+  await c.admin.waitPublishable(`${stream}.warm`);
   const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
   // a single publisher awaits each ack; a windowed load may be spread over several client processes
   const clients = window === 1 ? 1 : c.opts.clients;
@@ -135,6 +136,7 @@ async function filledStream(c, replicas, min) {
   if ((info?.state?.messages ?? 0) >= min) return { stream, messages: info.state.messages };
   await c.admin.freshStream(streamConfig(stream, replicas));
   const url = await leaderUrl(c, stream);
+  await c.admin.waitPublishable(`${stream}.warm`);
   const fill = await runWorkers(
     'request-window',
     () => ({ url, subjects: [`${stream}.fill`], bytes: c.opts.bytes, window: 1_000, maxOps: min, durationMs: c.opts.maxRunMs, errorNeedle: '"error"' }),
@@ -196,6 +198,7 @@ const kvSubjects = (keys) => Array.from({ length: keys }, (_, i) => `$KV.${KV_BU
 async function kvPut(c, replicas) {
   await c.admin.freshKvBucket(KV_BUCKET, replicas);
   const url = await leaderUrl(c, `KV_${KV_BUCKET}`);
+  await c.admin.waitPublishable(`$KV.${KV_BUCKET}.k0`);
   const results = await runWorkers(
     'request-window',
     () => ({ url, subjects: kvSubjects(c.opts.keys), bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, errorNeedle: '"error"' }),
