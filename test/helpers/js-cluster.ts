@@ -276,27 +276,56 @@ export class JsCluster {
   }
 
   /**
-   * Reads every replica's content by making each peer the leader in turn (step-down until it is) and
-   * reading sequence → payload through it. Returns name → content (and the state its STREAM.INFO gave).
+   * Reads every replica's content by making each peer the leader in turn and reading sequence → payload
+   * through it (its own connection, so holding other nodes still never stalls the reader). Returns
+   * name → content and the state its STREAM.INFO gave.
    */
   async replicaContents(
+    stream: string,
+    peers: string[],
+    o: { maxAttempts?: number; timeoutMs?: number } = {},
+  ): Promise<Map<string, { content: StreamContent; state: StreamInfo['state'] }>> {
+    const out = new Map<string, { content: StreamContent; state: StreamInfo['state'] }>();
+    for (const target of peers) {
+      const nc = await this.connect(target);
+      const jsm = await nc.jetstreamManager();
+      const info = await this.makeLeader(nc, jsm, stream, target, peers, o);
+      out.set(target, { content: await readStream(jsm, stream, info), state: info.state });
+      await nc.close();
+    }
+    return out;
+  }
+
+  /**
+   * Step-downs until `target` leads the stream (replicas current). A server may hand leadership to a
+   * fixed choice among equally current followers, so after one step-down that went elsewhere the other
+   * followers are paused (SIGSTOP) for `holdMs` around the next one, leaving the target the only live peer.
+   * `nc`/`jsm` must be connected to the target.
+   */
+  async makeLeader(
     nc: NatsConnection,
     jsm: JetStreamManager,
     stream: string,
+    target: string,
     peers: string[],
-    o: { maxStepDowns?: number; timeoutMs?: number } = {},
-  ): Promise<Map<string, { content: StreamContent; state: StreamInfo['state'] }>> {
-    const out = new Map<string, { content: StreamContent; state: StreamInfo['state'] }>();
-    const maxStepDowns = o.maxStepDowns ?? 12;
-    let stepDowns = 0;
-    for (;;) {
-      const info = await this.waitForReplicasCurrent(jsm, stream, peers.length, o.timeoutMs ?? 20_000);
+    o: { maxAttempts?: number; timeoutMs?: number; holdMs?: number } = {},
+  ): Promise<StreamInfo> {
+    const timeoutMs = o.timeoutMs ?? 20_000;
+    const maxAttempts = o.maxAttempts ?? 6;
+    for (let attempt = 0; ; attempt++) {
+      const info = await this.waitForReplicasCurrent(jsm, stream, peers.length, timeoutMs);
       const leader = info.cluster!.leader!;
-      if (!out.has(leader)) out.set(leader, { content: await readStream(jsm, stream, info), state: info.state });
-      if (peers.every((p) => out.has(p))) return out;
-      if (++stepDowns > maxStepDowns) throw new Error(`could not make every peer the leader in ${maxStepDowns} step-downs; read ${[...out.keys()].join(',')}`);
-      await this.stepDown(nc, stream);
-      await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: o.timeoutMs ?? 20_000 });
+      if (leader === target) return info;
+      if (attempt >= maxAttempts) throw new Error(`${target} did not become leader of ${stream} in ${maxAttempts} step-downs (leader ${leader})`);
+      const hold = attempt === 0 ? [] : peers.filter((p) => p !== leader && p !== target);
+      for (const p of hold) this.pause(p);
+      try {
+        if (hold.length > 0) await sleep(o.holdMs ?? 2000);
+        await this.stepDown(nc, stream);
+        await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs });
+      } finally {
+        for (const p of hold) this.resume(p);
+      }
     }
   }
 
@@ -347,18 +376,24 @@ export async function addStream(jsm: JetStreamManager, cfg: Partial<StreamConfig
   }
 }
 
-/** Every message from first_seq to last_seq through the leader (MSG.GET), skipping deleted sequences. */
-export async function readStream(jsm: JetStreamManager, stream: string, info?: StreamInfo): Promise<StreamContent> {
+/** Every message from first_seq to last_seq through the leader (MSG.GET, `inFlight` at a time), skipping deleted sequences. */
+export async function readStream(jsm: JetStreamManager, stream: string, info?: StreamInfo, inFlight = 32): Promise<StreamContent> {
   const state = (info ?? (await jsm.streams.info(stream))).state;
-  const out: StreamContent = new Map();
-  if (state.messages === 0) return out;
-  for (let seq = state.first_seq; seq <= state.last_seq; seq++) {
-    try {
-      const m = await jsm.streams.getMessage(stream, { seq });
-      out.set(seq, dec.decode(m.data));
-    } catch (err) {
-      if (!/no message found|10037/i.test(String((err as Error).message) + JSON.stringify((err as { api_error?: unknown }).api_error ?? ''))) throw err;
+  const got = new Map<number, string>();
+  if (state.messages === 0) return got;
+  let next = state.first_seq;
+  const worker = async (): Promise<void> => {
+    while (next <= state.last_seq) {
+      const seq = next++;
+      try {
+        const m = await jsm.streams.getMessage(stream, { seq });
+        got.set(seq, dec.decode(m.data));
+      } catch (err) {
+        if (!/no message found|10037/i.test(String((err as Error).message) + JSON.stringify((err as { api_error?: unknown }).api_error ?? ''))) throw err;
+      }
     }
-  }
-  return out;
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  // In sequence order, as a reader would see it.
+  return new Map([...got].sort((a, b) => a[0] - b[0]));
 }
