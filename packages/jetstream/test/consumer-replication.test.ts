@@ -10,6 +10,9 @@ import { ConsumerState } from '../src/consumer/consumer-state.js';
 import { readConsumerFiles, type ConsumerMeta } from '../src/consumer/consumer-storage.js';
 import { settle, statusOf } from '../src/consumer/testing/consumer-fixture.js';
 import { ReplicatedConsumersFixture } from '../src/consumer/testing/replicated-consumers-fixture.js';
+import { ObservedPulls } from '../src/consumer/observed-pulls.js';
+import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
 
 const dirs: string[] = [];
 const fixtures: ReplicatedConsumersFixture[] = [];
@@ -359,5 +362,60 @@ describe('consumers across three replicas', () => {
     const info = await f.request(1, '$JS.API.CONSUMER.INFO.S.D');
     expect(info?.['num_ack_pending']).toBe(1);
     expect(sync.msgs).toEqual([]);
+  });
+});
+
+describe('ObservedPulls', () => {
+  it('keeps unexpired requests per consumer, bounded, and forgets them once taken', () => {
+    const o = new ObservedPulls();
+    const body = (v: object) => Buffer.from(JSON.stringify(v));
+    o.observe('D', '_INBOX.a', body({ batch: 1, expires: 5e9 }), 1000);
+    o.observe('D', '_INBOX.b', body({ batch: 1, expires: 1e9 }), 1000);
+    o.observe('D', '_INBOX.c', body({ batch: 1, no_wait: true }), 1000);
+    o.observe('D', '_INBOX.d', Buffer.from('{bad'), 1000);
+    o.observe('D', null, body({ batch: 1 }), 1000);
+    o.observe('E', '_INBOX.e', body({ batch: 1 }), 1000);
+    expect(o.take('D', 3000)).toEqual(['_INBOX.a']);
+    expect(o.take('D', 3000)).toEqual([]);
+    expect(o.take('E', 1e12)).toEqual(['_INBOX.e']);
+    for (let i = 0; i < 2000; i++) o.observe('F', `_INBOX.f${i}`, body({ batch: 1 }), 0);
+    const kept = o.take('F', 0);
+    expect(kept.length).toBe(512);
+    expect(kept[0]).toBe('_INBOX.f1488');
+  });
+});
+
+describe('ConsumerService modes', () => {
+  it('a stream first added alone and then as a replica stops its consumers until it leads', async () => {
+    const bus = new FakeBus();
+    const ctx = new FakeContext(bus);
+    const stream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
+    ctx.table.set('S', stream);
+    const service = new ConsumerService(ctx, new FakeClock());
+    await service.streamAdded(stream);
+    expect(service.leads('S')).toBe(true);
+    expect(service.isReplicated('S')).toBe(false);
+    const proposals: Buffer[] = [];
+    await service.replicaAdded(stream, {
+      proposeConsumerEntry: async (p) => {
+        proposals.push(p);
+        service.applyConsumerEntry({ name: 'S' }, p);
+      },
+      clusterInfo: () => ({ name: 'C1', leader: 'n1' }),
+      stepDown: async () => undefined,
+    });
+    expect(service.isReplicated('S')).toBe(true);
+    expect(service.leads('S')).toBe(false);
+    expect(service.handleApi(['CONSUMER', 'INFO', 'S', 'D'], { subject: '$JS.API.CONSUMER.INFO.S.D', reply: '_INBOX.x', header: null, data: Buffer.alloc(0) })).toBe(false);
+    await service.leadershipChanged({ name: 'S' }, true);
+    expect(service.leads('S')).toBe(true);
+    const info = await service.createConsumer({ stream: 'S', config: { durable_name: 'D', deliver_policy: 'all', ack_policy: 'explicit', replay_policy: 'instant', num_replicas: 0 }, action: '', legacyEphemeral: false });
+    expect(info['cluster']).toEqual({ name: 'C1', leader: 'n1' });
+    expect(proposals.map((p) => decodeConsumerEntry(p)?.op)).toEqual(['meta', 'state']);
+    expect(service.consumerCount('S')).toBe(1);
+    // Malformed entries are ignored (and logged), not applied.
+    service.applyConsumerEntry({ name: 'S' }, Buffer.from('garbage'));
+    expect(service.consumerCount('S')).toBe(1);
+    await service.stop();
   });
 });

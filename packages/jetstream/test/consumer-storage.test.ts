@@ -51,6 +51,25 @@ describe('consumer state storage', () => {
     expect(await readConsumerFiles(join(dir, 'c'))).toBeNull();
   });
 
+  it('close() writes a change made while a write was in progress', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'consumer-storage-'));
+    dirs.push(dir);
+    const state = new ConsumerState('explicit');
+    const storage = new FileConsumerStorage(join(dir, 'c'), () => state.snapshot(), (err) => {
+      throw err;
+    });
+    await storage.saveMeta({ stream_name: 'S', name: 'c', created: 'now', config: { deliver_policy: 'all', ack_policy: 'explicit', replay_policy: 'instant', num_replicas: 0 } });
+    state.apply({ op: 'deliver', sseq: 1, dseq: 1, count: 1, tsMs: 1 });
+    storage.stateChanged();
+    // Let the first write start (it is scheduled with setImmediate), then change the state during it.
+    await new Promise((r) => setImmediate(r));
+    state.apply({ op: 'ack', sseq: 1, dseq: 1 });
+    storage.stateChanged();
+    await storage.close();
+    const files = await readConsumerFiles(join(dir, 'c'));
+    expect(files?.state?.ack_floor).toEqual({ consumer_seq: 1, stream_seq: 1 });
+  });
+
   it('removes an idle ephemeral pull consumer after its inactive threshold', async () => {
     const f = await fixture();
     await f.api('$JS.API.CONSUMER.CREATE.S.E', { stream_name: 'S', config: { name: 'E', ack_policy: 'explicit', inactive_threshold: 2e9 } });

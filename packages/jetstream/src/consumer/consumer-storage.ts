@@ -132,10 +132,15 @@ export class FileConsumerStorage implements ConsumerStorage {
   }
 
   async close(): Promise<void> {
+    // A write in progress does not include changes made meanwhile: write again until nothing is dirty.
+    for (let pass = 0; pass < 100 && (this.dirty || this.writing !== null); pass++) {
+      this.cancelScheduled?.();
+      this.cancelScheduled = null;
+      if (this.writing === null) this.startWrite();
+      await this.writing;
+    }
     this.cancelScheduled?.();
     this.cancelScheduled = null;
-    if (this.dirty) this.startWrite();
-    await this.writing;
     this.closed = true;
   }
 
