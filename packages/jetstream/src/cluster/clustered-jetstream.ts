@@ -254,11 +254,13 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
 
   async handOffLeaderships(timeoutMs: number): Promise<void> {
     const deadline = Date.now() + timeoutMs;
-    for (const r of this.replicaSet.all()) if (r.isLeader()) r.stepDown();
-    if (this.meta.isLeader()) this.meta.stepDown((id) => this.isActive(id));
+    // Wait only for hand-overs that can happen: R1 groups and refused step-downs have nobody to take over.
+    const handing = this.replicaSet.all().filter((r) => r.isLeader() && r.assignment.peers.length > 1 && r.stepDown() === null);
+    const metaHanding = this.meta.isLeader() && this.meta.stepDown((id) => this.isActive(id));
+    const self = this.env.self.raftNodeId;
+    // Done once another node leads each group (a replica stops serving at once, before the transfer happened).
     while (Date.now() < deadline) {
-      const leading = this.meta.isLeader() || this.replicaSet.all().some((r) => r.isLeader());
-      if (!leading) return;
+      if (!(metaHanding && this.meta.leaderId() === self) && !handing.some((r) => r.leaderId() === self)) return;
       await new Promise((resolve) => setTimeout(resolve, HANDOFF_POLL_MS));
     }
   }
