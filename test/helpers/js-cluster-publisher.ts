@@ -175,3 +175,21 @@ export function replicaProblems(replicas: ReadonlyMap<string, ReplicaRead>, publ
 function pick(s: ReplicaRead['state']): ReplicaRead['state'] {
   return { messages: s.messages, first_seq: s.first_seq, last_seq: s.last_seq, bytes: s.bytes };
 }
+
+/**
+ * One acknowledged publish with a Nats-Msg-Id, retried on a timeout or 503 (a leader just elected, or its
+ * interest not yet at this node) until `deadlineMs` from now.
+ */
+export async function publishRetrying(js: JetStreamClient, subject: string, payload: string, msgID: string, deadlineMs = 10_000): Promise<number> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return (await js.publish(subject, enc.encode(payload), { msgID, timeout: 1000 })).seq;
+    } catch (err) {
+      const e = err as { code?: string };
+      const retryable = e.code === '503' || e.code === 'TIMEOUT';
+      if (!retryable || Date.now() > deadline) throw err;
+      await sleep(50);
+    }
+  }
+}
