@@ -72,6 +72,7 @@ describe('clustered JetStream catalogue', () => {
     expect(['n1', 'n2', 'n3']).toContain(cl.leader);
     expect(cl.replicas.map((r) => r.name).sort()).toEqual(['n1', 'n2', 'n3'].filter((n) => n !== cl.leader));
     expect(created['did_create']).toBe(true);
+    expect(Object.keys(created).sort()).toEqual(['cluster', 'config', 'created', 'did_create', 'state', 'type']);
 
     const nc2 = await conn('n2');
     const js2 = nc2.jetstream();

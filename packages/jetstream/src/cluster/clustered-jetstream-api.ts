@@ -234,7 +234,8 @@ export class ClusterApi {
           const cluster = body['cluster'] as { leader?: string } | undefined;
           if (body['error'] !== undefined || cluster?.leader === undefined) return;
           if (!sameStreamConfig(body['config'] as StreamConfig, cfg)) return;
-          delete body['type'];
+          // STREAM.INFO's own fields (type, subjects paging) are not part of a create/update answer.
+          for (const k of ['type', 'total', 'offset', 'limit']) delete body[k];
           finish(body);
         } catch {
           // not a StreamInfo: keep waiting
