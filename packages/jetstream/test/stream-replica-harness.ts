@@ -20,6 +20,7 @@ export class SharedBus {
   /** Replies (PubAcks) by reply subject. */
   readonly replies = new Map<string, Record<string, unknown>>();
   noResponders = 0;
+  onReply: ((subject: string) => void) | null = null;
 
   busFor(): MessageBus {
     return {
@@ -43,7 +44,10 @@ export class SharedBus {
       }
     }
     if (matched) return;
-    if (msg.subject.startsWith('_R.')) this.replies.set(msg.subject, JSON.parse(msg.data.toString()) as Record<string, unknown>);
+    if (msg.subject.startsWith('_R.')) {
+      this.replies.set(msg.subject, JSON.parse(msg.data.toString()) as Record<string, unknown>);
+      this.onReply?.(msg.subject);
+    }
     else if (msg.reply !== null) this.noResponders++;
   }
 }

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
+import { existsSync } from 'node:fs';
 import type { RaftNode } from '@flotilla/raft';
+import { LevelRaftLogStore } from '@flotilla/store';
 import { ReplicaCluster, contentOf, waitFor } from './stream-replica-harness.js';
 
 const msgId = (id: string) => encodeHeaders({ entries: [['Nats-Msg-Id', id]] });
@@ -194,6 +196,25 @@ describe('StreamReplica: restart and catch-up', () => {
     const restarted = await c.restart(follower.id);
     await waitFor(async () => (await contentOf(restarted)).length === 10, 3000, 'restored content');
     expect((await c.waitConverged()).map((m) => Buffer.from(m.data).toString())).toEqual(Array.from({ length: 10 }, (_, i) => `m${i}`));
+  });
+});
+
+describe('StreamReplica: destroy', () => {
+  it('deletes the stream data and the group from the node\'s LevelDB Raft log', async () => {
+    const c = (cluster = await ReplicaCluster.start(
+      { name: 'S', subjects: ['s.>'], storage: 'file', num_replicas: 3 },
+      { logStores: (_id, dir) => LevelRaftLogStore.open({ dir }) },
+    ));
+    await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'one'), c.publish('s.x', 'two')]);
+    await c.waitConverged();
+    const slot = [...c.nodes.values()].find((n) => n.replica !== null && !n.replica.isLeader())!;
+    expect((await slot.logStore.load(c.assignment.group)).entries.length).toBeGreaterThan(0);
+    await slot.replica!.destroy();
+    slot.replica = null;
+    const after = await slot.logStore.load(c.assignment.group);
+    expect(after).toEqual({ hardState: { term: 0, vote: 0, commit: 0 }, snapshot: null, entries: [] });
+    expect(existsSync(slot.dir)).toBe(false);
   });
 });
 

@@ -42,6 +42,8 @@ export interface RaftNodeOptions {
   tickMs?: number;
   /** Take a snapshot (and compact the log) after this many applied entries. */
   snapshotEveryEntries?: number;
+  /** ...or after this many bytes of applied entry data (bounds the in-memory log under big entries). */
+  snapshotEveryBytes?: number;
   /** Bound on proposals awaiting their commit. */
   maxPendingProposals?: number;
   random?: RandomSource;
@@ -93,6 +95,8 @@ export class RaftNode {
   private reportedLeader: NodeId = NONE;
   private reportedTerm = -1;
   private lastSnapshotIndex: number;
+  /** Entry bytes applied since the last snapshot. */
+  private appliedBytes = 0;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /** Store writes completed, for metrics. */
@@ -310,6 +314,7 @@ export class RaftNode {
     if (ready.snapshot) {
       await stateMachine.restore(ready.snapshot.data);
       this.lastSnapshotIndex = ready.snapshot.meta.index;
+      this.appliedBytes = 0;
       this.failProposalsUpTo(ready.snapshot.meta.index);
     }
     for (let i = applied; i < ready.committedEntries.length; i++) this.applyEntry(ready.committedEntries[i]!);
@@ -328,6 +333,7 @@ export class RaftNode {
   }
 
   private applyEntry(entry: Entry): void {
+    this.appliedBytes += entry.data.length;
     const results: unknown[] = [];
     let failure: unknown;
     const sm = this.options.stateMachine;
@@ -391,12 +397,15 @@ export class RaftNode {
 
   private async maybeSnapshot(): Promise<void> {
     const every = this.options.snapshotEveryEntries ?? 10_000;
+    const everyBytes = this.options.snapshotEveryBytes ?? Infinity;
     const applied = this.core.log.applied;
-    if (applied - this.lastSnapshotIndex < every || this.core.hasReady() || applied <= this.core.log.snapshotIndex) return;
+    if (applied - this.lastSnapshotIndex < every && this.appliedBytes < everyBytes) return;
+    if (this.core.hasReady() || applied <= this.core.log.snapshotIndex) return;
     const data = await this.options.stateMachine.snapshot();
     if (this.core.log.applied !== applied || applied <= this.core.log.snapshotIndex) return;
     const snap = this.core.compact(applied, data);
     this.lastSnapshotIndex = applied;
+    this.appliedBytes = 0;
     await this.options.store.compact(this.options.group, snap);
   }
 

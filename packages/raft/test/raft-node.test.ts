@@ -29,7 +29,7 @@ async function startNode(
   net: InMemoryNetwork,
   store: MemoryLogStore,
   sm: ListMachine,
-  extra: { snapshotEveryEntries?: number; leaders?: number[] } = {},
+  extra: { snapshotEveryEntries?: number; snapshotEveryBytes?: number; leaders?: number[] } = {},
 ): Promise<RaftNode> {
   const node = await RaftNode.start({
     group: 'g1',
@@ -40,6 +40,7 @@ async function startNode(
     stateMachine: sm,
     tickMs: 5,
     snapshotEveryEntries: extra.snapshotEveryEntries ?? 10_000,
+    snapshotEveryBytes: extra.snapshotEveryBytes,
     raft: { electionTicks: 10 },
     onLeaderChange: (leader) => extra.leaders?.push(leader),
   });
@@ -57,7 +58,7 @@ async function until<T>(fn: () => T | undefined | false, timeoutMs = 5000): Prom
   }
 }
 
-async function cluster(ids: number[], opts: { snapshotEveryEntries?: number } = {}) {
+async function cluster(ids: number[], opts: { snapshotEveryEntries?: number; snapshotEveryBytes?: number } = {}) {
   const net = new InMemoryNetwork();
   const stores = new Map(ids.map((id) => [id, new MemoryLogStore()]));
   const machines = new Map(ids.map((id) => [id, new ListMachine()]));
@@ -132,6 +133,25 @@ describe('RaftNode', () => {
     await until(() => sm.values.length === 60);
     expect(sm.values).toEqual(Array.from({ length: 60 }, (_, i) => `v${i}`));
     expect(restarted.core.log.snapshotIndex).toBeGreaterThan(0);
+  });
+
+  it('snapshots after snapshotEveryBytes of applied data even below the entry count', async () => {
+    const c = await cluster([1, 2, 3], { snapshotEveryBytes: 4000 });
+    const big = 'x'.repeat(1000);
+    for (let i = 0; i < 3; i++) await c.leader.propose(enc.encode(big));
+    expect(c.leader.core.log.snapshotIndex).toBe(0);
+    for (let i = 0; i < 3; i++) await c.leader.propose(enc.encode(big));
+    await until(() => c.leader.core.log.snapshotIndex > 0);
+    expect(c.leader.core.log.snapshotIndex).toBeLessThanOrEqual(c.leader.core.log.applied);
+  });
+
+  it('reports how long ago each peer was heard from', async () => {
+    const c = await cluster([1, 2, 3]);
+    await c.leader.propose(enc.encode('v'));
+    const others = [1, 2, 3].filter((id) => id !== c.leader.id);
+    await until(() => others.every((id) => c.leader.peerSilenceMs(id) < 100));
+    expect(c.leader.peerSilenceMs(99)).toBe(Infinity);
+    expect([...c.leader.peerMatch().keys()].sort()).toEqual([1, 2, 3]);
   });
 
   it('serves a linearizable read barrier on the leader only', async () => {

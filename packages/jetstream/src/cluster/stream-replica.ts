@@ -43,8 +43,10 @@ export interface StreamReplicaHost extends StreamHost {
 
 export interface StreamReplicaOptions {
   timings?: Partial<StreamRaftTimings>;
-  /** Snapshot (and compact the Raft log) after this many applied entries (default 8192). */
+  /** Snapshot (and compact the Raft log) after this many applied entries (default 8192)... */
   snapshotEveryEntries?: number;
+  /** ...or this many bytes of applied entries (default 64 MiB), whichever comes first. */
+  snapshotEveryBytes?: number;
   /**
    * This node is added to an existing group. Without it only the assignment's first peer founds a group
    * (writes the bootstrap entry when its log is empty); the others always wait for the leader's log.
@@ -64,6 +66,8 @@ const TEST_BUGS = new Set((process.env['FLOTILLA_TEST_BUGS'] ?? '').split(',').m
 const ACK_BEFORE_COMMIT = TEST_BUGS.has('pub-ack-before-commit');
 
 const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
+/** The Raft log is held in memory until a snapshot: this bounds it under heavy publishing. */
+const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
 const DEFAULT_STORE_SYNC_INTERVAL_MS = 1000;
 /** Membership reconciliation: at most this many steps per run (each waits for a commit or a short pause). */
 const MAX_MEMBERSHIP_STEPS = 64;
@@ -148,6 +152,7 @@ export class StreamReplica implements StreamReplicaView {
       clock: this.options.clock ?? sharedTicker,
       tickMs: this.timings.tickMs,
       snapshotEveryEntries: this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES,
+      snapshotEveryBytes: this.options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES,
       raft: { electionTicks: this.timings.electionTicks, heartbeatTicks: this.timings.heartbeatTicks, preVote: true, checkQuorum: true },
       onLeaderChange: (leader, term) => this.leaderChanged(leader, term),
       onApplied: (index) => this.applied(index),
