@@ -49,8 +49,10 @@ export async function main(argv) {
   let failures = 0;
   const shapes = [...new Set(opts.workloads.map((w) => w.shape))];
   for (let round = 1; round <= opts.rounds; round++) {
+    // ABBA order: a drift in the machine's load over the run does not favour whichever server goes first
+    const order = round % 2 === 1 ? targets : [...targets].reverse();
     for (const shape of shapes) {
-      for (const target of targets) {
+      for (const target of order) {
         const workloads = opts.workloads.filter((w) => w.shape === shape && (!target.jsR1Only || w.jsR1));
         if (workloads.length === 0) continue;
         failures += await runSession(target, shape, workloads, round, opts, results, rss);

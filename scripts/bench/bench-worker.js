@@ -51,6 +51,7 @@ function requestWindow(nc, p) {
   const slotId = new Float64Array(slots).fill(-1);
   const hist = new LatencyHistogram();
   const inbox = `${nc.inboxPrefix}.r`;
+  const heads = subjects.map((subject) => Buffer.from(`PUB ${subject} ${inbox}.`));
   let sent = 0;
   let inflight = 0;
   let ok = 0;
@@ -82,7 +83,7 @@ function requestWindow(nc, p) {
         }
         slotId[slot] = id;
         sentAt[slot] = performance.now();
-        nc.publish(subjects[id % subjects.length], `${inbox}.${id}`, payloads ? payloads[id % payloads.length] : fixedPayload);
+        nc.publishNumbered(heads[id % heads.length], id, payloads ? payloads[id % payloads.length] : fixedPayload);
         inflight++;
       }
       if (stopping && inflight === 0) finish();

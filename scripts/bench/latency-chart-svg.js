@@ -31,7 +31,7 @@ export function latencyChartSvg(summary, targets, title) {
   const rows = Math.max(1, Math.ceil(panels.length / COLUMNS));
   const width = PANEL_W * Math.min(COLUMNS, Math.max(1, panels.length));
   const legendH = 28;
-  const height = 36 + legendH + rows * PANEL_H;
+  const height = 36 + legendH + rows * PANEL_H + 20;
   const parts = [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" font-family="sans-serif" font-size="11">`,
     `<rect width="100%" height="100%" fill="#fff"/>`,
@@ -48,6 +48,7 @@ export function latencyChartSvg(summary, targets, title) {
     const oy = 36 + legendH + Math.floor(i / COLUMNS) * PANEL_H;
     parts.push(panel(s, targets, ox, oy));
   });
+  parts.push(`<text x="16" y="${height - 8}" fill="#555">request to reply or ack; rounds and client processes merged; both axes logarithmic</text>`);
   parts.push('</svg>');
   return parts.join('\n') + '\n';
 }
