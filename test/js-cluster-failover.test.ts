@@ -4,7 +4,7 @@
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
 import { AckPolicy, type JetStreamManager, type JsMsg } from 'nats';
 import { AGAINST_NATS_SERVER, JsCluster, addStream } from './helpers/js-cluster.js';
-import { AckedPublisher, replicaProblems } from './helpers/js-cluster-publisher.js';
+import { AckedPublisher, publishRetrying, replicaProblems } from './helpers/js-cluster-publisher.js';
 
 /**
  * Longest time without an acknowledged publish after the kill. Issue 6 acceptance: 2 s for Flotilla.
@@ -12,7 +12,6 @@ import { AckedPublisher, replicaProblems } from './helpers/js-cluster-publisher.
  */
 const MAX_WINDOW_MS = AGAINST_NATS_SERVER ? 12_000 : 2_000;
 const NAMES = ['n1', 'n2', 'n3'];
-const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 let cluster: JsCluster;
@@ -74,12 +73,14 @@ describe('stream leader killed with kill -9 under acknowledged publishing', () =
   }, 90_000);
 
   it('a durable pull consumer keeps its acknowledgements when its leader is killed; the unacknowledged are redelivered', async () => {
+    // The previous test restarted a node, which may have been the meta leader.
+    await cluster.waitForMetaLeader();
     const admin = await cluster.connect('n1');
     const jsm = await admin.jetstreamManager();
     await addStream(jsm, { name: 'WORK', subjects: ['work.>'], num_replicas: 3 });
     await cluster.waitForReplicasCurrent(jsm, 'WORK', 3);
     const js = admin.jetstream();
-    for (let i = 1; i <= 30; i++) await js.publish('work.item', enc.encode(`w-${i}`), { msgID: `w-${i}`, timeout: 5000 });
+    for (let i = 1; i <= 30; i++) await publishRetrying(js, 'work.item', `w-${i}`, `w-${i}`);
     await jsm.consumers.add('WORK', { durable_name: 'WORKER', ack_policy: AckPolicy.Explicit, ack_wait: 2_000_000_000 });
     // Wait until the consumer's replicas are current, so the acks below are replicated before the kill.
     const consumerLeader = await waitForConsumerLeader(jsm, 'WORKER');
