@@ -14,7 +14,6 @@ import { LatencyHistogram } from './latency-histogram.js';
 const PING_WINDOW_MSGS = 5_000;
 const STALL_MS = 10_000; // no reply for this long while waiting: report what was measured
 const EXPIRES_NS = 5_000_000_000;
-const EMPTY = Buffer.alloc(0);
 
 const [role, paramsText] = process.argv.slice(2);
 const params = JSON.parse(paramsText ?? '{}');
@@ -146,11 +145,12 @@ async function coreSub(nc, p) {
 
 async function corePub(nc, p) {
   const payload = Buffer.alloc(p.bytes, 97);
+  const head = Buffer.from(`PUB ${p.subject} ${p.bytes}\r\n`);
   const cpu0 = process.cpuUsage();
   const start = performance.now();
   let previous = null;
   for (let i = 1; i <= p.count; i++) {
-    nc.publish(p.subject, null, payload);
+    nc.publishWithHead(head, payload);
     if (i % PING_WINDOW_MSGS === 0) {
       // one window in flight: bounded buffering without stalling the pipe
       const f = nc.flush();
@@ -203,7 +203,7 @@ async function jsPull(nc, p) {
     if (status === 0) {
       credits--;
       if (n >= p.count) return; // beyond the count: not this run's
-      if (m.hasReply()) nc.publish(m.reply(), null, EMPTY);
+      nc.replyEmpty(m);
       lastAt = performance.now();
       if (++n >= p.count) return resolveDone();
     } else if (status !== 100) {
@@ -234,7 +234,7 @@ async function jsPush(nc, p) {
   const done = new Promise((resolve) => (resolveDone = resolve));
   nc.subscribe(p.deliverSubject, (m) => {
     if (m.status() !== 0) {
-      if (m.hasReply()) nc.publish(m.reply(), null, EMPTY); // flow control request
+      nc.replyEmpty(m); // a flow-control request wants an answer; a heartbeat has no reply subject
       return;
     }
     if (n >= p.count) return; // beyond the count: not this run's
@@ -242,7 +242,7 @@ async function jsPush(nc, p) {
       firstAt = performance.now();
       cpu0 = process.cpuUsage();
     }
-    if (m.hasReply()) nc.publish(m.reply(), null, EMPTY);
+    nc.replyEmpty(m);
     lastAt = performance.now();
     if (++n >= p.count) resolveDone();
   });

@@ -188,6 +188,37 @@ export class RawNatsClient {
     this.outLen = o;
   }
 
+  /** `<head><payload>\r\n` where head is the pre-encoded `PUB <subject> <n>\r\n` for this payload size. */
+  publishWithHead(head, payload) {
+    this.reserve(head.length + payload.length + 2);
+    let o = this.outLen;
+    o += head.copy(this.out, o);
+    o += payload.copy(this.out, o);
+    this.out[o++] = 13;
+    this.out[o++] = LF;
+    this.outLen = o;
+  }
+
+  /** An empty message to the reply subject of `m` (a JetStream ack), copied byte for byte. */
+  replyEmpty(m) {
+    if (m.replyEnd <= m.replyStart) return;
+    this.reserve(m.replyEnd - m.replyStart + 12);
+    const out = this.out;
+    let o = this.outLen;
+    out[o++] = 80; // P
+    out[o++] = 85; // U
+    out[o++] = 66; // B
+    out[o++] = SPACE;
+    o += m.buf.copy(out, o, m.replyStart, m.replyEnd);
+    out[o++] = SPACE;
+    out[o++] = 48; // 0
+    out[o++] = 13;
+    out[o++] = LF;
+    out[o++] = 13;
+    out[o++] = LF;
+    this.outLen = o;
+  }
+
   /** Resolves on the server's PONG: everything written before has been processed. */
   flush() {
     return new Promise((resolve) => {
