@@ -244,6 +244,11 @@ export class RaftNode {
     const result = propose();
     if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));
     const first = result.index - entryCount + 1;
+    // Batches of an earlier term whose indexes our new entries now occupy were overwritten: they can never
+    // commit. Settle them now, so the pending list stays in index order and results match their batches.
+    while (this.proposals.length > 0 && this.proposals[this.proposals.length - 1]!.last >= first) {
+      this.settleBatch(this.proposals.pop()!, false);
+    }
     return new Promise((resolve, reject) => {
       this.proposals.push({
         first,

@@ -122,6 +122,27 @@ describe('RaftNode', () => {
     expect(c.machines.get(old)!.values).toEqual(['before', 'after']);
   });
 
+  it('a re-elected leader settles its overwritten old-term proposals before new ones reuse their indexes', async () => {
+    const c = await cluster([1, 2, 3]);
+    await c.leader.propose(enc.encode('before'));
+    const old = c.leader;
+    c.net.isolate(old.id, [1, 2, 3]);
+    // Appended on the isolated leader only: they can never commit.
+    const lost = [old.propose(enc.encode('lost1')), old.propose(enc.encode('lost2')), old.propose(enc.encode('lost3'))];
+    for (const p of lost) p.catch(() => undefined);
+    const next = await until(() => [...c.nodes.values()].find((n) => n.isLeader() && n.id !== old.id));
+    c.net.heal();
+    await until(() => c.nodes.get(old.id)!.core.leader === next.id && old.core.log.lastIndex() <= next.core.log.lastIndex());
+    // Hand leadership back: the old leader's new entries reuse the indexes of its lost proposals.
+    await until(() => next.transferLeadership(old.id) && false, 300).catch(() => undefined);
+    await until(() => old.isLeader() && old.core.log.committed === old.core.log.lastIndex());
+    const fresh = await old.propose(enc.encode('fresh'));
+    expect(fresh.index).toBeGreaterThan(0);
+    await expect(Promise.all(lost)).rejects.toThrow('lost to a leader change');
+    await until(() => [...c.machines.values()].every((m) => m.values.includes('fresh')));
+    for (const m of c.machines.values()) expect(m.values).toEqual(['before', 'fresh']);
+  });
+
   it('restarts from its store and catches up through a snapshot', async () => {
     const c = await cluster([1, 2, 3], { snapshotEveryEntries: 20 });
     const victim = [...c.nodes.values()].find((n) => !n.isLeader())!;
