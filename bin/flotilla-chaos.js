@@ -2,7 +2,7 @@
 // The `flotilla-chaos` binary (`npm run chaos -- …`): a chaos run against a local or given cluster; prints a
 // human summary (and JSON with --json), exits 1 on any violation with the seed to replay it.
 import { parseOptions, usage } from '../scripts/chaos/cli-options.js';
-import { runChaos, humanSummary } from '../scripts/chaos/run-chaos.js';
+import { runChaos, humanSummary, abortRuns } from '../scripts/chaos/run-chaos.js';
 
 let options;
 try {
@@ -14,6 +14,12 @@ try {
 if (options.help) {
   process.stdout.write(`${usage()}\n`);
   process.exit(0);
+}
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.once(signal, () => {
+    process.stderr.write(`flotilla-chaos: ${signal}, stopping the cluster\n`);
+    void abortRuns().finally(() => process.exit(2));
+  });
 }
 try {
   const summary = await runChaos(options);

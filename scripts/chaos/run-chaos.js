@@ -11,7 +11,7 @@ import { PullConsumer } from './pull-consumer.js';
 import { LeaderWatch } from './leader-watch.js';
 import { FaultInjector } from './fault-injector.js';
 import { FAULT_KINDS, buildSchedule } from './fault-schedule.js';
-import { readReplica, readConsumerOn, streamPeers, pauseNudge } from './replica-reader.js';
+import { readReplicas, readConsumerStates, streamPeers, pauseNudge } from './replica-reader.js';
 import { judge } from './verdict.js';
 import { failoverWindows } from './failover-windows.js';
 import { startProgress } from './progress-line.js';
@@ -26,6 +26,7 @@ const SETUP_TIMEOUT_MS = 60_000;
 const RECOVERY_TIMEOUT_MS = 60_000;
 const PUBLISHER_FINISH_MS = 30_000;
 const DRAIN_TIMEOUT_MS = 30_000;
+const DRAIN_QUIET_MS = 3_000;
 
 function connectionOptions(cluster, firstIndex, name) {
   // Put one node first so clients spread over the cluster; the rest are failover targets.
@@ -41,6 +42,14 @@ function supportedKinds(cluster, kinds) {
   });
 }
 
+const activeClusters = new Set();
+
+/** Stops every cluster a run started (for SIGINT/SIGTERM: no server process may outlive the tool). */
+export async function abortRuns() {
+  await Promise.allSettled([...activeClusters].map((c) => c.stop(true)));
+  activeClusters.clear();
+}
+
 export async function runChaos(o) {
   const seed = o.seed ?? randomSeed();
   const progress = startProgress({ quiet: true, render: () => '' });
@@ -53,6 +62,7 @@ export async function runChaos(o) {
   const cluster = o.urls
     ? externalCluster({ urls: o.urls, names: o.names, monitorUrls: o.monitorUrls, commands: o.commands, partition: o.partition })
     : await startLocalCluster({ server: o.server, nodeCount: o.nodes, natsServerBin: o.natsServerBin, env: o.serverEnv, keepData: o.keepData, log });
+  activeClusters.add(cluster);
   const connections = [];
   const open = async (opts) => {
     const nc = await connect(opts);
@@ -144,13 +154,22 @@ export async function runChaos(o) {
     await Promise.allSettled(running.slice(0, publishers.length));
 
     // Drain: every acknowledged id delivered and nothing pending on the consumers, bounded.
+    // A lost message never arrives: once the consumer has nothing pending and nothing came for a while,
+    // waiting longer cannot help.
     const drainDeadline = Date.now() + DRAIN_TIMEOUT_MS;
     for (const s of streams) {
       const r = records.get(s.name);
+      let lastDeliveries = -1;
+      let quietSinceMs = Date.now();
       while (Date.now() < drainDeadline) {
+        if (r.deliveries !== lastDeliveries) {
+          lastDeliveries = r.deliveries;
+          quietSinceMs = Date.now();
+        }
         const allReceived = [...r.acks.keys()].every((id) => r.received.has(id));
-        const info = allReceived ? await admin.consumerInfo(s.name, CONSUMER_NAME, 2_000).catch(() => null) : null;
-        if (info && info.num_pending === 0 && info.num_ack_pending === 0) break;
+        const info = await admin.consumerInfo(s.name, CONSUMER_NAME, 2_000).catch(() => null);
+        const idle = info !== null && info.num_pending === 0 && info.num_ack_pending === 0;
+        if (idle && (allReceived || Date.now() - quietSinceMs > DRAIN_QUIET_MS)) break;
         await sleep(250);
       }
     }
@@ -167,10 +186,14 @@ export async function runChaos(o) {
     const nudge = pauseNudge(cluster);
     for (const s of streams) {
       const peers = await streamPeers(admin, s.name);
-      const replicas = [];
-      for (const name of peers) replicas.push({ name, read: await readReplica(admin, s.name, name, idOf, nudge) });
-      const consumerStates = [];
-      for (const name of peers) consumerStates.push({ name, state: await readConsumerOn(admin, s.name, CONSUMER_NAME, name, nudge) });
+      const reads = await readReplicas(admin, s.name, peers, idOf, nudge);
+      const replicas = peers.map((name) => ({ name, read: reads.get(name) }));
+      for (const { name, read } of replicas) log(`${s.name} on ${name}: ${read.ok ? `${read.messages.size} messages, last seq ${read.lastSeq}` : read.reason}`);
+      const states = await readConsumerStates(admin, s.name, CONSUMER_NAME, peers, nudge);
+      const consumerStates = peers.map((name) => ({ name, state: states.get(name) }));
+      for (const { name, state } of consumerStates) {
+        log(`consumer ${s.name}/${CONSUMER_NAME} on ${name}: ${state.ok ? `delivered ${state.delivered} ack floor ${state.ackFloor}` : state.reason}`);
+      }
       const r = records.get(s.name);
       judged.push({ name: s.name, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
     }
@@ -229,6 +252,7 @@ export async function runChaos(o) {
     const keep = o.keepData || summary === null || summary.violations.total > 0;
     if (summary && cluster.runDir && keep) summary.runDir = cluster.runDir;
     await cluster.stop(keep).catch((err) => log(`stopping the cluster: ${err.message}`));
+    activeClusters.delete(cluster);
     if (summary) {
       if (o.json === '-') process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
       else if (o.json) writeFileSync(o.json, JSON.stringify(summary, null, 2));
