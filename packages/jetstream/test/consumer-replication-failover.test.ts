@@ -38,6 +38,7 @@ class ConsumerCluster {
   constructor(
     readonly root: string,
     config: object,
+    private readonly snapshotEveryEntries?: number,
   ) {
     this.assignment = { config: normaliseStreamConfig(parseStreamConfigRequest(config)), created: '2026-01-01T00:00:00Z', group: 'S-g1', peers: [1, 2, 3] };
   }
@@ -99,7 +100,7 @@ class ConsumerCluster {
       leadershipChanged: (replica, leading) => void withConsumers(replica, () => service.leadershipChanged(replica, leading)),
       applyConsumerEntry: (replica, payload) => withConsumers(replica, () => service.applyConsumerEntry(replica, payload)),
     };
-    n.replica = await StreamReplica.open(host, this.assignment, n.dir, { timings: TIMINGS });
+    n.replica = await StreamReplica.open(host, this.assignment, n.dir, { timings: TIMINGS, ...(this.snapshotEveryEntries ? { snapshotEveryEntries: this.snapshotEveryEntries } : {}) });
     n.ctx.table.set('S', n.replica.stream);
     await withConsumers(n.replica, () => undefined);
     // Like every server: `$JS.API.>` on each node (the meta layer's routing is not part of this test).
@@ -186,8 +187,8 @@ afterEach(async () => {
   cluster = null;
 });
 
-async function start(storage: 'file' | 'memory'): Promise<ConsumerCluster> {
-  const c = new ConsumerCluster(await mkdtemp(join(tmpdir(), 'consumer-failover-')), { name: 'S', subjects: ['s.>'], storage, num_replicas: 3 });
+async function start(storage: 'file' | 'memory', snapshotEveryEntries?: number): Promise<ConsumerCluster> {
+  const c = new ConsumerCluster(await mkdtemp(join(tmpdir(), 'consumer-failover-')), { name: 'S', subjects: ['s.>'], storage, num_replicas: 3 }, snapshotEveryEntries);
   cluster = c;
   await Promise.all([1, 2, 3].map((id) => c.open(id)));
   return c;
@@ -270,6 +271,51 @@ describe('consumer replication over stream replicas', () => {
       await waitFor(() => none.msgs.length === 1, 3000, 'no_wait answer');
       expect(statusOf(none.msgs[0]!)).toMatchObject({ code: 404 });
       for (const n of c.nodes.values()) expect(n.errors.filter((e) => !e.includes('not replicated yet'))).toEqual([]);
+    }, 30_000);
+  }
+});
+
+describe('a replica that catches up from a stream snapshot', () => {
+  for (const storage of ['file', 'memory'] as const) {
+    it(`${storage}: gets every consumer again from the leader (created, changed and deleted while it was away)`, async () => {
+      const c = await start(storage, 8);
+      const leader = await c.waitForConsumerLeader();
+      await c.request('$JS.API.CONSUMER.CREATE.S.OLD', { stream_name: 'S', config: { durable_name: 'OLD', ack_policy: 'explicit' } });
+      const away = [...c.nodes.values()].find((n) => n.id !== leader.id)!;
+      await waitFor(() => away.service.consumerCount('S') === 1, 3000, 'OLD on every replica');
+      await c.crash(away.id);
+      await c.request('$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit', ack_wait: 30e9 } });
+      await c.request('$JS.API.CONSUMER.DELETE.S.OLD');
+      // One message per entry: far more entries than a snapshot interval, so the log is compacted.
+      for (let i = 0; i < 30; i++) await c.publish('s.a', 1);
+      const box = c.inbox();
+      c.pull('D', { batch: 30 }, box.subject);
+      await waitFor(() => box.msgs.length === 30, 3000, 'deliveries');
+      const sync = c.inbox();
+      for (const m of box.msgs.slice(0, 12)) c.bus.publish(m.reply!, sync.subject, null, Buffer.from('+ACK'));
+      await waitFor(() => sync.msgs.length === 12, 3000, 'acks');
+      for (let i = 0; i < 20; i++) await c.publish('s.b', 1);
+      expect(leader.replica!.status().commit).toBeGreaterThan(40);
+
+      await c.restart(away.id);
+      const back = c.nodes.get(away.id)!;
+      await waitFor(() => back.replica!.stream.store.state().last_seq === 50, 5000, 'caught up');
+      await waitFor(() => back.service.consumerCount('S') === 1, 5000, 'consumers resynced');
+      // It takes over: the consumer is there with its acks.
+      for (let i = 0; i < 10; i++) {
+        const current = await c.waitForConsumerLeader();
+        if (current.id === back.id) break;
+        await c.request('$JS.API.CONSUMER.LEADER.STEPDOWN.S.D');
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect((await c.waitForConsumerLeader()).id).toBe(back.id);
+      const info = await c.request('$JS.API.CONSUMER.INFO.S.D');
+      expect(info['ack_floor']).toMatchObject({ stream_seq: 12 });
+      expect(info['num_ack_pending']).toBe(18);
+      expect(info['num_pending']).toBe(20);
+      const gone = await c.request('$JS.API.CONSUMER.INFO.S.OLD');
+      expect(gone['error']).toMatchObject({ err_code: 10014 });
+      if (storage === 'file') expect(existsSync(join(back.dir, 'consumers', 'OLD'))).toBe(false);
     }, 30_000);
   }
 });

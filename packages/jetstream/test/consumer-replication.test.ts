@@ -11,6 +11,7 @@ import { readConsumerFiles, type ConsumerMeta } from '../src/consumer/consumer-s
 import { settle, statusOf } from '../src/consumer/testing/consumer-fixture.js';
 import { ReplicatedConsumersFixture } from '../src/consumer/testing/replicated-consumers-fixture.js';
 import { ObservedPulls } from '../src/consumer/observed-pulls.js';
+import { ConsumerResync } from '../src/cluster/consumer-replication-resync.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
 
@@ -58,11 +59,13 @@ describe('consumer replication entries', () => {
       { op: 'meta' as const, meta: meta('C') },
       { op: 'state' as const, name: 'C', state: state.snapshot() },
       { op: 'remove' as const, name: 'C' },
+      { op: 'sync' as const, consumers: [{ meta: meta('C'), state: null }] },
     ];
     for (const e of entries) expect(decodeConsumerEntry(encodeConsumerEntry(e))).toEqual(e);
     expect(decodeConsumerEntry(Buffer.from('{"op":"meta"}'))).toBeNull();
     expect(decodeConsumerEntry(Buffer.from('C{"op":"state","name":"C"}'))).toBeNull();
     expect(decodeConsumerEntry(Buffer.from('Cnot json'))).toBeNull();
+    expect(decodeConsumerEntry(Buffer.from('C{"op":"sync","consumers":[{"meta":{}}]}'))).toBeNull();
   });
 });
 
@@ -417,5 +420,69 @@ describe('ConsumerService modes', () => {
     service.applyConsumerEntry({ name: 'S' }, Buffer.from('garbage'));
     expect(service.consumerCount('S')).toBe(1);
     await service.stop();
+  });
+});
+
+describe('ConsumerResync', () => {
+  const log = { debug() {}, info() {}, warn() {}, error() {} };
+
+  it('a request is repeated until the leader answered it, and the leader coalesces requests into one sync', async () => {
+    const bus = new FakeBus();
+    const asker = new ConsumerResync(bus, 'S', log);
+    const other = new ConsumerResync(bus, 'S', log);
+    asker.request();
+    asker.request(); // one outstanding request at a time
+    expect(bus.published.filter((m) => m.subject === '$JSC.CR.S').length).toBe(1);
+    // No leader yet: asked again after a second.
+    await new Promise((r) => setTimeout(r, 1100));
+    expect(bus.published.filter((m) => m.subject === '$JSC.CR.S').length).toBe(2);
+    const leader = new ConsumerResync(bus, 'S', log);
+    let syncs = 0;
+    let release: () => void = () => undefined;
+    leader.serve(() => {
+      syncs++;
+      return new Promise<void>((r) => (release = r));
+    });
+    other.request();
+    expect(syncs).toBe(1);
+    await new Promise((r) => setTimeout(r, 1100)); // the asker's retry arrives during the first sync
+    expect(asker.requesting).toBe(true);
+    release();
+    await until(() => syncs === 2, 'second coalesced sync');
+    release();
+    await until(() => !asker.requesting && !other.requesting, 'both answered');
+    expect(syncs).toBe(2);
+    leader.close();
+    asker.close();
+    other.close();
+  });
+
+  it('a leader whose sync fails (not leading any more) does not answer; the asker keeps asking', async () => {
+    const bus = new FakeBus();
+    const leader = new ConsumerResync(bus, 'S', log);
+    leader.serve(async () => {
+      throw new Error('not leading');
+    });
+    const asker = new ConsumerResync(bus, 'S', log);
+    asker.request();
+    await settle();
+    expect(asker.requesting).toBe(true);
+    leader.close();
+    asker.close();
+    expect(asker.requesting).toBe(false);
+  });
+});
+
+describe('sync entries', () => {
+  it('replace the whole consumer set on a replica', async () => {
+    const applied = new AppliedConsumers(join(tempDir(), 'consumers'), () => undefined);
+    applied.apply({ op: 'meta', meta: meta('Stale') });
+    applied.apply({ op: 'meta', meta: meta('Kept') });
+    const state = new ConsumerState('explicit');
+    state.apply({ op: 'deliver', sseq: 4, dseq: 1, count: 1, tsMs: 1 });
+    applied.apply({ op: 'sync', consumers: [{ meta: meta('Kept'), state: state.snapshot() }, { meta: meta('New'), state: null }] });
+    expect(applied.all().map((c) => c.meta.name).sort()).toEqual(['Kept', 'New']);
+    expect(applied.get('Kept')?.state?.pending).toEqual([[4, 1, 1]]);
+    await applied.close();
   });
 });

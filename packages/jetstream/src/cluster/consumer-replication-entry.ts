@@ -1,5 +1,6 @@
 // The consumer entries a stream's Raft group carries (opaque to the group): a consumer's config (create or
-// update), its whole state (coalesced on the leader), or its removal. Whole states rather than per-ack
+// update), its whole state (coalesced on the leader), its removal, or every consumer at once (`sync`: what a
+// replica that caught up from a stream snapshot asks the leader for). Whole states rather than per-ack
 // deltas: applying one is idempotent and needs nothing earlier, so a replica that caught up from a snapshot
 // or replays its log after a restart ends in the same place.
 import type { ConsumerMeta } from '../consumer/consumer-storage.js';
@@ -8,7 +9,9 @@ import type { ConsumerStateSnapshot } from '../consumer/consumer-state.js';
 export type ConsumerReplicationEntry =
   | { op: 'meta'; meta: ConsumerMeta }
   | { op: 'state'; name: string; state: ConsumerStateSnapshot }
-  | { op: 'remove'; name: string };
+  | { op: 'remove'; name: string }
+  /** The complete set: consumers not in it are removed. */
+  | { op: 'sync'; consumers: Array<{ meta: ConsumerMeta; state: ConsumerStateSnapshot | null }> };
 
 /** First byte of every consumer entry, so a misrouted stream entry is recognised and refused. */
 const TAG = 0x43; // 'C'
@@ -45,6 +48,15 @@ export function decodeConsumerEntry(payload: Uint8Array): ConsumerReplicationEnt
     }
     case 'remove':
       return typeof e['name'] === 'string' ? (e as unknown as ConsumerReplicationEntry) : null;
+    case 'sync': {
+      const list = e['consumers'];
+      if (!Array.isArray(list)) return null;
+      for (const c of list as Array<Record<string, unknown> | null>) {
+        const m = c?.['meta'] as Record<string, unknown> | undefined;
+        if (!m || typeof m['name'] !== 'string' || typeof m['config'] !== 'object' || m['config'] === null) return null;
+      }
+      return e as unknown as ConsumerReplicationEntry;
+    }
     default:
       return null;
   }

@@ -76,6 +76,10 @@ export class AppliedConsumers {
   }
 
   apply(entry: ConsumerReplicationEntry): void {
+    if (entry.op === 'sync') {
+      this.replaceAll(entry.consumers);
+      return;
+    }
     this.touchedWhileLoading?.add(entry.op === 'meta' ? entry.meta.name : entry.name);
     switch (entry.op) {
       case 'meta': {
@@ -116,11 +120,15 @@ export class AppliedConsumers {
   restore(data: Uint8Array): void {
     const parsed = JSON.parse(Buffer.from(data).toString('utf8')) as { v: number; consumers: AppliedConsumer[] };
     if (parsed.v !== SNAPSHOT_VERSION || !Array.isArray(parsed.consumers)) throw new Error(`unknown consumer snapshot version ${parsed.v}`);
-    const keep = new Set(parsed.consumers.map((c) => c.meta.name));
+    this.replaceAll(parsed.consumers);
+  }
+
+  private replaceAll(consumers: readonly AppliedConsumer[]): void {
+    const keep = new Set(consumers.map((c) => c.meta.name));
     for (const name of [...this.byName.keys()]) {
       if (!keep.has(name)) this.apply({ op: 'remove', name });
     }
-    for (const c of parsed.consumers) {
+    for (const c of consumers) {
       this.apply({ op: 'meta', meta: c.meta });
       if (c.state) this.apply({ op: 'state', name: c.meta.name, state: c.state });
     }

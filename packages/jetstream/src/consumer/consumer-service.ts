@@ -31,6 +31,8 @@ import { subjectsCollide } from './subject-overlap.js';
 import * as S from './status-headers.js';
 import { ObservedPulls } from './observed-pulls.js';
 import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
+import { encodeConsumerEntry } from '../cluster/consumer-replication-entry.js';
+import { ConsumerResync } from '../cluster/consumer-replication-resync.js';
 import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../cluster/consumer-replication-storage.js';
 
 interface StreamConsumers {
@@ -54,6 +56,10 @@ interface StreamReplication {
   /** Pull requests seen while not serving: told 409 Leadership Change once this node serves. */
   observedPulls: ObservedPulls;
   unsubscribePulls: () => void;
+  /** Asks the leader for every consumer again after a snapshot install; serves such asks when leading. */
+  resync: ConsumerResync;
+  /** Last sequence this replica saw stored message by message (a jump past it = a snapshot installed). */
+  lastStoredSeq: number;
 }
 
 /** What identifies a stream replica in the stream group's hooks (StreamReplica has `name`). */
@@ -122,11 +128,21 @@ export class ConsumerService implements ConsumerHost {
     for (const c of entry.consumers.values()) c.kick();
   }
 
-  /** Messages were purged or deleted: consumers move their floors. */
+  /** Messages were purged or deleted (or, cluster, a snapshot replaced the store): consumers move their floors. */
   streamPurged(stream: StreamHandle): void {
     const entry = this.streams.get(stream.name);
     if (!entry) return;
     for (const c of entry.consumers.values()) c.onPurged();
+    const rep = entry.replica;
+    if (rep !== null && !rep.leading) {
+      // Messages appeared without being stored one by one: a snapshot was installed, and the consumer
+      // entries it compacted away never reached this replica. The leader proposes them all again.
+      const last = stream.store.state().last_seq;
+      if (last > rep.lastStoredSeq) {
+        rep.lastStoredSeq = last;
+        rep.resync.request();
+      }
+    }
   }
 
   /** The stream is being deleted: stop and remove its consumers (state included). */
@@ -140,6 +156,7 @@ export class ConsumerService implements ConsumerHost {
       entry.replica.leading = false;
       entry.replica.epoch++;
       entry.replica.unsubscribePulls();
+      entry.replica.resync.close();
       for (const c of entry.consumers.values()) c.release(S.CONSUMER_DELETED);
       entry.consumers.clear();
       await entry.replica.applied.drop();
@@ -183,6 +200,8 @@ export class ConsumerService implements ConsumerHost {
       epoch: 0,
       observedPulls: new ObservedPulls(),
       unsubscribePulls: () => undefined,
+      resync: new ConsumerResync(this.ctx.bus, stream.name, this.ctx.log),
+      lastStoredSeq: stream.store.state().last_seq,
     };
     const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica };
     this.streams.set(stream.name, entry);
@@ -198,9 +217,13 @@ export class ConsumerService implements ConsumerHost {
       for (const u of subs) u();
     };
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
+      if (seq > replica.lastStoredSeq) replica.lastStoredSeq = seq;
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
     });
     await applied.load();
+    // A restarted replica: what it rebuilt (files, log replay after its last snapshot) may miss consumer
+    // entries compacted into a snapshot (memory streams keep no files at all). A new stream has nothing.
+    if (applied.size > 0 || stream.store.state().last_seq > 0) replica.resync.request();
   }
 
   /** Cluster: a consumer entry committed in the stream's group, applied on every replica (leader too). */
@@ -241,6 +264,7 @@ export class ConsumerService implements ConsumerHost {
       rep.loaded = false;
       rep.epoch++;
       rep.observedPulls.clear();
+      rep.resync.stopServing();
       for (const c of entry.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
       entry.consumers.clear();
       return;
@@ -272,6 +296,17 @@ export class ConsumerService implements ConsumerHost {
         }
       }
       rep.observedPulls.clear();
+      rep.resync.serve(() => this.proposeSync(entry, epoch));
+    });
+  }
+
+  /** Leader: every consumer's config and state in one `sync` entry (a caught-up replica asked for it). */
+  private proposeSync(entry: StreamConsumers, epoch: number): Promise<void> {
+    return this.serial(async () => {
+      const rep = entry.replica;
+      if (rep === null || rep.epoch !== epoch || !rep.loaded) throw new Error('not leading');
+      const consumers = [...entry.consumers.values()].map((c) => ({ meta: c.meta(), state: c.state.snapshot() }));
+      await rep.group.proposeConsumerEntry(encodeConsumerEntry({ op: 'sync', consumers }));
     });
   }
 
@@ -325,6 +360,7 @@ export class ConsumerService implements ConsumerHost {
         entry.replica.leading = false;
         entry.replica.epoch++;
         entry.replica.unsubscribePulls();
+        entry.replica.resync.close();
         // In parallel: each gets a bounded last proposal, and the replica's files their last write.
         closing.push(Promise.all([...entry.consumers.values()].map((c) => c.close(false))).then(() => entry.replica!.applied.close()));
         continue;

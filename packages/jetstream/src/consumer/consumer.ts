@@ -9,7 +9,7 @@ import { ackReplyPrefix, formatAckReply, parseAckReply } from './ack-reply.js';
 import type { Clock } from './clock.js';
 import { consumerFilters, isPushConfig, orderedConfig, type ConsumerConfig } from './consumer-config.js';
 import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
-import type { ConsumerStorage } from './consumer-storage.js';
+import type { ConsumerMeta, ConsumerStorage } from './consumer-storage.js';
 import { goDuration } from './consumer-errors.js';
 import { ackKind, parseNakDelayMs } from './ack-body.js';
 import { startPosition } from './start-position.js';
@@ -141,7 +141,12 @@ export class Consumer {
   }
 
   saveMeta(): Promise<void> {
-    return this.storage.saveMeta({ stream_name: this.stream.name, name: this.name, created: this.created, config: this.config });
+    return this.storage.saveMeta(this.meta());
+  }
+
+  /** What identifies and configures this consumer (meta.json, the `meta` replication entry). */
+  meta(): ConsumerMeta {
+    return { stream_name: this.stream.name, name: this.name, created: this.created, config: this.config };
   }
 
   /** Subscribes for acks (and flow control) and starts delivering. */
