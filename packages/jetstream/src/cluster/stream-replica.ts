@@ -69,6 +69,8 @@ const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
 /** The Raft log is held in memory until a snapshot: this bounds it under heavy publishing. */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
 const DEFAULT_STORE_SYNC_INTERVAL_MS = 1000;
+/** A member this few entries behind the commit index (appends in flight) still counts as `current`. */
+const CURRENT_MAX_LAG_ENTRIES = 64;
 /** Membership reconciliation: at most this many steps per run (each waits for a commit or a short pause). */
 const MAX_MEMBERSHIP_STEPS = 64;
 
@@ -235,7 +237,7 @@ export class StreamReplica implements StreamReplicaView {
 
   private leaderChanged(leader: NodeId, term: number): void {
     this.leaderChanges++;
-    this.host.observer?.leaderChanged?.(this.current.group, leader, term);
+    this.guarded('observer', () => this.host.observer?.leaderChanged?.(this.current.group, leader, term));
     if (leader === this.selfId && this.raftNode !== null) {
       if (!this.serving) {
         this.serveAfterIndex = this.raftNode.core.log.lastIndex();
@@ -258,7 +260,7 @@ export class StreamReplica implements StreamReplicaView {
     this.serving = true;
     this.publisher.activate();
     this.stream.setServing(true);
-    this.host.leadershipChanged(this, true);
+    this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, true));
     this.reconcileMembership();
   }
 
@@ -267,7 +269,17 @@ export class StreamReplica implements StreamReplicaView {
     this.serving = false;
     this.stream.setServing(false);
     this.publisher.deactivate();
-    this.host.leadershipChanged(this, false);
+    this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, false));
+  }
+
+  /** Host callbacks run inside the Raft driver: an exception there must not stop the group. */
+  private guarded(what: string, fn: () => unknown): void {
+    try {
+      const r = fn();
+      if (r instanceof Promise) r.catch((err: unknown) => this.host.log.error({ stream: this.name, what, err: String(err) }, 'stream replica callback failed'));
+    } catch (err) {
+      this.host.log.error({ stream: this.name, what, err: String(err) }, 'stream replica callback failed');
+    }
   }
 
   isLeader(): boolean {
@@ -390,7 +402,8 @@ export class StreamReplica implements StreamReplicaView {
       const activeAgoMs = Number.isFinite(silence) ? silence : now - this.openedAtMs;
       const lag = leading ? Math.max(0, st.commit - (match.get(id) ?? 0)) : 0;
       const heard = silence < windowMs;
-      const current = leading ? heard && lag === 0 : id === st.leader && heard;
+      // Under load a healthy follower trails the commit index by the appends in flight to it.
+      const current = leading ? heard && lag <= CURRENT_MAX_LAG_ENTRIES : id === st.leader && heard;
       const peer = peers.get(id);
       replicas.push({ raftNodeId: id, name: peer?.name ?? String(id), current, offline: peer !== undefined && !peer.active, activeAgoMs, lag });
     }
