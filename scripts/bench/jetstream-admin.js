@@ -4,6 +4,8 @@ import { RawNatsClient } from './raw-nats-client.js';
 
 const API_TIMEOUT_MS = 10_000;
 const NS_PER_MS = 1_000_000;
+const SETTLE_TIMEOUT_MS = 20_000;
+const TRANSIENT = /10005|10008|10023|temporarily unavailable|insufficient resources|no suitable peers|no responders|timed out|not current/i;
 
 export class JetStreamAdmin {
   static async connect(url) {
@@ -66,20 +68,27 @@ export class JetStreamAdmin {
     throw new Error(`JetStream not ready within ${timeoutMs} ms: ${last}`);
   }
 
-  /** Deletes the stream if it exists and creates it afresh; retried while a new cluster settles. */
-  async freshStream(config, timeoutMs = 20_000) {
-    await this.api(`STREAM.DELETE.${config.name}`).catch(() => undefined);
+  /**
+   * An API call retried while the answer says the cluster is settling: "temporarily unavailable" (10008),
+   * "insufficient resources" (10023), "no suitable peers" (10005) while peers join, no responders or no
+   * answer. Any other error is final.
+   */
+  async apiRetrying(subject, body, timeoutMs = SETTLE_TIMEOUT_MS) {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       try {
-        return await this.api(`STREAM.CREATE.${config.name}`, config);
+        return await this.api(subject, body);
       } catch (err) {
-        // a cluster still settling answers "temporarily unavailable" (10008), "insufficient resources"
-        // (10023), "no suitable peers" (10005) while peers join, no responders or nothing; other errors are final
-        if (Date.now() > deadline || !/10005|10008|10023|temporarily unavailable|insufficient resources|no suitable peers|no responders|timed out|not current/i.test(err.message)) throw err;
+        if (Date.now() > deadline || !TRANSIENT.test(err.message)) throw err;
       }
       await sleep(250);
     }
+  }
+
+  /** Deletes the stream if it exists and creates it afresh. */
+  async freshStream(config) {
+    await this.api(`STREAM.DELETE.${config.name}`).catch(() => undefined);
+    return this.apiRetrying(`STREAM.CREATE.${config.name}`, config);
   }
 
   async streamInfo(name) {
@@ -113,7 +122,7 @@ export class JetStreamAdmin {
 
   async durableConsumer(stream, config) {
     await this.api(`CONSUMER.DELETE.${stream}.${config.durable_name}`).catch(() => undefined);
-    return this.api(`CONSUMER.DURABLE.CREATE.${stream}.${config.durable_name}`, { stream_name: stream, config });
+    return this.apiRetrying(`CONSUMER.DURABLE.CREATE.${stream}.${config.durable_name}`, { stream_name: stream, config });
   }
 
   /** A KV bucket configured as the `nats` client creates one (history 1). */
