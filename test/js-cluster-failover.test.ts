@@ -40,7 +40,7 @@ describe('stream leader killed with kill -9 under acknowledged publishing', () =
     const pubConn = await cluster.connect(survivors[0]!);
     const watchConn = await cluster.connect(survivors[1]!);
     const watchJsm = await watchConn.jetstreamManager();
-    const publisher = new AckedPublisher(pubConn.jetstream(), { subject: 'kill.a', prefix: 'k', maxMessages: 20_000, attemptTimeoutMs: 500 }).start();
+    const publisher = new AckedPublisher(pubConn.jetstream(), { subject: 'kill.a', prefix: 'k', maxMessages: 20_000, attemptTimeoutMs: 500, paceMs: 20 }).start();
     try {
       await publisher.waitForMoreAcks(50, 15_000);
       const killedAtMs = Date.now();

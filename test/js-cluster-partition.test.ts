@@ -40,7 +40,7 @@ describe('partitioned stream leader', () => {
     const minorityConn = await cluster.connect(leader);
     const majorityConn = await cluster.connect(majority[0]!);
     const majorityJsm = await majorityConn.jetstreamManager();
-    const publisher = new AckedPublisher(majorityConn.jetstream(), { subject: 'split.major', prefix: 'maj', maxMessages: 20_000, attemptTimeoutMs: 500 }).start();
+    const publisher = new AckedPublisher(majorityConn.jetstream(), { subject: 'split.major', prefix: 'maj', maxMessages: 20_000, attemptTimeoutMs: 500, paceMs: 20 }).start();
     const minorityAcks: string[] = [];
     const minorityErrors = new Map<string, number>();
     try {

@@ -35,7 +35,7 @@ describe('paused stream leader', () => {
     await addStream(jsm, { name: 'PAUSED', subjects: ['paused.>'], num_replicas: 3 });
     await cluster.waitForReplicasCurrent(jsm, 'PAUSED', 3);
     const pubConn = await cluster.connect(home);
-    const publisher = new AckedPublisher(pubConn.jetstream(), { subject: 'paused.a', prefix: 'p', maxMessages: 20_000, attemptTimeoutMs: 500 }).start();
+    const publisher = new AckedPublisher(pubConn.jetstream(), { subject: 'paused.a', prefix: 'p', maxMessages: 20_000, attemptTimeoutMs: 500, paceMs: 20 }).start();
     try {
       await publisher.waitForMoreAcks(20, 15_000);
       for (let cycle = 1; cycle <= CYCLES; cycle++) {

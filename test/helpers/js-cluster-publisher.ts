@@ -26,6 +26,8 @@ export interface PublisherOptions {
   retryPauseMs?: number;
   /** bound on how long one message may be retried before the run gives up */
   maxRetryMs?: number;
+  /** pause after each ack: bounds how many messages a run leaves to read back (the window's resolution) */
+  paceMs?: number;
 }
 
 export interface PublisherFailures {
@@ -97,6 +99,7 @@ export class AckedPublisher {
         try {
           const ack = await this.js.publish(this.o.subject, enc.encode(payload), { msgID: payload, timeout: attemptTimeoutMs });
           this.acks.push({ payload, seq: ack.seq, duplicate: ack.duplicate, atMs: Date.now() });
+          if (this.o.paceMs) await sleep(this.o.paceMs);
           break;
         } catch (err) {
           const e = err as { code?: string; message?: string };
