@@ -78,6 +78,9 @@ describe('meta group', () => {
     await leader.propose({ op: 'assign', assignment });
     await until(() => groups.every((g) => g.state.assignment('ORDERS') !== undefined));
     for (const g of groups) expect(g.state.assignment('ORDERS')).toEqual(assignment);
+    // A follower cannot change the catalogue: nats-server's 10008.
+    const follower = groups.find((g) => !g.isLeader())!;
+    await expect(follower.propose({ op: 'unassign', name: 'ORDERS', group: 'S-ORDERS-1' })).rejects.toMatchObject({ code: 503, errCode: 10008 });
     const st = leader.status((id) => ({ active: c.up.has(id), agoMs: 0 }));
     expect(st.role).toBe('leader');
     expect(st.replicas.map((r) => r.name)).toHaveLength(2);

@@ -19,7 +19,7 @@ import { placeReplicas, replacePeer, resizePeers, type NodeLoad } from './meta-p
 /** CREATE/UPDATE wait this long for the stream group's leader before answering with what is known. */
 export const LEADER_WAIT_MS = 5_000;
 /** The stream leader is asked for its StreamInfo this often while waiting. */
-const PROBE_INTERVAL_MS = 100;
+const PROBE_INTERVAL_MS = 25;
 /** Catalogue changes queued on the meta leader beyond this many are refused. */
 const MAX_PENDING_CHANGES = 1024;
 const EMPTY = new Uint8Array(0);
@@ -54,10 +54,11 @@ export class ClusterApi {
         void api.run(type, msg.reply, () => this.list(msg));
         return;
       case 'CREATE':
-        void api.run(type, msg.reply, () => this.serial(() => this.create(name, msg)));
+        // Only check + propose run one at a time; waiting for the new group's leader overlaps other changes.
+        void api.run(type, msg.reply, async () => ({ ...(await this.leaderInfo(await this.serial(() => this.create(name, msg)))), did_create: true }));
         return;
       case 'UPDATE':
-        void api.run(type, msg.reply, () => this.serial(() => this.update(name, msg)));
+        void api.run(type, msg.reply, async () => this.leaderInfo(await this.serial(() => this.update(name, msg))));
         return;
       case 'DELETE':
         void api.run(type, msg.reply, () => this.serial(() => this.delete(name, msg)));
@@ -139,12 +140,13 @@ export class ClusterApi {
     return false;
   }
 
-  private async create(name: string, msg: BusMessage): Promise<object> {
+  /** Validates, places and records a new stream; resolves with its assignment (an identical one if it exists). */
+  private async create(name: string, msg: BusMessage): Promise<StreamAssignment> {
     const cfg = parseCreateRequest(name, msg.data);
     const existing = this.cjs.meta.state.assignment(name);
     if (existing !== undefined) {
       if (!sameStreamConfig(existing.config, cfg)) throw JsErrors.streamNameInUse();
-      return { ...(await this.leaderInfo(existing)), did_create: true };
+      return existing;
     }
     if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
     const peers = placeReplicas(cfg.num_replicas, this.cjs.placementCandidates(), this.load());
@@ -157,10 +159,10 @@ export class ClusterApi {
     };
     await this.cjs.meta.propose({ op: 'assign', assignment });
     this.streamAdvisory('CREATED', name, 'create');
-    return { ...(await this.leaderInfo(assignment)), did_create: true };
+    return assignment;
   }
 
-  private async update(name: string, msg: BusMessage): Promise<object> {
+  private async update(name: string, msg: BusMessage): Promise<StreamAssignment> {
     const requested = parseUpdateRequest(name, msg.data);
     const existing = this.cjs.meta.state.assignment(name);
     if (existing === undefined) throw JsErrors.streamNotFound();
@@ -171,7 +173,7 @@ export class ClusterApi {
     const assignment: StreamAssignment = { ...existing, config: next, peers };
     await this.cjs.meta.propose({ op: 'assign', assignment });
     this.streamAdvisory('UPDATED', name, 'modify');
-    return this.leaderInfo(assignment);
+    return assignment;
   }
 
   private async delete(name: string, msg: BusMessage): Promise<object> {

@@ -42,6 +42,8 @@ const LEAVING_CHECK_MS = 500;
 const LEAVING_SILENCE_MS = 2_000;
 /** …or at the latest after this long. */
 const LEAVING_MAX_MS = 120_000;
+/** Replicas opened (or updated) concurrently within one reconcile pass. */
+const PARALLEL_OPENS = 8;
 /** Reconcile passes run back to back at most this many times before yielding to a timer. */
 const MAX_PASSES = 16;
 
@@ -153,22 +155,14 @@ export class ReplicaSet {
       }
     }
     let failed = false;
-    for (const [group, a] of wanted) {
-      if (this.stopped) return;
+    const work = [...wanted].filter(([group, a]) => {
       const open = this.byGroup.get(group);
-      try {
-        if (open === undefined) {
-          const r = await this.host.open(a, replicaDir(this.host.storeDir, group));
-          this.byGroup.set(group, r);
-          await this.host.added(r);
-          this.host.log.info({ stream: a.config.name, group, peers: a.peers }, 'stream replica opened');
-        } else if (open.assignment !== a && JSON.stringify(open.assignment) !== JSON.stringify(a)) {
-          await open.update(a);
-        }
-      } catch (err) {
-        failed = true;
-        this.host.log.error({ stream: a.config.name, group, err: String(err) }, 'stream replica could not be opened or updated');
-      }
+      return open === undefined || (open.assignment !== a && JSON.stringify(open.assignment) !== JSON.stringify(a));
+    });
+    // Opens (store + Raft log replay) run a few at a time: a restart with many streams is I/O bound.
+    for (let i = 0; i < work.length && !this.stopped; i += PARALLEL_OPENS) {
+      const results = await Promise.all(work.slice(i, i + PARALLEL_OPENS).map(([group, a]) => this.openOrUpdate(group, a)));
+      if (results.includes(false)) failed = true;
     }
     this.checkLeaving();
     if (failed && this.retryTimer === null && !this.stopped) {
@@ -177,6 +171,25 @@ export class ReplicaSet {
         this.changed();
       }, RETRY_AFTER_MS);
       this.retryTimer.unref();
+    }
+  }
+
+  /** false when it failed (logged; retried later). */
+  private async openOrUpdate(group: string, a: StreamAssignment): Promise<boolean> {
+    const open = this.byGroup.get(group);
+    try {
+      if (open === undefined) {
+        const r = await this.host.open(a, replicaDir(this.host.storeDir, group));
+        this.byGroup.set(group, r);
+        await this.host.added(r);
+        this.host.log.info({ stream: a.config.name, group, peers: a.peers }, 'stream replica opened');
+      } else {
+        await open.update(a);
+      }
+      return true;
+    } catch (err) {
+      this.host.log.error({ stream: a.config.name, group, err: String(err) }, 'stream replica could not be opened or updated');
+      return false;
     }
   }
 

@@ -1,8 +1,9 @@
 // This node's member of the meta Raft group (`_meta_`): the RaftNode over the shared log store and transport,
 // the catalogue state machine, leader tracking, leader hand-over, and adding nodes that were not founders.
-import { ConfChangeType, NONE, RaftNode, Role, type NodeId } from '@flotilla/raft';
+import { ConfChangeType, NONE, NotLeaderError, RaftNode, Role, type NodeId } from '@flotilla/raft';
 import type { ClusterEnvironment, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
 import { META_GROUP, type MetaStart } from './meta-bootstrap.js';
+import { ClusterErrors } from './meta-errors.js';
 import { MetaState, encodeMetaEntry, type MetaEntry } from './meta-state.js';
 import type { JetStreamLogger } from '../message-bus.js';
 
@@ -82,10 +83,16 @@ export class MetaGroup {
     return [...c.voters, ...c.learners];
   }
 
+  /** Resolves once committed and applied here; a lost leadership is 10008, as nats-server answers it. */
   async propose(entry: MetaEntry): Promise<unknown> {
-    if (this.node === null) throw new Error('meta group not started');
-    const { result } = await this.node.propose(encodeMetaEntry(entry));
-    return result;
+    if (this.node === null) throw ClusterErrors.unavailable();
+    try {
+      const { result } = await this.node.propose(encodeMetaEntry(entry));
+      return result;
+    } catch (err) {
+      if (err instanceof NotLeaderError || (err instanceof Error && err.message === 'raft node stopped')) throw ClusterErrors.unavailable();
+      throw err;
+    }
   }
 
   /** Leader only: confirms leadership with a quorum and waits until the catalogue reflects every commit. */
