@@ -3,7 +3,7 @@
 // latency percentiles; writes JSON and an SVG chart when asked. Exit status: 2 for bad usage; 1 when a
 // smoke run had any failing workload (or a full run measured nothing); else 0.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,11 +15,11 @@ import { SHAPES, labelOf } from './workloads.js';
 import { BenchResults, COMPARED_WITH, formatTables, summarize } from './bench-report.js';
 import { latencyChartSvg } from './latency-chart-svg.js';
 import { measureFsyncRate } from './fsync-bound.js';
+import { cpuMsOf, rssMbOf } from './process-stats.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const flotillaBin = join(root, 'bin/flotilla.js');
 const READY_TIMEOUT_MS = 30_000;
-const CLK_TCK = 100; // Linux clock ticks per second in /proc/<pid>/stat
 
 export async function main(argv) {
   let opts;
@@ -116,11 +116,11 @@ async function runSession(target, shape, workloads, round, opts, results, rss) {
   try {
     for (const w of workloads) {
       const pids = topo.nodes.map((n) => n.pid);
-      const cpu0 = serverCpuMs(pids);
+      const cpu0 = cpuMsOf(pids);
       const t0 = performance.now();
       try {
         const r = await w.run({ topo, admin, opts, target });
-        const serverCpuPct = Math.round(((serverCpuMs(pids) - cpu0) / (performance.now() - t0)) * 100);
+        const serverCpuPct = Math.round(((cpuMsOf(pids) - cpu0) / (performance.now() - t0)) * 100);
         const run = { ...r, serverCpuPct };
         results.record(w.id, target.name, run);
         const lat = r.hist && r.hist.total > 0 ? `  p50 ${(r.hist.percentileUs(50) / 1000).toFixed(2)} ms  p99 ${(r.hist.percentileUs(99) / 1000).toFixed(2)} ms` : '';
@@ -131,7 +131,7 @@ async function runSession(target, shape, workloads, round, opts, results, rss) {
         fail(w, err.message);
       }
     }
-    if (shape === 'single') (rss[target.name] ??= []).push(rssMb(topo.nodes[0].pid));
+    if (shape === 'single') (rss[target.name] ??= []).push(rssMbOf(topo.nodes[0].pid));
   } finally {
     await admin.close().catch(() => undefined);
     await topo.stop();
@@ -188,30 +188,5 @@ function onPath(name) {
     return execFileSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' }).trim() || null;
   } catch {
     return null;
-  }
-}
-
-/** User + system CPU of the processes, in ms (0 for one that is gone). */
-function serverCpuMs(pids) {
-  let ticks = 0;
-  for (const pid of pids) {
-    try {
-      // fields after the parenthesised command name: state is 3rd, utime 14th, stime 15th
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks += Number(f[11]) + Number(f[12]);
-    } catch {
-      // not on Linux or exited
-    }
-  }
-  return (ticks / CLK_TCK) * 1000;
-}
-
-function rssMb(pid) {
-  try {
-    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    return Math.round(kb / 102.4) / 10;
-  } catch {
-    return NaN;
   }
 }

@@ -5,9 +5,10 @@ import { WORKLOADS } from './workloads.js';
 export const SUITES = ['core', 'js', 'cluster', 'all'];
 
 export const USAGE = `usage: flotilla-bench [core|js|cluster|all ...] [options]     (npm run bench -- …)
-  suites      core: pub→sub 16/128 B, request/reply · js: R1 publish awaited and windowed, pull and
-              push drain with acks, KV put/get · cluster: R3 publish awaited and windowed on three
-              nodes · all (default): every workload, plus R3 pull drain
+  suites      core: server RSS with --conns idle connections, pub→sub 16/128 B, request/reply
+              js: R1 publish awaited and windowed, pull and push drain with acks, KV put/get
+              cluster: R3 publish awaited and windowed on three nodes
+              all (default): every workload, plus R3 pull drain
   --compare nats-server|none   side by side with nats-server (default: when nats-server is on PATH)
   --nats-server PATH           the nats-server binary (default: from PATH)
   --servers NAME,NAME          measure only these of flotilla, "flotilla sync 1s", nats-server
@@ -19,6 +20,7 @@ export const USAGE = `usage: flotilla-bench [core|js|cluster|all ...] [options] 
   --duration-ms N (5000)       longest time a publish, KV or request run sends for
   --bytes N (128)  --window N (1000)  --batch N (500)  --keys N (1000)
   --clients N (1)              client processes a windowed publish or core publish is spread over
+  --conns N (1000)             idle connections for the RSS measurement
   --interval-sync DUR|off (1s) also run R1 JetStream on Flotilla with jetstream.sync_interval DUR
   --json FILE  --svg FILE      results as JSON; latency percentiles as an SVG chart
   --smoke                      tiny counts, one round: checks every workload runs, says nothing of speed
@@ -50,6 +52,7 @@ export function parseBenchArgs(argv) {
       batch: { type: 'string', default: '500' },
       keys: { type: 'string', default: '1000' },
       clients: { type: 'string', default: '1' },
+      conns: { type: 'string', default: '1000' },
       'interval-sync': { type: 'string', default: '1s' },
       json: { type: 'string' },
       svg: { type: 'string' },
@@ -84,6 +87,7 @@ export function parseBenchArgs(argv) {
     batch: int(values.batch, 'batch', 1),
     keys: smoke ? 20 : int(values.keys, 'keys', 1),
     clients: int(values.clients, 'clients', 1),
+    conns: smoke ? 50 : int(values.conns, 'conns', 1),
     intervalSync: smoke || values['interval-sync'] === 'off' ? null : values['interval-sync'],
     json: values.json ?? null,
     svg: values.svg ?? null,

@@ -81,7 +81,7 @@ export function formatTables(summary, targets) {
     ...targets.map((t) => (s.byTarget[t] ? fmt(s.byTarget[t].median) : '—')),
     ...ratioCols.map((c) => (s.ratios[c] !== undefined ? `${s.ratios[c].toFixed(2)}x` : s.byTarget[c.split('/')[0]] ? 'n/a' : '—')),
   ]);
-  const out = [textTable(header, rows), '(medians over rounds; higher is better; — = not run on that server)'];
+  const out = [textTable(header, rows), '(medians over rounds; higher is better unless marked; — = not run on that server)'];
   const latencyRows = [];
   for (const s of summary) {
     for (const t of targets) {

@@ -8,6 +8,7 @@
 //   replier         answer every request with its payload until SIGTERM
 //   js-pull         drain a durable pull consumer, acking each message, two pull requests in flight
 //   js-push         drain a push consumer's deliver subject, acking each message
+//   idle-conns      open `count` connections (this one included), then wait until SIGTERM
 import { RawNatsClient } from './raw-nats-client.js';
 import { LatencyHistogram } from './latency-histogram.js';
 
@@ -23,7 +24,7 @@ const cpuMsSince = (start) => {
   return (u.user + u.system) / 1000;
 };
 
-const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush };
+const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush, 'idle-conns': idleConns };
 
 try {
   const run = roles[role];
@@ -253,4 +254,17 @@ async function jsPush(nc, p) {
   clearTimeout(timer);
   await nc.flush();
   return { ops: n, ms: lastAt - firstAt, errors: 0, firstError: n < p.count ? `got ${n}/${p.count}` : null, cpuMs: cpu0 ? cpuMsSince(cpu0) : 0 };
+}
+
+async function idleConns(nc, p) {
+  const conns = [];
+  for (let i = 1; i < p.count; i++) conns.push(await RawNatsClient.connect(p.url, 'bench-idle'));
+  await nc.flush();
+  send({ ready: true, conns: conns.length + 1 });
+  await new Promise((resolve) => {
+    process.once('SIGTERM', resolve);
+    setTimeout(resolve, p.maxMs).unref();
+  });
+  for (const c of conns) c.socket.destroy();
+  return { ops: conns.length + 1, ms: 0, errors: 0, firstError: null, cpuMs: 0 };
 }

@@ -3,8 +3,10 @@
 // {value, unit, hist?, errors, firstError, clientCpuPct}.
 import { startWorker, runWorkers } from './worker-process.js';
 import { LatencyHistogram } from './latency-histogram.js';
+import { rssMbOf } from './process-stats.js';
 
-const WORKER_SLACK_MS = 60_000; // beyond a run's own duration bound, before a worker counts as hung
+const WORKER_SLACK_MS = 60_000;
+const CONNS_SETTLE_MS = 1_000; // after the connections opened, before RSS is read // beyond a run's own duration bound, before a worker counts as hung
 const SUBJECT_FANOUT = 16; // publishes spread over this many subjects of a stream
 const KV_BUCKET = 'bench';
 
@@ -19,6 +21,8 @@ export const SHAPES = {
  * R1 JetStream workloads that the interval-sync Flotilla variant also runs.
  */
 export const WORKLOADS = [
+  // first on a fresh server: the memory a server needs for idle clients, before any load grew its heap
+  { id: 'core-conns-rss', suites: ['core'], shape: 'single', label: 'server RSS with N idle connections', unit: 'MB (lower is better)', run: coreConnsRss },
   { id: 'core-pubsub-16', suites: ['core'], shape: 'single', label: 'core pub→sub 16 B', unit: 'msgs/s', run: (c) => corePubSub(c, 16) },
   { id: 'core-pubsub-128', suites: ['core'], shape: 'single', label: 'core pub→sub 128 B', unit: 'msgs/s', run: (c) => corePubSub(c, 128) },
   { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', latency: true, run: coreReqRep },
@@ -35,7 +39,7 @@ export const WORKLOADS = [
 
 /** The label with the window and payload size filled in. */
 export function labelOf(w, opts) {
-  const label = w.label.replace('window W', `window ${opts.window.toLocaleString('en-US')}`);
+  const label = w.label.replace('window W', `window ${opts.window.toLocaleString('en-US')}`).replace('N idle', `${opts.conns.toLocaleString('en-US')} idle`);
   return w.id.startsWith('js-pub') || w.id.startsWith('kv-put') ? `${label} (${opts.bytes} B)` : label;
 }
 
@@ -74,6 +78,20 @@ async function corePubSub(c, bytes) {
     return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
   } finally {
     await sub.stop();
+  }
+}
+
+/** The server's RSS with `conns` idle client connections open (idle RSS before them goes to the JSON). */
+async function coreConnsRss(c) {
+  const { url, pid } = c.topo.nodes[0];
+  const idleRssMb = rssMbOf(pid);
+  const worker = await startWorker('idle-conns', { url, count: c.opts.conns, maxMs: c.opts.maxRunMs }, { waitReady: true, readyTimeoutMs: c.opts.maxRunMs });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, CONNS_SETTLE_MS));
+    const value = rssMbOf(pid);
+    return { value, unit: 'MB', ops: c.opts.conns, ms: 0, hist: null, errors: 0, firstError: null, clientCpuPct: 0, idleRssMb };
+  } finally {
+    await worker.stop();
   }
 }
 
