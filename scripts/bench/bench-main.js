@@ -3,9 +3,9 @@
 // latency percentiles; writes JSON and an SVG chart when asked. Exit status: 2 for bad usage; 1 when a
 // smoke run had any failing workload (or a full run measured nothing); else 0.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
 import { parseBenchArgs, USAGE } from './bench-options.js';
@@ -151,7 +151,7 @@ function chooseTargets(opts) {
       return 'unknown';
     }
   };
-  const flotillaVersion = version(process.execPath, flotillaArgs);
+  const flotillaVersion = packageVersion(opts.flotillaPath ?? flotillaBin);
   const targets = [{ name: 'flotilla', cmd: process.execPath, args: flotillaArgs, version: flotillaVersion }];
   if (opts.intervalSync && opts.workloads.some((w) => w.jsR1)) {
     if (acceptsSyncInterval(flotillaArgs, opts.intervalSync)) {
@@ -169,6 +169,15 @@ function chooseTargets(opts) {
   if (!opts.servers) return targets;
   const kept = targets.filter((t) => opts.servers.includes(t.name));
   return kept.length > 0 ? kept : `--servers ${opts.servers.join(',')} names none of ${targets.map((t) => t.name).join(', ')}`;
+}
+
+/** The version in the package.json beside the launcher's bin/ (no process to start). */
+function packageVersion(launcher) {
+  try {
+    return `flotilla v${JSON.parse(readFileSync(join(dirname(launcher), '..', 'package.json'), 'utf8')).version}`;
+  } catch {
+    return 'unknown';
+  }
 }
 
 /** Whether `flotilla -t` accepts a config that sets jetstream.sync_interval. */
