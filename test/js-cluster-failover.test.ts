@@ -94,8 +94,9 @@ describe('stream leader killed with kill -9 under acknowledged publishing', () =
     expect(first.map((m) => dec.decode(m.data))).toEqual(Array.from({ length: 30 }, (_, i) => `w-${i + 1}`));
     for (const m of first.slice(0, 20)) await m.ackAck();
 
-    await cluster.kill(consumerLeader);
+    // Made before the kill: jetstreamManager() asks $JS.API.INFO, which fails while the meta group re-elects.
     const survivorJsm = await conn.jetstreamManager();
+    await cluster.kill(consumerLeader);
     const newLeader = await waitForConsumerLeader(survivorJsm, 'WORKER', consumerLeader);
     const info = await survivorJsm.consumers.info('WORK', 'WORKER');
     console.log(`consumer leader ${consumerLeader} killed; new consumer leader ${newLeader}`);

@@ -276,56 +276,52 @@ export class JsCluster {
   }
 
   /**
-   * Reads every replica's content by making each peer the leader in turn and reading sequence → payload
-   * through it (its own connection, so holding other nodes still never stalls the reader). Returns
-   * name → content and the state its STREAM.INFO gave.
+   * Reads every replica's content through it as leader: read whoever leads, step down, repeat. A server may
+   * hand leadership to a fixed choice among equally current followers, so after a move onto an already
+   * read replica the read ones are paused (SIGSTOP) for `holdMs` around the next step-down, leaving only
+   * unread peers to take over. Requests go through a connection to the leader (never paused).
+   * Returns name → content and the state its STREAM.INFO gave.
    */
   async replicaContents(
     stream: string,
     peers: string[],
-    o: { maxAttempts?: number; timeoutMs?: number } = {},
+    o: { maxStepDowns?: number; timeoutMs?: number; holdMs?: number } = {},
   ): Promise<Map<string, { content: StreamContent; state: StreamInfo['state'] }>> {
-    const out = new Map<string, { content: StreamContent; state: StreamInfo['state'] }>();
-    for (const target of peers) {
-      const nc = await this.connect(target);
-      const jsm = await nc.jetstreamManager();
-      const info = await this.makeLeader(nc, jsm, stream, target, peers, o);
-      out.set(target, { content: await readStream(jsm, stream, info), state: info.state });
-      await nc.close();
-    }
-    return out;
-  }
-
-  /**
-   * Step-downs until `target` leads the stream (replicas current). A server may hand leadership to a
-   * fixed choice among equally current followers, so after one step-down that went elsewhere the other
-   * followers are paused (SIGSTOP) for `holdMs` around the next one, leaving the target the only live peer.
-   * `nc`/`jsm` must be connected to the target.
-   */
-  async makeLeader(
-    nc: NatsConnection,
-    jsm: JetStreamManager,
-    stream: string,
-    target: string,
-    peers: string[],
-    o: { maxAttempts?: number; timeoutMs?: number; holdMs?: number } = {},
-  ): Promise<StreamInfo> {
     const timeoutMs = o.timeoutMs ?? 20_000;
-    const maxAttempts = o.maxAttempts ?? 6;
-    for (let attempt = 0; ; attempt++) {
-      const info = await this.waitForReplicasCurrent(jsm, stream, peers.length, timeoutMs);
-      const leader = info.cluster!.leader!;
-      if (leader === target) return info;
-      if (attempt >= maxAttempts) throw new Error(`${target} did not become leader of ${stream} in ${maxAttempts} step-downs (leader ${leader})`);
-      const hold = attempt === 0 ? [] : peers.filter((p) => p !== leader && p !== target);
-      for (const p of hold) this.pause(p);
-      try {
-        if (hold.length > 0) await sleep(o.holdMs ?? 2000);
-        await this.stepDown(nc, stream);
-        await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs });
-      } finally {
-        for (const p of hold) this.resume(p);
+    const maxStepDowns = o.maxStepDowns ?? 3 * peers.length;
+    const out = new Map<string, { content: StreamContent; state: StreamInfo['state'] }>();
+    const conns = new Map<string, { nc: NatsConnection; jsm: JetStreamManager }>();
+    const via = async (name: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> => {
+      let c = conns.get(name);
+      if (!c) {
+        const nc = await this.connect(name);
+        c = { nc, jsm: await nc.jetstreamManager({ checkAPI: false }) };
+        conns.set(name, c);
       }
+      return c;
+    };
+    try {
+      let leader = (await this.waitForReplicasCurrent((await via(peers[0]!)).jsm, stream, peers.length, timeoutMs)).cluster!.leader!;
+      for (let stepDowns = 0; ; stepDowns++) {
+        const { nc, jsm } = await via(leader);
+        const info = await this.waitForReplicasCurrent(jsm, stream, peers.length, timeoutMs);
+        const fresh = !out.has(info.cluster!.leader!);
+        leader = info.cluster!.leader!;
+        if (fresh) out.set(leader, { content: await readStream(jsm, stream, info), state: info.state });
+        if (peers.every((p) => out.has(p))) return out;
+        if (stepDowns >= maxStepDowns) throw new Error(`could not make every peer the leader in ${maxStepDowns} step-downs; read ${[...out.keys()].join(',')}`);
+        const hold = fresh ? [] : peers.filter((p) => p !== leader && out.has(p));
+        for (const p of hold) this.pause(p);
+        try {
+          if (hold.length > 0) await sleep(o.holdMs ?? 2000);
+          await this.stepDown(nc, stream);
+          leader = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs });
+        } finally {
+          for (const p of hold) this.resume(p);
+        }
+      }
+    } finally {
+      await Promise.all([...conns.values()].map((c) => c.nc.close().catch(() => undefined)));
     }
   }
 
