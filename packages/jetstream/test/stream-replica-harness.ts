@@ -154,13 +154,17 @@ export class ReplicaCluster {
     return slot.replica;
   }
 
-  /** Stops the replica (data kept) and cuts it off the network, like a crashed node. */
-  async crash(id: NodeId): Promise<void> {
+  /**
+   * Stops the replica and cuts it off the network, like a crashed node. `loseStore`: its message store is gone
+   * too (only the Raft log survives), the worst case of an unsynced store.
+   */
+  async crash(id: NodeId, opts: { loseStore?: boolean } = {}): Promise<void> {
     const slot = this.nodes.get(id)!;
     slot.up = false;
     this.network.isolate(id, [...this.nodes.keys()]);
     await slot.replica?.stop();
     slot.replica = null;
+    if (opts.loseStore) await rm(slot.dir, { recursive: true, force: true });
   }
 
   /** Restarts a crashed node: reconnects it and reopens its replica from its store and Raft log. */
