@@ -53,6 +53,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
    * consumer entry and leadership change. A replica replays its log while it opens, before it is returned.
    */
   private readonly consumerChains = new Map<string, Promise<void>>();
+  /** Replicas being closed: their last hooks (leadership lost on stop) must not register them again. */
+  private readonly closingReplicas = new WeakSet<object>();
   private unsubscribeApi: Array<() => void> = [];
   private mutations: Promise<unknown> = Promise.resolve();
   private pendingMutations = 0;
@@ -115,7 +117,11 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   async stop(): Promise<void> {
     for (const u of this.unsubscribeApi.splice(0)) u();
     await this.mutations.catch(() => undefined);
-    await this.clustered?.stop();
+    if (this.clustered !== null) {
+      // Consumers first, while their streams' Raft groups can still take a last state proposal.
+      await this.consumers.stop();
+      await this.clustered.stop();
+    }
     for (const s of this.table.values()) s.stop();
     await this.consumers.stop();
     for (const s of this.table.values()) {
@@ -317,6 +323,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   /** Runs `fn` after the replica's earlier consumer work, registering the replica's consumers first. */
   private withConsumers(replica: StreamReplica, fn: () => unknown): Promise<void> {
+    if (this.closingReplicas.has(replica)) return Promise.resolve();
     const group = replica.assignment.group;
     let chain = this.consumerChains.get(group);
     if (chain === undefined) {
@@ -352,6 +359,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   /** A replica is closing; `destroyed` when its stream leaves this node for good (consumers go too). */
   async replicaRemoving(replica: LocalReplica, destroyed: boolean): Promise<void> {
     if (this.table.get(replica.name) === replica.stream) this.table.delete(replica.name);
+    this.closingReplicas.add(replica);
     await this.consumerChains.get(replica.assignment.group);
     this.consumerChains.delete(replica.assignment.group);
     if (destroyed) await this.consumers.streamRemoved(replica.stream);
