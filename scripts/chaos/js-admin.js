@@ -112,6 +112,7 @@ export class JsAdmin {
     const m = await nodeConnection.request(`$FLOTILLA.FAULT.${name}`, enc.encode(JSON.stringify(command)), { timeout: 2_000 });
     const answer = JSON.parse(dec.decode(m.data));
     if (!answer.ok) throw new Error(`fault hook on ${name}: ${answer.error}`);
+    if (answer.server !== name) throw new Error(`fault hook answered by ${answer.server}, not ${name}`);
     return answer;
   }
 }

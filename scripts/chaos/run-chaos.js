@@ -75,7 +75,9 @@ export async function runChaos(o) {
     const nodeConnections = new Map();
     if (cluster.supportsPartition) {
       for (const n of cluster.nodes) {
-        nodeConnections.set(n.name, await open({ servers: [n.url], name: `chaos-fault-${n.name}`, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true }));
+        // pinned to its node: the fault subject is local to each node, so this connection must never
+        // follow the cluster's connect_urls elsewhere while its node is down
+        nodeConnections.set(n.name, await open({ servers: [n.url], name: `chaos-fault-${n.name}`, ignoreClusterUpdates: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true }));
       }
     }
 
@@ -200,11 +202,13 @@ export async function runChaos(o) {
     const verdict = judge(judged);
 
     const ackTimes = new Map(streams.map((s) => [s.name, records.get(s.name).ackTimesMs]));
-    const windows = failoverWindows(injector.done, ackTimes, publishEndMs);
+    // a fault that could not be injected (its command failed) measures nothing
+    const injected = injector.done.filter((f) => !f.error);
+    const windows = failoverWindows(injected, ackTimes, publishEndMs);
     const publishErrors = {};
     for (const p of publishers) for (const [code, n] of p.errors) publishErrors[code] = (publishErrors[code] ?? 0) + n;
     const byKind = {};
-    for (const f of injector.done) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
+    for (const f of injected) byKind[f.kind] = (byKind[f.kind] ?? 0) + 1;
     const argsForReplay = process.argv.slice(2).filter((a, i, all) => a !== '--seed' && all[i - 1] !== '--seed');
     summary = {
       server: cluster.kind,
@@ -232,7 +236,7 @@ export async function runChaos(o) {
       })),
       faults: {
         scheduled: schedule.length,
-        injected: injector.done.length,
+        injected: injected.length,
         skipped: injector.skipped.length,
         errors: injector.done.filter((f) => f.error).length,
         byKind,
