@@ -12,6 +12,7 @@ import type {
   StreamReplicaView,
 } from './cluster-contracts.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
+import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
 import { routeOf } from './clustered-jetstream-routing.js';
 import { DEFAULT_BOOTSTRAP_TIMING, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
@@ -31,6 +32,10 @@ export interface ClusteredJetStreamOptions {
 
 /** How often the meta leader records new nodes and adds non-members to the group. */
 const UPKEEP_INTERVAL_MS = 1_000;
+/** Orphaned replica data is looked for once this node has followed a meta leader for two checks this far apart… */
+const ORPHAN_CHECK_MS = 15_000;
+/** …trying at most this many times. */
+const ORPHAN_CHECKS = 20;
 const HANDOFF_POLL_MS = 50;
 
 export class ClusteredJetStream implements ClusteredJetStreamView {
@@ -43,6 +48,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private unsubscribePeers: () => void = () => undefined;
   private unsubscribeLeader: () => void = () => undefined;
   private upkeepTimer: NodeJS.Timeout | null = null;
+  private orphanTimer: NodeJS.Timeout | null = null;
   private upkeepRunning = false;
   private starting: Promise<void> | null = null;
   private stopped = false;
@@ -82,6 +88,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
       await this.meta.start(how);
       this.upkeepTimer = setInterval(() => void this.upkeep(), UPKEEP_INTERVAL_MS);
       this.upkeepTimer.unref();
+      this.scheduleOrphanCleanup();
     })().catch((err: unknown) => this.js.log.error({ err: String(err) }, 'meta group could not start'));
   }
 
@@ -90,9 +97,36 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     this.unsubscribePeers();
     this.unsubscribeLeader();
     if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
+    if (this.orphanTimer !== null) clearInterval(this.orphanTimer);
     await this.starting;
     await this.replicaSet.stop();
     await this.meta.stop();
+  }
+
+  /** Once the catalogue here is current (two checks in a row), removes replica data it no longer assigns here. */
+  private scheduleOrphanCleanup(): void {
+    let checks = 0;
+    let currentBefore = false;
+    this.orphanTimer = setInterval(() => {
+      const current = this.metaLeaderKnown() && this.meta.caughtUp();
+      if ((current && currentBefore) || ++checks >= ORPHAN_CHECKS) {
+        if (this.orphanTimer !== null) clearInterval(this.orphanTimer);
+        this.orphanTimer = null;
+        if (!current || this.stopped) return;
+        void removeOrphanReplicas({
+          storeDir: this.js.options.storeDir,
+          raftStore: this.env.raftStore,
+          log: this.js.log,
+          keptGroups: () => {
+            const kept = new Set(this.replicaSet.all().map((r) => r.assignment.group));
+            for (const a of this.meta.state.assignments()) if (a.peers.includes(this.env.self.raftNodeId)) kept.add(a.group);
+            return kept;
+          },
+        });
+      }
+      currentBefore = current;
+    }, ORPHAN_CHECK_MS);
+    this.orphanTimer.unref();
   }
 
   // ---- peers ---------------------------------------------------------------------------------

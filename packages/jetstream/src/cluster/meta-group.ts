@@ -68,6 +68,12 @@ export class MetaGroup {
     return log.term(log.committed) === n.core.term && log.applied === log.committed;
   }
 
+  /** Follows a leader and has applied everything it knows to be committed. */
+  caughtUp(): boolean {
+    const n = this.node;
+    return n !== null && n.core.leader !== NONE && n.core.log.applied === n.core.log.committed;
+  }
+
   /** The leader this node follows, or NONE. */
   leaderId(): NodeId {
     return this.node?.core.leader ?? NONE;
