@@ -122,6 +122,21 @@ describe('StreamReplica: publishing through the stream group', () => {
     expect((await c.waitConverged()).map((m) => m.seq)).toEqual([11]);
   });
 
+  it('numbers messages proposed behind a purge past the end from where the purge moves the sequence', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    const leader = await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'one')]);
+    const a = c.publish('s.x', 'a');
+    const purged = leader.stream.propose({ op: 'purge', seq: 100 });
+    const b = c.publish('s.x', 'b');
+    expect(await purged).toBe(2);
+    const [ackA, ackB] = await c.waitForAcks([a, b]);
+    expect(ackA).toEqual({ stream: 'S', seq: 2 });
+    expect(ackB).toEqual({ stream: 'S', seq: 100 });
+    const content = await c.waitConverged();
+    expect(content.map((m) => [m.seq, Buffer.from(m.data).toString()])).toEqual([[100, 'b']]);
+  });
+
   it('replicates consumer entries to every replica in log order', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     const leader = await c.waitForLeader();

@@ -209,10 +209,13 @@ export class StreamPublisher implements StreamProposer, PublishView {
       this.publish({ subject: entry.subject, reply: entry.reply, header: entry.header, data: entry.data });
       return Promise.resolve(undefined);
     }
-    const data =
-      entry.op === 'purge'
-        ? encodePurgeEntry({ filter: entry.filter, seq: entry.seq, keep: entry.keep, bound: this.lastSeq() })
-        : encodeDeleteEntry(entry.seq, entry.erase);
+    if (entry.op === 'delete') return this.proposeItem(encodeDeleteEntry(entry.seq, entry.erase));
+    const bound = this.lastSeq();
+    const data = encodePurgeEntry({ filter: entry.filter, seq: entry.seq, keep: entry.keep, bound });
+    const wholeStream = entry.filter === undefined || entry.filter === '' || entry.filter === '>';
+    // A whole-stream purge below a sequence past the end moves the stream's sequence there (a compact):
+    // messages proposed after it must be numbered from there too.
+    if (wholeStream && (entry.keep ?? 0) <= 0 && entry.seq !== undefined && entry.seq > bound + 1) this.nextSeq = entry.seq - 1;
     return this.proposeItem(data);
   }
 
