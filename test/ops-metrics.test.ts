@@ -184,3 +184,44 @@ describe('cluster monitoring JSON', () => {
     }
   }, 30_000);
 });
+
+describe('a peer lost and back, then quorum lost', () => {
+  it('/routez and peer series follow a node leaving and returning; /healthz turns 503 without a meta leader', async () => {
+    const n1 = cluster.node('n1');
+    const peersOf = async (): Promise<Map<string, string>> =>
+      new Map((((await (await fetch(`http://127.0.0.1:${n1.httpPort}/routez`)).json()) as any).peers as any[]).map((p) => [p.name, p.health]));
+
+    await cluster.terminate('n3');
+    await until('n3 down in n1 /routez', 10_000, async () => ((await peersOf()).get('n3') === 'down' ? true : null));
+    const downSamples = await scrape(n1.httpPort);
+    expect(valueOf(downSamples, 'flotilla_peer_connected', { peer: 'n3' })).toBe(0);
+    expect(valueOf(downSamples, 'flotilla_peer_connected', { peer: 'n2' })).toBe(1);
+    // Two of three still form the meta quorum.
+    expect((await fetch(`http://127.0.0.1:${n1.httpPort}/healthz`)).status).toBe(200);
+
+    await cluster.restart('n3');
+    await until('n3 back and healthy', 30_000, async () => ((await fetch(`http://127.0.0.1:${cluster.node('n3').httpPort}/healthz`)).status === 200 ? true : null));
+    await until('n3 ok in n1 /routez', 10_000, async () => ((await peersOf()).get('n3') === 'ok' ? true : null));
+    const back = await scrape(n1.httpPort);
+    expect(valueOf(back, 'flotilla_peer_connected', { peer: 'n3' })).toBe(1);
+    expect(valueOf(back, 'flotilla_peer_reconnects_total', { peer: 'n3' })).toBeGreaterThanOrEqual(1);
+    expect(valueOf(back, 'flotilla_peer_reconnects_total', { peer: 'n2' }), n1.output().split('\n').filter((l) => /route (closed|connected)/.test(l)).join('\n')).toBe(0);
+
+    await Promise.all([cluster.kill('n2'), cluster.kill('n3')]);
+    const started = Date.now();
+    // First a stream or the meta group stops being current, then (nats-server: ~13 s) the meta leader is gone.
+    const first = await until('n1 /healthz 503', 40_000, async () => {
+      const res = await fetch(`http://127.0.0.1:${n1.httpPort}/healthz`);
+      return res.status === 503 ? Date.now() : null;
+    });
+    const answer = await until('n1 /healthz: no meta leader', 40_000, async () => {
+      const res = await fetch(`http://127.0.0.1:${n1.httpPort}/healthz`);
+      const body = (await res.json()) as { status: string; error?: string };
+      return res.status === 503 && /meta leader/.test(body.error ?? '') ? body : null;
+    });
+    expect(answer).toEqual({ status: 'unavailable', error: 'JetStream has not established contact with a meta leader' });
+    console.log(`quorum loss: /healthz 503 after ${first - started} ms, no meta leader after ${Date.now() - started} ms`);
+    const lone = await scrape(n1.httpPort);
+    expect(valueOf(lone, 'flotilla_raft_group_has_leader', { kind: 'meta' })).toBe(0);
+  }, 90_000);
+});

@@ -79,9 +79,12 @@ export interface PeerTraffic {
   framesReceived: number;
   bytesSent: number;
   bytesReceived: number;
-  /** links that completed the hello exchange; every one after the first is a reconnect */
+  /** links that completed the hello exchange (a duplicate link replacing a live one counts too) */
   linksEstablished: number;
+  /** active links to it that closed */
   linksLost: number;
+  /** links established after a lost one: the peer came back */
+  reconnects: number;
   /** Date.now() of the last frame received from it, 0 = never */
   lastReceivedMs: number;
   /** true while a link to it is active */
@@ -412,7 +415,9 @@ export class ClusterNode implements LinkOwner, DialerHost {
         t.bytesSent += link.bytesSent;
         t.bytesReceived += link.bytesReceived;
         t.lastReceivedMs = Math.max(t.lastReceivedMs, link.lastReceivedMs);
-        t.linksLost++;
+        // Both ends dialing at once: one end drops a duplicate link for the other; the peer was never lost.
+        const duplicate = link.refusedWith?.code === 'duplicate' || /^refused: duplicate\b/.test(link.closeReason);
+        if (!duplicate) t.linksLost++;
       }
       this.listener?.peerDown(viewOf(link));
       const waiters = this.downWaiters.get(peer.serverId);
@@ -570,7 +575,10 @@ export class ClusterNode implements LinkOwner, DialerHost {
     this.active.set(hello.serverId, link);
     this.byRaftId.set(hello.raftNodeId, link);
     const traffic = this.trafficOf(hello.serverName);
-    if (traffic !== null) traffic.linksEstablished++;
+    if (traffic !== null) {
+      traffic.linksEstablished++;
+      if (traffic.linksLost > traffic.reconnects) traffic.reconnects++;
+    }
     this.log.info(
       { peer: hello.serverName, peerId: hello.serverId, clientUrl: hello.clientUrl, outbound: link.outbound },
       'route connected',
@@ -622,7 +630,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
 }
 
 function emptyTraffic(serverName: string): PeerTraffic {
-  return { serverName, framesSent: 0, framesReceived: 0, bytesSent: 0, bytesReceived: 0, linksEstablished: 0, linksLost: 0, lastReceivedMs: 0, connected: false };
+  return { serverName, framesSent: 0, framesReceived: 0, bytesSent: 0, bytesReceived: 0, linksEstablished: 0, linksLost: 0, reconnects: 0, lastReceivedMs: 0, connected: false };
 }
 
 function dialerOf(link: PeerLink, selfId: string): string {

@@ -77,7 +77,11 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
       for (const g of groups()) for (const role of ROLES) this.set({ ...labelsOf(g), role }, g.role === role ? 1 : 0);
     },
   });
-  groupGauge('flotilla_raft_group_has_leader', '1 when this node knows a leader for the group.', (g) => (g.leader !== 0 ? 1 : 0));
+  // The meta group's leader counts only while it is reachable (as /healthz and /jsz see it): a cut-off node's
+  // Raft state can still name the old leader.
+  groupGauge('flotilla_raft_group_has_leader', '1 when this node knows a (reachable, for the meta group) leader for the group.', (g) =>
+    g.leader === 0 ? 0 : g.kind === 'meta' ? (clusterViewOf(server.jetstream)?.metaLeaderName() ? 1 : 0) : 1,
+  );
   groupGauge('flotilla_raft_group_term', 'Current Raft term.', (g) => g.term);
   groupGauge('flotilla_raft_group_commit_index', 'Highest log index known committed.', (g) => g.commit);
   groupGauge('flotilla_raft_group_applied_index', 'Highest log index applied to the state machine.', (g) => g.applied);
@@ -171,5 +175,5 @@ function registerPeerMetrics(registry: Registry, server: FlotillaServer): void {
   counter('flotilla_peer_received_messages_total', 'Frames received from the peer over gRPC.', (t) => t.framesReceived);
   counter('flotilla_peer_sent_bytes_total', 'Frame bytes sent to the peer (estimated from frame contents, before gRPC framing).', (t) => t.bytesSent);
   counter('flotilla_peer_received_bytes_total', 'Frame bytes received from the peer (estimated, as sent).', (t) => t.bytesReceived);
-  counter('flotilla_peer_reconnects_total', 'Links to the peer established after the first one.', (t) => Math.max(0, t.linksEstablished - 1));
+  counter('flotilla_peer_reconnects_total', 'Links to the peer re-established after it was lost.', (t) => t.reconnects);
 }

@@ -27,7 +27,7 @@ export function routez(server: FlotillaServer): Record<string, unknown> {
       health,
       connected: t.connected,
       last_received_ms_ago: silentMs,
-      reconnects: Math.max(0, t.linksEstablished - 1),
+      reconnects: t.reconnects,
       links_lost: t.linksLost,
       frames_sent: t.framesSent,
       frames_received: t.framesReceived,
