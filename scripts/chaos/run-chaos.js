@@ -103,10 +103,8 @@ export async function runChaos(o) {
     const schedule = buildSchedule({ seed, kinds, durationMs: o.durationMs, gapMs: o.faultGapMs, fixedHoldMs: o.holdMs });
     log(`schedule: ${schedule.length} faults from [${kinds.join(', ')}] over ${o.durationMs} ms`);
 
-    const startMs = Date.now();
-    const endMs = startMs + o.durationMs;
-    const injector = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule, startMs, endMs, log });
-    if (!(await injector.settle(SETUP_TIMEOUT_MS))) log('warning: streams not all current before the start');
+    const settler = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule: [], startMs: 0, endMs: 0, log });
+    if (!(await settler.settle(SETUP_TIMEOUT_MS))) log('warning: streams not all current before the start');
 
     const records = new Map(streams.map((s) => [s.name, {
       acks: new Map(), ackTimesMs: [], violations: [], duplicateAcks: 0,
@@ -119,12 +117,17 @@ export async function runChaos(o) {
       const record = records.get(s.name);
       for (let p = 0; p < o.publishers; p++) {
         const nc = await open(connectionOptions(cluster, clientIndex++ % cluster.nodes.length, `chaos-pub-${s.name}-${p}`));
-        publishers.push(new Publisher({ nc, stream: s.name, subject: `${s.subjectPrefix}.p${p}`, index: p, payloadBytes: o.payloadBytes, ratePerSec: o.rate, pubTimeoutMs: o.pubTimeoutMs, record, startMs }));
+        publishers.push(new Publisher({ nc, stream: s.name, subject: `${s.subjectPrefix}.p${p}`, index: p, payloadBytes: o.payloadBytes, ratePerSec: o.rate, pubTimeoutMs: o.pubTimeoutMs, record, startMs: 0 }));
       }
       const cnc = await open(connectionOptions(cluster, clientIndex++ % cluster.nodes.length, `chaos-sub-${s.name}`));
       consumers.push(new PullConsumer({ nc: cnc, stream: s.name, durable: CONSUMER_NAME, record }));
     }
     const watch = new LeaderWatch({ admin, cluster, streams: streamNames });
+    // the schedule's clock starts with the workload
+    const startMs = Date.now();
+    const endMs = startMs + o.durationMs;
+    for (const p of publishers) p.startMs = startMs;
+    const injector = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule, startMs, endMs, log });
 
     const render = () => {
       const t = Math.round((Date.now() - startMs) / 1000);
@@ -144,7 +147,7 @@ export async function runChaos(o) {
     // Repair everything, let the streams recover, let each publisher finish the id in flight.
     injector.stopping = true;
     await injector.repairAll();
-    if (!(await new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule: [], startMs, endMs, log }).settle(RECOVERY_TIMEOUT_MS))) {
+    if (!(await settler.settle(RECOVERY_TIMEOUT_MS))) {
       log('warning: streams did not all recover (leader and current replicas) after the faults');
     }
     const publishEndMs = Date.now() - startMs;
