@@ -41,6 +41,7 @@ describe('chaos verdict', () => {
     expect(v.violations.examples.lost[0]).toMatchObject({ replica: 'n2', id: 'S.p0.2', ackedSeq: 3 });
     expect(v.violations.byType['replica-divergence']).toBe(1);
     expect(v.violations.byType['replica-bounds-differ']).toBe(1);
+    expect(v.perStream.S.lostEverywhere).toBe(0); // n1 and n3 still hold it
   });
 
   it('reports a duplicate, a moved sequence, broken order and an undelivered ack', () => {

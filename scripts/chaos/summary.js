@@ -8,6 +8,7 @@ export function humanSummary(s) {
     const last = Object.entries(st.lastSeq).map(([n, q]) => `${n}=${q}`).join(' ');
     const lat = st.publishLatencyMs;
     lines.push(`  ${name} (R${st.replicas}): acked ${st.acked} (publish attempts ${st.publishAttempts}, duplicate acks ${st.duplicateAcks}, ack latency p50 ${fmtMs(lat.p50)} p99 ${fmtMs(lat.p99)}); replicas read: ${st.replicasRead.join(',') || 'none'} last seq ${last || 'n/a'}`);
+    if (st.lostEverywhere) lines.push(`    acknowledged but on no replica: ${st.lostEverywhere}`);
     lines.push(`    consumer: received ${st.received} of ${st.acked} acked, deliveries ${st.deliveries}, redeliveries ${st.redeliveries}, out-of-order first deliveries ${st.outOfOrderFirstDeliveries}`);
   }
   const kinds = Object.entries(s.faults.byKind).map(([k, n]) => `${k} ${n}`).join(', ');

@@ -95,6 +95,10 @@ export function judge(streams) {
       else checkReplica(v, s.name, r.name, r.read, s.acks);
     }
     compareReplicas(v, s.name, s.replicas);
+    // acked ids no readable replica holds: gone from the cluster, whatever the per-replica counts say
+    const readable = s.replicas.filter((r) => r.read.ok);
+    const held = new Set(readable.flatMap((r) => [...r.read.messages.values()]));
+    const lostEverywhere = readable.length === 0 ? null : [...s.acks.keys()].filter((id) => !held.has(id)).length;
     let notDelivered = 0;
     for (const [id, seq] of s.acks) {
       if (!s.received.has(id)) {
@@ -112,6 +116,7 @@ export function judge(streams) {
       acked: s.acks.size,
       replicasRead: s.replicas.filter((r) => r.read.ok).map((r) => r.name),
       lastSeq: Object.fromEntries(s.replicas.filter((r) => r.read.ok).map((r) => [r.name, r.read.lastSeq])),
+      lostEverywhere,
       received: s.received.size,
       notDelivered,
       consumerState: Object.fromEntries(s.consumerStates.map((c) => [c.name, c.state])),
