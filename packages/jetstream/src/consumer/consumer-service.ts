@@ -73,7 +73,8 @@ const INTEREST_SCAN_BATCH = 1024;
 export class ConsumerService implements ConsumerHost {
   private readonly streams = new Map<string, StreamConsumers>();
   private readonly api: ConsumerApi;
-  private mutations: Promise<unknown> = Promise.resolve();
+  /** Per stream, the tail of its create/delete/leadership work (see serial()). */
+  private readonly mutations = new Map<string, Promise<unknown>>();
 
   constructor(
     readonly ctx: JetStreamContext,
@@ -272,7 +273,7 @@ export class ConsumerService implements ConsumerHost {
     if (rep.leading) return;
     rep.leading = true;
     const epoch = ++rep.epoch;
-    await this.serial(async () => {
+    await this.serial(entry.stream.name, async () => {
       if (rep.epoch !== epoch || this.streams.get(entry.stream.name) !== entry) return;
       const started: Consumer[] = [];
       for (const a of rep.applied.all()) {
@@ -302,7 +303,7 @@ export class ConsumerService implements ConsumerHost {
 
   /** Leader: every consumer's config and state in one `sync` entry (a caught-up replica asked for it). */
   private proposeSync(entry: StreamConsumers, epoch: number): Promise<void> {
-    return this.serial(async () => {
+    return this.serial(entry.stream.name, async () => {
       const rep = entry.replica;
       if (rep === null || rep.epoch !== epoch || !rep.loaded) throw new Error('not leading');
       const consumers = [...entry.consumers.values()].map((c) => ({ meta: c.meta(), state: c.state.snapshot() }));
@@ -388,7 +389,7 @@ export class ConsumerService implements ConsumerHost {
 
   /** Creates or updates (nats-server's addConsumerWithAction); resolves with the ConsumerInfo body. */
   createConsumer(req: CreateRequest): Promise<Record<string, unknown>> {
-    return this.serial(async () => {
+    return this.serial(req.stream, async () => {
       const entry = this.streams.get(req.stream);
       if (!entry) throw E.streamNotFound();
       const stream = entry.stream;
@@ -474,7 +475,7 @@ export class ConsumerService implements ConsumerHost {
   }
 
   deleteConsumer(streamName: string, name: string): Promise<void> {
-    return this.serial(async () => {
+    return this.serial(streamName, async () => {
       const entry = this.streams.get(streamName);
       if (!entry) throw E.streamNotFound();
       const c = entry.consumers.get(name);
@@ -580,7 +581,7 @@ export class ConsumerService implements ConsumerHost {
   }
 
   inactive(consumer: Consumer): void {
-    void this.serial(async () => {
+    void this.serial(consumer.stream.name, async () => {
       const entry = this.streams.get(consumer.stream.name);
       if (!entry || entry.consumers.get(consumer.name) !== consumer) return;
       this.ctx.log.debug({ stream: consumer.stream.name, consumer: consumer.name }, 'consumer removed after inactivity');
@@ -595,10 +596,18 @@ export class ConsumerService implements ConsumerHost {
     return false;
   }
 
-  /** Consumer create/delete run one at a time so name checks and table changes do not interleave. */
-  private serial<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.mutations.then(fn, fn);
-    this.mutations = run.catch(() => undefined);
+  /**
+   * A stream's consumer create/delete (and, cluster, leadership start) run one at a time so name checks and
+   * table changes do not interleave. Per stream: one waiting on its Raft group does not hold up the others.
+   */
+  private serial<T>(streamName: string, fn: () => Promise<T>): Promise<T> {
+    const prev = this.mutations.get(streamName) ?? Promise.resolve();
+    const run = prev.then(fn, fn);
+    const tail = run.catch(() => undefined);
+    this.mutations.set(streamName, tail);
+    void tail.then(() => {
+      if (this.mutations.get(streamName) === tail) this.mutations.delete(streamName);
+    });
     return run;
   }
 }
