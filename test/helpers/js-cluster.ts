@@ -385,7 +385,8 @@ export async function readStream(jsm: JetStreamManager, stream: string, info?: S
         const m = await jsm.streams.getMessage(stream, { seq });
         got.set(seq, dec.decode(m.data));
       } catch (err) {
-        if (!/no message found|10037/i.test(String((err as Error).message) + JSON.stringify((err as { api_error?: unknown }).api_error ?? ''))) throw err;
+        const text = String((err as Error).message) + JSON.stringify((err as { api_error?: unknown }).api_error ?? '');
+        if (!/no message found|10037/i.test(text)) throw new Error(`MSG.GET ${stream} seq ${seq}: ${text}`);
       }
     }
   };
