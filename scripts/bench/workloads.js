@@ -5,8 +5,8 @@ import { startWorker, runWorkers } from './worker-process.js';
 import { LatencyHistogram } from './latency-histogram.js';
 import { rssMbOf } from './process-stats.js';
 
-const WORKER_SLACK_MS = 60_000;
-const CONNS_SETTLE_MS = 1_000; // after the connections opened, before RSS is read // beyond a run's own duration bound, before a worker counts as hung
+const WORKER_SLACK_MS = 60_000; // beyond a run's own duration bound, before a worker counts as hung
+const CONNS_SETTLE_MS = 1_000; // after the connections opened, before RSS is read
 const SUBJECT_FANOUT = 16; // publishes spread over this many subjects of a stream
 const KV_BUCKET = 'bench';
 
@@ -25,15 +25,15 @@ export const WORKLOADS = [
   { id: 'core-conns-rss', suites: ['core'], shape: 'single', label: 'server RSS with N idle connections', unit: 'MB (lower is better)', run: coreConnsRss },
   { id: 'core-pubsub-16', suites: ['core'], shape: 'single', label: 'core pub→sub 16 B', unit: 'msgs/s', run: (c) => corePubSub(c, 16) },
   { id: 'core-pubsub-128', suites: ['core'], shape: 'single', label: 'core pub→sub 128 B', unit: 'msgs/s', run: (c) => corePubSub(c, 128) },
-  { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', latency: true, run: coreReqRep },
-  { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 1, 1) },
-  { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 1, c.opts.window) },
+  { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', run: coreReqRep },
+  { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
+  { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
   { id: 'js-pull-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS pull drain + ack R1', unit: 'msgs/s', run: (c) => jsPull(c, 1) },
   { id: 'js-push-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS push drain + ack R1', unit: 'msgs/s', run: (c) => jsPush(c, 1) },
-  { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', latency: true, run: (c) => kvPut(c, 1) },
-  { id: 'kv-get-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV get R1 (direct), awaited', unit: 'ops/s', latency: true, run: (c) => kvGet(c, 1) },
-  { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 3, 1) },
-  { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', latency: true, run: (c) => jsPublish(c, 3, c.opts.window) },
+  { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', run: (c) => kvPut(c, 1) },
+  { id: 'kv-get-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV get R1 (direct), awaited', unit: 'ops/s', run: (c) => kvGet(c, 1) },
+  { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 3, 1) },
+  { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 3, c.opts.window) },
   { id: 'js-pull-r3', suites: ['all'], shape: 'cluster3', label: 'JS pull drain + ack R3', unit: 'msgs/s', run: (c) => jsPull(c, 3) },
 ];
 
