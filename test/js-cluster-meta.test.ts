@@ -167,5 +167,15 @@ describe('clustered JetStream catalogue', () => {
     const create = await nc.request('$JS.API.STREAM.CREATE.LATE', enc.encode(JSON.stringify({ name: 'LATE', subjects: ['late'] })), { timeout: 2_000 });
     expect(Date.now() - t0).toBeLessThan(2_000);
     expect((JSON.parse(dec.decode(create.data)) as { error: { err_code: number } }).error.err_code).toBe(10008);
+    // The R3 stream's surviving member answers STREAM.INFO with its own view: no leader, the others offline.
+    let cl: { leader?: string; replicas?: Array<{ name: string; offline?: boolean; current: boolean }> } | undefined;
+    const infoDeadline = Date.now() + 10_000;
+    while (Date.now() < infoDeadline) {
+      const replies = await allReplies(nc, '$JS.API.STREAM.INFO.ORDERS', '', 2_000, 0);
+      cl = replies[0]?.['cluster'] as typeof cl;
+      if (cl !== undefined && cl.leader === undefined) break;
+    }
+    expect(cl?.leader).toBeUndefined();
+    expect(cl?.replicas?.map((r) => [r.name, r.offline === true]).sort()).toEqual([['n1', true], ['n2', true], ['n3', false]]);
   });
 });

@@ -302,10 +302,22 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   private replicaOpener(env: ClusterEnvironment): OpenReplica {
     const svc = this;
+    // Replicas name their peers from this: nodes down since this node started are known from the catalogue.
+    const replicaEnv: ClusterEnvironment = {
+      get clusterName() {
+        return env.clusterName;
+      },
+      self: env.self,
+      peers: () => svc.clustered?.knownPeers() ?? env.peers(),
+      onPeersChanged: (listener) => env.onPeersChanged(listener),
+      expectedClusterSize: env.expectedClusterSize,
+      raftStore: env.raftStore,
+      transport: env.transport,
+    };
     const host: StreamReplicaHost = {
       bus: this.bus,
       log: this.log,
-      env,
+      env: replicaEnv,
       get domain() {
         return svc.domain;
       },

@@ -6,6 +6,7 @@ import type { BusMessage } from '../message-bus.js';
 import type { JetStreamService } from '../jetstream-service.js';
 import type {
   ClusterEnvironment,
+  ClusterPeer,
   ClusteredJetStreamView,
   RaftGroupStatus,
   StreamAssignment,
@@ -135,6 +136,16 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     const now = Date.now();
     for (const p of this.env.peers()) if (p.active) this.lastSeenMs.set(p.raftNodeId, now);
     void this.upkeep();
+  }
+
+  /** Every node known: linked or seen since start (the environment's view), plus the catalogue's node list. */
+  knownPeers(): ClusterPeer[] {
+    const peers = this.env.peers();
+    const seen = new Set(peers.map((p) => p.raftNodeId));
+    for (const n of this.meta.state.nodes()) {
+      if (!seen.has(n.raftNodeId)) peers.push({ name: n.name, raftNodeId: n.raftNodeId, serverId: n.serverId, active: false });
+    }
+    return peers;
   }
 
   isActive(id: NodeId): boolean {
