@@ -9,11 +9,11 @@ export interface StreamRaftTimings {
 }
 
 /**
- * 100 ms ticks, heartbeat every 200 ms, election timeout 0.7–1.4 s (with pre-vote and check-quorum): a dead
- * leader is replaced within ~1.5 s, inside the 2 s publish-gap budget, while an event-loop stall of a few
+ * 100 ms ticks, heartbeat every 200 ms, election timeout 0.6–1.2 s (with pre-vote and check-quorum): a dead
+ * leader is replaced within ~1.3 s, inside the 2 s publish-gap budget, while an event-loop stall of a few
  * hundred ms does not depose a healthy leader.
  */
-export const DEFAULT_STREAM_RAFT_TIMINGS: StreamRaftTimings = { tickMs: 100, electionTicks: 7, heartbeatTicks: 2 };
+export const DEFAULT_STREAM_RAFT_TIMINGS: StreamRaftTimings = { tickMs: 100, electionTicks: 6, heartbeatTicks: 2 };
 
 /** A member that has not been heard from for this many election timeouts is not `current`. */
 export const CURRENT_WITHIN_ELECTIONS = 2;
