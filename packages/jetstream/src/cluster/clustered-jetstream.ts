@@ -276,8 +276,10 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return this.metaLeaderKnown() ? this.meta.nameOf(this.meta.leaderId()) : '';
   }
 
+  /** Meta voters once the group runs (the route count may include this node under an unrecognised name). */
   clusterSize(): number {
-    return Math.max(this.meta.voters().length, this.meta.state.nodes().length, this.env.expectedClusterSize);
+    const voters = this.meta.voters().length;
+    return voters > 0 ? voters : this.env.expectedClusterSize;
   }
 
   streamAssignments(): StreamAssignment[] {
