@@ -6,6 +6,7 @@ import { setFsyncObserver } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf, type GroupStatus } from './cluster-view.js';
 import type { SeriesFamily } from './metrics.js';
+import { textFamily, type TextFamily } from './exposition-text.js';
 
 /** At most this many Raft groups get per-group series. */
 export const MAX_GROUPS_EXPORTED = 500;
@@ -54,29 +55,18 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
     return (cached ??= groupStatuses(server));
   };
   const labelsOf = (g: GroupStatus) => ({ group: g.group, kind: g.kind, stream: g.stream ?? '' });
+  const texts: TextFamily[] = [];
   const groupGauge = (name: string, help: string, read: (g: GroupStatus) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['group', 'kind', 'stream'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const g of groups()) this.set(labelsOf(g), read(g));
-      },
-    });
+    texts.push(textFamily(name, help, 'gauge', (emit) => {
+      for (const g of groups()) emit(labelsOf(g), read(g));
+    }));
   };
 
-  new Gauge({
-    name: 'flotilla_raft_group_role',
-    help: 'Raft role of this node in the group: 1 for the current role, 0 for the others.',
-    labelNames: ['group', 'kind', 'stream', 'role'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const g of groups()) for (const role of ROLES) this.set({ ...labelsOf(g), role }, g.role === role ? 1 : 0);
-    },
-  });
+  texts.push(
+    textFamily('flotilla_raft_group_role', 'Raft role of this node in the group: 1 for the current role, 0 for the others.', 'gauge', (emit) => {
+      for (const g of groups()) for (const role of ROLES) emit({ ...labelsOf(g), role }, g.role === role ? 1 : 0);
+    }),
+  );
   // The meta group's leader counts only while it is reachable (as /healthz and /jsz see it): a cut-off node's
   // Raft state can still name the old leader.
   groupGauge('flotilla_raft_group_has_leader', '1 when this node knows a (reachable, for the meta group) leader for the group.', (g) =>
@@ -86,27 +76,15 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
   groupGauge('flotilla_raft_group_commit_index', 'Highest log index known committed.', (g) => g.commit);
   groupGauge('flotilla_raft_group_applied_index', 'Highest log index applied to the state machine.', (g) => g.applied);
   groupGauge('flotilla_raft_group_peers', 'Voters of the group (this node included).', (g) => g.replicas.length + 1);
-  new Counter({
-    name: 'flotilla_raft_group_leader_changes_total',
-    help: 'Leader changes this node observed in the group.',
-    labelNames: ['group', 'kind', 'stream'],
-    registers: [registry],
-    collect() {
-      this.reset();
-      for (const g of groups()) this.inc(labelsOf(g), g.leaderChanges);
-    },
-  });
+  texts.push(
+    textFamily('flotilla_raft_group_leader_changes_total', 'Leader changes this node observed in the group.', 'counter', (emit) => {
+      for (const g of groups()) emit(labelsOf(g), g.leaderChanges);
+    }),
+  );
   const replicaGauge = (name: string, help: string, read: (r: GroupStatus['replicas'][number]) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['group', 'kind', 'stream', 'peer'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const g of groups()) for (const r of g.replicas) this.set({ ...labelsOf(g), peer: r.name }, read(r));
-      },
-    });
+    texts.push(textFamily(name, help, 'gauge', (emit) => {
+      for (const g of groups()) for (const r of g.replicas) emit({ ...labelsOf(g), peer: r.name }, read(r));
+    }));
   };
   replicaGauge('flotilla_raft_replica_lag_entries', 'Entries the peer is behind this leader (0 on followers, where it is unknown).', (r) => r.lag);
   replicaGauge('flotilla_raft_replica_current', '1 when the peer is caught up and recently heard from.', (r) => (r.current ? 1 : 0));
@@ -115,6 +93,7 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
 
   registerPeerMetrics(registry, server);
   return {
+    texts,
     newScrape: () => (cached = null),
     stop: () => {
       setFsyncObserver(null);

@@ -7,6 +7,7 @@ import type { MessageRouter } from './message-router.js';
 import { InternalBus } from './internal-bus.js';
 import { apiOperationOf } from './jetstream-api-operation.js';
 import type { SeriesFamily } from './metrics.js';
+import { textFamily, type TextFamily } from './exposition-text.js';
 
 /** At most this many streams get per-stream series. */
 export const MAX_STREAMS_EXPORTED = 500;
@@ -47,29 +48,16 @@ export function registerJetStreamMetrics(registry: Registry, js: JetStreamServic
   // One snapshot per scrape, shared by every collect callback of that scrape.
   let cached: Snapshot | null = null;
   const snapshot = (): Snapshot => (cached ??= takeSnapshot(js));
+  const texts: TextFamily[] = [];
   const streamGauge = (name: string, help: string, read: (r: StreamRow) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['stream'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const r of snapshot().streams) this.set({ stream: r.stream }, read(r));
-      },
-    });
+    texts.push(textFamily(name, help, 'gauge', (emit) => {
+      for (const r of snapshot().streams) emit({ stream: r.stream }, read(r));
+    }));
   };
   const consumerGauge = (name: string, help: string, read: (r: ConsumerRow) => number): void => {
-    new Gauge({
-      name,
-      help,
-      labelNames: ['stream', 'consumer'],
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const r of snapshot().consumers) this.set({ stream: r.stream, consumer: r.consumer }, read(r));
-      },
-    });
+    texts.push(textFamily(name, help, 'gauge', (emit) => {
+      for (const r of snapshot().consumers) emit({ stream: r.stream, consumer: r.consumer }, read(r));
+    }));
   };
 
   new Gauge({
@@ -137,7 +125,7 @@ export function registerJetStreamMetrics(registry: Registry, js: JetStreamServic
     stats.outMsgs--;
     stats.outBytes -= (m.header?.length ?? 0) + m.data.length;
   });
-  return { newScrape: () => (cached = null), stop: unsubscribe };
+  return { texts, newScrape: () => (cached = null), stop: unsubscribe };
 }
 
 function takeSnapshot(js: JetStreamService): Snapshot {

@@ -3,6 +3,7 @@
 // peer are bounded by caps (see README "Metrics"); none are per connection or subject.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FlotillaServer } from './server.js';
+import { formatConstLabels, type TextFamily } from './exposition-text.js';
 
 export interface MetricsRegistry {
   registry: Registry;
@@ -12,15 +13,18 @@ export interface MetricsRegistry {
   stop(): void;
 }
 
-/** What a family of series registers: how to drop its per-scrape snapshot, and how to stop. */
+/** What a group of series registers: its directly written families, how to drop its per-scrape snapshot, how to stop. */
 export interface SeriesFamily {
+  texts: TextFamily[];
   newScrape(): void;
   stop(): void;
 }
 
 export async function createMetricsRegistry(server: FlotillaServer): Promise<MetricsRegistry> {
   const registry = new Registry();
-  registry.setDefaultLabels({ server_name: server.serverName });
+  const defaultLabels = { server_name: server.serverName };
+  registry.setDefaultLabels(defaultLabels);
+  const constLabels = formatConstLabels(defaultLabels);
   collectDefaultMetrics({ register: registry, prefix: 'flotilla_' });
   registerCoreMetrics(registry, server);
   const families: SeriesFamily[] = [];
@@ -35,9 +39,11 @@ export async function createMetricsRegistry(server: FlotillaServer): Promise<Met
   }
   return {
     registry,
-    scrape: () => {
+    scrape: async () => {
       for (const f of families) f.newScrape();
-      return registry.metrics();
+      let text = await registry.metrics();
+      for (const f of families) for (const t of f.texts) text += t.render(constLabels);
+      return text;
     },
     stop: () => families.forEach((f) => f.stop()),
   };
