@@ -246,6 +246,11 @@ export class StreamReplica implements StreamReplicaView {
     } else {
       this.serveAfterIndex = 0;
       this.unserve();
+      // A hand-over happened (or leadership went elsewhere): nothing left to give up on.
+      if (this.transferTimer !== null) {
+        clearTimeout(this.transferTimer);
+        this.transferTimer = null;
+      }
     }
   }
 
