@@ -87,6 +87,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
       if (this.stopped) return;
       this.js.log.info({ how: how.kind, self: this.env.self.name, expected: this.env.expectedClusterSize }, 'starting the meta group');
       await this.meta.start(how);
+      if (this.stopped) return;
       this.upkeepTimer = setInterval(() => void this.upkeep(), UPKEEP_INTERVAL_MS);
       this.upkeepTimer.unref();
       this.scheduleOrphanCleanup();
