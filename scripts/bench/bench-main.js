@@ -9,7 +9,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FLOTILLA_NODE_FLAGS } from '../../bin/node-flags.js';
 import { parseBenchArgs, USAGE } from './bench-options.js';
-import { startTopology } from './server-topology.js';
+import { startTopology, stopAllTopologies } from './server-topology.js';
+import { stopAllWorkers } from './worker-process.js';
 import { JetStreamAdmin } from './jetstream-admin.js';
 import { SHAPES, labelOf } from './workloads.js';
 import { BenchResults, COMPARED_WITH, formatTables, summarize } from './bench-report.js';
@@ -37,6 +38,12 @@ export async function main(argv) {
   if (typeof targets === 'string') {
     console.error(targets);
     return 2;
+  }
+  for (const signal of ['SIGINT', 'SIGTERM']) {
+    process.once(signal, () => {
+      console.log(`\n${signal}: stopping the servers and clients`);
+      void Promise.all([stopAllWorkers(), stopAllTopologies()]).finally(() => process.exit(130));
+    });
   }
   const names = targets.map((t) => t.name);
   const usesJs = opts.workloads.some((w) => w.id.startsWith('js') || w.id.startsWith('kv'));

@@ -11,6 +11,12 @@ import { sleep } from './jetstream-admin.js';
 const START_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 5_000;
 const OUTPUT_TAIL_BYTES = 4_096;
+const running = new Set(); // stop functions of topologies not yet stopped
+
+/** Stops every topology still running (on SIGINT/SIGTERM: no server outlives the bench). */
+export function stopAllTopologies() {
+  return Promise.all([...running].map((stop) => stop()));
+}
 
 /**
  * @param target {name, cmd, args, syncInterval?}
@@ -21,9 +27,11 @@ export async function startTopology(target, shape) {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-bench-'));
   const started = [];
   const stop = async () => {
+    running.delete(stop);
     await Promise.all(started.map((n) => n.stop()));
     rmSync(dir, { recursive: true, force: true });
   };
+  running.add(stop);
   try {
     if (shape.nodes === 1) {
       started.push(await startNode(target, join(dir, 'n1'), jetstreamArgs(target, join(dir, 'n1'), shape.jetstream)));

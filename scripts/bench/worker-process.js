@@ -5,6 +5,12 @@ import { fileURLToPath } from 'node:url';
 
 const workerScript = fileURLToPath(new URL('./bench-worker.js', import.meta.url));
 const EXIT_GRACE_MS = 5_000;
+const running = new Set(); // stop functions of workers not yet stopped
+
+/** Stops every worker still running (on SIGINT/SIGTERM). */
+export function stopAllWorkers() {
+  return Promise.all([...running].map((stop) => stop()));
+}
 
 /**
  * Starts one worker. `next(timeoutMs)` resolves with its next JSON line (a `{error}` line rejects);
@@ -30,6 +36,7 @@ export async function startWorker(role, params, { waitReady = false, readyTimeou
     }
   };
   const stop = async () => {
+    running.delete(stop);
     if (proc.exitCode === null && proc.signalCode === null) {
       proc.kill('SIGTERM');
       const t = setTimeout(() => proc.kill('SIGKILL'), EXIT_GRACE_MS);
@@ -37,6 +44,8 @@ export async function startWorker(role, params, { waitReady = false, readyTimeou
       clearTimeout(t);
     }
   };
+  running.add(stop);
+  void exited.then(() => running.delete(stop));
   const worker = { proc, next, stop, exited };
   if (waitReady) {
     try {
