@@ -273,6 +273,36 @@ describe('StreamReplica: leadership and membership', () => {
     expect(lost.replicas.every((r) => r['current'] === false)).toBe(true);
   });
 
+  it('runs an R1 stream as a one-voter group and grows it to R3', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'file', num_replicas: 1 }, { nodes: 1 }));
+    const only = await c.waitForLeader();
+    expect(only.clusterInfo()).toEqual({ name: 'C1', leader: 'n1' });
+    expect(only.stepDown()).toBeNull();
+    for (let i = 0; i < 10; i++) await c.waitForAcks([c.publish('s.x', `m${i}`)]);
+    c.assignment = { ...c.assignment, config: { ...c.assignment.config, num_replicas: 3 }, peers: [1, 2, 3] };
+    await c.addSlot(2);
+    await c.addSlot(3);
+    // New members are not the first peer: they wait for the leader's log instead of founding a group.
+    await c.open(2);
+    await c.open(3);
+    await only.update(c.assignment);
+    await waitFor(() => only.status().replicas.length === 2 && only.status().replicas.every((r) => r.current), 8000, 'R3');
+    expect((await c.waitConverged()).length).toBe(10);
+    expect((await c.waitForAcks([c.publish('s.x', 'after')]))[0]).toEqual({ stream: 'S', seq: 11 });
+  });
+
+  it('resubscribes on a subject change from the catalogue', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    const leader = await c.waitForLeader();
+    c.assignment = { ...c.assignment, config: { ...c.assignment.config, subjects: ['t.>'] } };
+    for (const r of c.live()) await r.update(c.assignment);
+    expect(leader.stream.config.subjects).toEqual(['t.>']);
+    const before = c.bus.noResponders;
+    c.publish('s.x', 'old subject');
+    expect(c.bus.noResponders).toBe(before + 1);
+    expect((await c.waitForAcks([c.publish('t.x', 'new subject')]))[0]).toEqual({ stream: 'S', seq: 1 });
+  });
+
   it('moves the group to a new peer set (add a joiner, remove a member)', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     const leader = await c.waitForLeader();
