@@ -12,3 +12,5 @@
 export { encodeConsumerEntry, decodeConsumerEntry, type ConsumerReplicationEntry } from './consumer-replication-entry.js';
 export { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from './consumer-replication-storage.js';
 export { AppliedConsumers, type AppliedConsumer } from './consumer-replication-state.js';
+export { ConsumerResync, RESYNC_SUBJECT_PREFIX } from './consumer-replication-resync.js';
+export { StreamConsumerReplication } from './consumer-replication-stream.js';

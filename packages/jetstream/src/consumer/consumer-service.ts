@@ -7,7 +7,6 @@
 // a node that becomes leader starts the consumers from what it applied, one that stops leading releases them.
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { subjectMatchesFilter } from '@flotilla/protocol';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -29,10 +28,9 @@ import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { subjectsCollide } from './subject-overlap.js';
 import * as S from './status-headers.js';
-import { ObservedPulls } from './observed-pulls.js';
 import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
 import { encodeConsumerEntry } from '../cluster/consumer-replication-entry.js';
-import { ConsumerResync } from '../cluster/consumer-replication-resync.js';
+import { StreamConsumerReplication } from '../cluster/consumer-replication-stream.js';
 import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../cluster/consumer-replication-storage.js';
 
 interface StreamConsumers {
@@ -41,25 +39,7 @@ interface StreamConsumers {
   consumers: Map<string, Consumer>;
   unsubscribeStored: () => void;
   /** Cluster mode: the stream's replication; null on a single node. */
-  replica: StreamReplication | null;
-}
-
-interface StreamReplication {
-  group: ConsumerReplicationGroup;
-  /** Every consumer's config and state as applied from the stream's log (on every replica). */
-  applied: AppliedConsumers;
-  leading: boolean;
-  /** true once the consumers of the current leadership are started */
-  loaded: boolean;
-  /** Bumped at every leadership change, so work begun under an earlier one is dropped. */
-  epoch: number;
-  /** Pull requests seen while not serving: told 409 Leadership Change once this node serves. */
-  observedPulls: ObservedPulls;
-  unsubscribePulls: () => void;
-  /** Asks the leader for every consumer again after a snapshot install; serves such asks when leading. */
-  resync: ConsumerResync;
-  /** Last sequence this replica saw stored message by message (a jump past it = a snapshot installed). */
-  lastStoredSeq: number;
+  replica: StreamConsumerReplication | null;
 }
 
 /** What identifies a stream replica in the stream group's hooks (StreamReplica has `name`). */
@@ -134,16 +114,7 @@ export class ConsumerService implements ConsumerHost {
     const entry = this.streams.get(stream.name);
     if (!entry) return;
     for (const c of entry.consumers.values()) c.onPurged();
-    const rep = entry.replica;
-    if (rep !== null && !rep.leading) {
-      // Messages appeared without being stored one by one: a snapshot was installed, and the consumer
-      // entries it compacted away never reached this replica. The leader proposes them all again.
-      const last = stream.store.state().last_seq;
-      if (last > rep.lastStoredSeq) {
-        rep.lastStoredSeq = last;
-        rep.resync.request();
-      }
-    }
+    entry.replica?.purged();
   }
 
   /** The stream is being deleted: stop and remove its consumers (state included). */
@@ -154,10 +125,7 @@ export class ConsumerService implements ConsumerHost {
     entry.unsubscribeStored();
     if (entry.replica !== null) {
       // The group goes away with the stream: nothing more is proposed; local files go with the stream dir.
-      entry.replica.leading = false;
-      entry.replica.epoch++;
-      entry.replica.unsubscribePulls();
-      entry.replica.resync.close();
+      entry.replica.close();
       for (const c of entry.consumers.values()) c.release(S.CONSUMER_DELETED);
       entry.consumers.clear();
       await entry.replica.applied.drop();
@@ -190,41 +158,14 @@ export class ConsumerService implements ConsumerHost {
       existing.unsubscribeStored();
       this.streams.delete(stream.name);
     }
-    const applied = new AppliedConsumers(stream.config.storage === 'file' ? join(stream.dir, 'consumers') : null, (err) =>
-      this.ctx.log.error({ stream: stream.name, err: String(err) }, 'replicated consumer write failed'),
-    );
-    const replica: StreamReplication = {
-      group,
-      applied,
-      leading: false,
-      loaded: false,
-      epoch: 0,
-      observedPulls: new ObservedPulls(),
-      unsubscribePulls: () => undefined,
-      resync: new ConsumerResync(this.ctx.bus, stream.name, this.ctx.log),
-      lastStoredSeq: stream.store.state().last_seq,
-    };
+    const replica = new StreamConsumerReplication(group, stream, this.ctx, () => this.clock.nowMs());
     const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica };
     this.streams.set(stream.name, entry);
-    // Every node sees every MSG.NEXT (all subscribe `$JS.API.>`); the serving leader handles its own.
-    const observe = (msg: BusMessage): void => {
-      if (replica.leading && replica.loaded) return;
-      const consumer = msg.subject.slice(msg.subject.lastIndexOf('.') + 1);
-      replica.observedPulls.observe(consumer, msg.reply, msg.data, this.clock.nowMs());
-    };
-    const subs = [this.ctx.bus.subscribe(`$JS.API.CONSUMER.MSG.NEXT.${stream.name}.*`, observe)];
-    if (this.ctx.options.domain) subs.push(this.ctx.bus.subscribe(`$JS.${this.ctx.options.domain}.API.CONSUMER.MSG.NEXT.${stream.name}.*`, observe));
-    replica.unsubscribePulls = () => {
-      for (const u of subs) u();
-    };
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
-      if (seq > replica.lastStoredSeq) replica.lastStoredSeq = seq;
+      replica.stored(seq);
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
     });
-    await applied.load();
-    // A restarted replica: what it rebuilt (files, log replay after its last snapshot) may miss consumer
-    // entries compacted into a snapshot (memory streams keep no files at all). A new stream has nothing.
-    if (applied.size > 0 || stream.store.state().last_seq > 0) replica.resync.request();
+    await replica.open();
   }
 
   /** Cluster: a consumer entry committed in the stream's group, applied on every replica (leader too). */
@@ -261,18 +202,13 @@ export class ConsumerService implements ConsumerHost {
     const rep = entry?.replica;
     if (!entry || !rep) return;
     if (!leading) {
-      rep.leading = false;
-      rep.loaded = false;
-      rep.epoch++;
-      rep.observedPulls.clear();
-      rep.resync.stopServing();
+      rep.lost();
       for (const c of entry.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
       entry.consumers.clear();
       return;
     }
     if (rep.leading) return;
-    rep.leading = true;
-    const epoch = ++rep.epoch;
+    const epoch = rep.gained();
     await this.serial(entry.stream.name, async () => {
       if (rep.epoch !== epoch || this.streams.get(entry.stream.name) !== entry) return;
       const started: Consumer[] = [];
@@ -287,17 +223,15 @@ export class ConsumerService implements ConsumerHost {
           this.ctx.log.error({ stream: entry.stream.name, consumer: a.meta.name, err: String(err) }, 'consumer could not be started');
         }
       }
-      rep.loaded = true;
       for (const c of started) c.start();
       // Requests that went to the old leader (or came while these consumers started): pull again.
-      const now = this.clock.nowMs();
-      for (const c of started) {
-        for (const reply of rep.observedPulls.take(c.name, now)) {
-          if (this.ctx.bus.hasInterest(reply)) this.ctx.bus.publish(reply, null, S.LEADERSHIP_CHANGE, EMPTY);
-        }
+      const replies = rep.started(
+        started.map((c) => c.name),
+        () => this.proposeSync(entry, epoch),
+      );
+      for (const reply of replies) {
+        if (this.ctx.bus.hasInterest(reply)) this.ctx.bus.publish(reply, null, S.LEADERSHIP_CHANGE, EMPTY);
       }
-      rep.observedPulls.clear();
-      rep.resync.serve(() => this.proposeSync(entry, epoch));
     });
   }
 
@@ -317,7 +251,7 @@ export class ConsumerService implements ConsumerHost {
    */
   leads(streamName: string): boolean {
     const entry = this.streams.get(streamName);
-    return entry?.replica ? entry.replica.leading && entry.replica.loaded : true;
+    return entry?.replica ? entry.replica.serving : true;
   }
 
   /** Cluster: the stream is replicated here. */
@@ -340,14 +274,8 @@ export class ConsumerService implements ConsumerHost {
   hasInterest(streamName: string, subject: string): boolean {
     const entry = this.streams.get(streamName);
     if (!entry) return false;
-    if (entry.replica !== null && !entry.replica.loaded) {
-      // A new leader whose consumers are still starting: their replicated filters decide.
-      for (const a of entry.replica.applied.all()) {
-        const filters = consumerFilters(a.meta.config);
-        if (filters.length === 0 || filters.some((f) => subjectMatchesFilter(subject, f))) return true;
-      }
-      return false;
-    }
+    // A new leader whose consumers are still starting: their replicated filters decide.
+    if (entry.replica !== null && !entry.replica.loaded) return entry.replica.appliedInterest(subject);
     for (const c of entry.consumers.values()) if (c.matches(subject)) return true;
     return false;
   }
@@ -358,10 +286,7 @@ export class ConsumerService implements ConsumerHost {
     for (const entry of this.streams.values()) {
       entry.unsubscribeStored();
       if (entry.replica !== null) {
-        entry.replica.leading = false;
-        entry.replica.epoch++;
-        entry.replica.unsubscribePulls();
-        entry.replica.resync.close();
+        entry.replica.close();
         // In parallel: each gets a bounded last proposal, and the replica's files their last write.
         closing.push(Promise.all([...entry.consumers.values()].map((c) => c.close(false))).then(() => entry.replica!.applied.close()));
         continue;
