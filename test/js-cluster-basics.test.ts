@@ -14,7 +14,7 @@ const NAMES = ['n1', 'n2', 'n3'];
 
 beforeAll(async () => {
   cluster = await JsCluster.start({ size: 3, clusterName: 'BASICS' });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await cluster?.stop();

@@ -19,7 +19,7 @@ let cluster: JsCluster;
 
 beforeAll(async () => {
   cluster = await JsCluster.start({ size: 3, clusterName: 'PARTITION', faultHook: true });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await cluster?.stop();

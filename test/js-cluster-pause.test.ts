@@ -15,7 +15,7 @@ let cluster: JsCluster;
 
 beforeAll(async () => {
   cluster = await JsCluster.start({ size: 3, clusterName: 'PAUSE' });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await cluster?.stop();

@@ -11,7 +11,7 @@ const NAMES = ['n1', 'n2', 'n3'];
 
 beforeAll(async () => {
   cluster = await JsCluster.start({ size: 3, clusterName: 'PEERS' });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await cluster?.stop();

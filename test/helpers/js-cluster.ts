@@ -77,7 +77,7 @@ export class JsCluster {
     for (const n of nodes) n.output = () => cluster.outputs.get(n.name) ?? '';
     try {
       await Promise.all(nodes.map((n) => cluster.launch(n)));
-      await cluster.waitForMetaLeader(o.metaLeaderTimeoutMs ?? 30_000);
+      await cluster.waitForMetaLeader(o.metaLeaderTimeoutMs ?? 45_000);
     } catch (err) {
       await cluster.stop();
       throw err;
@@ -102,7 +102,8 @@ export class JsCluster {
     ];
   }
 
-  private async launch(n: JsClusterNode, timeoutMs = 15_000): Promise<void> {
+  /** `timeoutMs` is generous: on a loaded 2-core machine a node took 6.5 s to boot alone, longer beside others. */
+  private async launch(n: JsClusterNode, timeoutMs = 45_000): Promise<void> {
     const args = this.argsOf(n);
     const [cmd, cmdArgs] = AGAINST_NATS_SERVER ? ['nats-server', args] : [process.execPath, [...FLOTILLA_NODE_ARGS, ...args]];
     const env = { ...process.env, ...(this.faultHook ? { FLOTILLA_FAULT_HOOK: '1' } : {}) };
@@ -356,7 +357,7 @@ export async function apiRequest(nc: NatsConnection, subject: string, body: stri
 
 /**
  * STREAM.CREATE, retried while the meta leader cannot place it yet (10005 "no suitable peers": right after a
- * start or a restart the meta leader has not heard from every peer).
+ * start or a restart the meta leader has not heard from every peer), has none (10008), or is slow (timeout).
  */
 export async function addStream(jsm: JetStreamManager, cfg: Partial<StreamConfig> & { name: string }, timeoutMs = 15_000): Promise<StreamInfo> {
   const deadline = Date.now() + timeoutMs;
@@ -365,7 +366,9 @@ export async function addStream(jsm: JetStreamManager, cfg: Partial<StreamConfig
       return await jsm.streams.add(cfg);
     } catch (err) {
       const e = err as { api_error?: { err_code?: number }; message?: string };
-      const retryable = e.api_error?.err_code === 10005 || e.api_error?.err_code === 10008 || /no suitable peers|temporarily unavailable/i.test(e.message ?? '');
+      // A create that timed out may have happened: creating the same config again answers success.
+      const retryable =
+        e.api_error?.err_code === 10005 || e.api_error?.err_code === 10008 || (err as { code?: string }).code === 'TIMEOUT' || /no suitable peers|temporarily unavailable/i.test(e.message ?? '');
       if (!retryable || Date.now() > deadline) throw err;
       await sleep(250);
     }
