@@ -1,7 +1,6 @@
 // The JetStream API requests the chaos run needs, over one admin connection: create streams and consumers,
 // read stream/consumer info (answered by the leader only), step leaders down, read a message by sequence,
 // find the meta leader (monitor /jsz), and drive the Flotilla fault hook.
-import { headers } from 'nats';
 import { sleep } from './sleep.js';
 
 const enc = new TextEncoder();
@@ -134,4 +133,3 @@ export async function metaLeaderFromMonitor(nodes, isUp) {
   return null;
 }
 
-export { headers };
