@@ -188,11 +188,18 @@ export class StreamPublisher implements StreamProposer, PublishView {
       msgId,
       subject: msg.subject,
       settle: (result) => {
-        void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult>).then((r) => {
-          this.forget(epoch, seq, msgId, msg.subject, r.error === undefined ? r.seq : 0);
-          if (r.error !== undefined) this.reject(reply, r.error);
-          else if (reply !== null && !ackEarly) this.send(reply, this.acks.ack(r.seq));
-        });
+        void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
+          (r) => {
+            const stored = r !== undefined && r.error === undefined ? r.seq : 0;
+            this.forget(epoch, seq, msgId, msg.subject, stored);
+            if (r?.error !== undefined) this.reject(reply, r.error);
+            else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, this.acks.ack(stored));
+          },
+          (err: unknown) => {
+            this.forget(epoch, seq, msgId, msg.subject, 0);
+            this.options.log.error({ stream: this.stream.name, err: String(err) }, 'replicated publish apply failed');
+          },
+        );
       },
       fail: (error, appended) => {
         this.forget(epoch, seq, msgId, msg.subject, 0);
