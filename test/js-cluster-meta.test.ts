@@ -89,6 +89,11 @@ describe('clustered JetStream catalogue', () => {
     expect(info).toHaveLength(1);
     expect((info[0]!['state'] as { messages: number }).messages).toBe(1);
     expect((info[0]!['config'] as { num_replicas: number }).num_replicas).toBe(3);
+    // LIST from the meta leader carries each stream leader's own state.
+    const list = await allReplies(nc3, '$JS.API.STREAM.LIST', '');
+    expect(list).toHaveLength(1);
+    const listed = list[0]!['streams'] as Array<{ config: { name: string }; state: { messages: number }; cluster: { leader?: string } }>;
+    expect(listed.map((x) => [x.config.name, x.state.messages, x.cluster.leader !== undefined])).toEqual([['ORDERS', 1, true]]);
   });
 
   it('refuses more replicas than nodes (10005) and more than five (10052)', async () => {

@@ -18,6 +18,8 @@ import { placeReplicas, replacePeer, resizePeers, type NodeLoad } from './meta-p
 
 /** CREATE/UPDATE wait this long for the stream group's leader before answering with what is known. */
 export const LEADER_WAIT_MS = 5_000;
+/** LIST waits this long for each stream leader's StreamInfo (all at once). */
+const LIST_WAIT_MS = 1_000;
 /** The stream leader is asked for its StreamInfo this often while waiting. */
 const PROBE_INTERVAL_MS = 25;
 /** Catalogue changes queued on the meta leader beyond this many are refused. */
@@ -106,11 +108,18 @@ export class ClusterApi {
     return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams };
   }
 
-  private list(msg: BusMessage): object {
+  /** Each stream's info from its leader (as nats-server gathers them), else what this node knows. */
+  private async list(msg: BusMessage): Promise<object> {
     const f = new RequestFields(parseRequestBody(msg.data));
     const matched = this.matching(f.string('subject'));
     const offset = Math.min(f.int('offset') ?? 0, matched.length);
-    const streams = matched.slice(offset, offset + LIST_PAGE_LIMIT).map((a) => this.knownInfo(a));
+    const streams = await Promise.all(
+      matched.slice(offset, offset + LIST_PAGE_LIMIT).map(async (a) => {
+        const local = this.cjs.replicaSet.byGroupId(a.group);
+        if (local?.isLeader()) return this.js.streamApi.info(local.stream);
+        return (await this.probe(a.config, LIST_WAIT_MS, false)) ?? this.knownInfo(a);
+      }),
+    );
     return { total: matched.length, offset, limit: LIST_PAGE_LIMIT, streams };
   }
 
@@ -216,7 +225,8 @@ export class ClusterApi {
     return this.knownInfo(a);
   }
 
-  private probe(cfg: StreamConfig, timeoutMs: number): Promise<object | null> {
+  /** The stream leader's StreamInfo (with `cfg` as its config when `sameConfig`), or null after timeoutMs. */
+  private probe(cfg: StreamConfig, timeoutMs: number, sameConfig = true): Promise<object | null> {
     const bus = this.js.bus;
     const inbox = `_INBOX.${randomBytes(12).toString('hex')}`;
     const subject = `$JS.API.STREAM.INFO.${cfg.name}`;
@@ -235,7 +245,7 @@ export class ClusterApi {
           const body = JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>;
           const cluster = body['cluster'] as { leader?: string } | undefined;
           if (body['error'] !== undefined || cluster?.leader === undefined) return;
-          if (!sameStreamConfig(body['config'] as StreamConfig, cfg)) return;
+          if (sameConfig && !sameStreamConfig(body['config'] as StreamConfig, cfg)) return;
           // STREAM.INFO's own fields (type, subjects paging) are not part of a create/update answer.
           for (const k of ['type', 'total', 'offset', 'limit']) delete body[k];
           finish(body);
