@@ -288,6 +288,23 @@ describe('consumers across three replicas', () => {
     expect(noWait.msgs.map((m) => statusOf(m).code)).toEqual([404]);
   });
 
+  it('a create whose entries cannot commit fails when leadership moves, and leaves no consumer anywhere', async () => {
+    const f = await cluster(3);
+    f.stalled = true;
+    const pending = f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
+    await settle();
+    f.stalled = false;
+    await f.elect(1);
+    const res = await pending;
+    expect(res?.['error']).toMatchObject({ code: 500, err_code: 10012 });
+    expect(await f.request(0, '$JS.API.CONSUMER.INFO.S.D')).toBeNull();
+    const info = await f.request(1, '$JS.API.CONSUMER.INFO.S.D');
+    expect(info?.['error']).toMatchObject({ err_code: 10014 });
+    for (const r of f.replicas) expect(r.service.consumerCount('S')).toBe(0);
+    // The new leader creates it normally.
+    expect((await f.request(1, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } }))?.['name']).toBe('D');
+  });
+
   it('CONSUMER.LEADER.STEPDOWN moves the stream leadership; unknown consumers get 10014', async () => {
     const f = await cluster(3);
     await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });

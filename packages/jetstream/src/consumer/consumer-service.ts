@@ -373,9 +373,14 @@ export class ConsumerService implements ConsumerHost {
       } else {
         // Config, then the start position, committed in the stream group before the create is answered.
         const epoch = rep.epoch;
-        await consumer.initPosition(null);
-        await consumer.saveMeta();
-        await consumer.persistState();
+        try {
+          await consumer.initPosition(null);
+          await consumer.saveMeta();
+          await consumer.persistState();
+        } catch (err) {
+          consumer.release(S.LEADERSHIP_CHANGE);
+          throw err;
+        }
         if (rep.epoch !== epoch || !rep.leading) {
           consumer.release(S.LEADERSHIP_CHANGE);
           throw E.createFailed('stream leadership changed');

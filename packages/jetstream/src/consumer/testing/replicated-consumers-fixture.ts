@@ -28,8 +28,9 @@ export class ReplicatedConsumersFixture {
   leader = -1;
   /** Proposals committed so far (entries applied on every live replica). */
   committed = 0;
-  /** true: proposals neither commit nor fail (a leader without quorum). */
+  /** true: proposals neither commit nor fail (a leader without quorum) until leadership moves. */
   stalled = false;
+  private stalledProposals: Array<(err: Error) => void> = [];
   stepDowns = 0;
 
   private constructor(private readonly cfg: StreamConfig) {}
@@ -72,6 +73,8 @@ export class ReplicatedConsumersFixture {
 
   /** Old leader (if any) learns it lost leadership first, then `index` takes over. */
   async elect(index: number): Promise<void> {
+    // As Raft: proposals the old leader could not commit fail once another leader takes over.
+    for (const reject of this.stalledProposals.splice(0)) reject(new NotLeaderError('leadership moved'));
     const old = this.leader;
     if (old >= 0 && this.replicas[old]!.up) await this.replicas[old]!.service.leadershipChanged({ name: 'S' }, false);
     this.leader = index;
@@ -97,7 +100,7 @@ export class ReplicatedConsumersFixture {
 
   private propose(from: number, payload: Buffer): Promise<void> {
     if (from !== this.leader || !this.replicas[from]!.up) return Promise.reject(new NotLeaderError(`n${from + 1} is not the leader`));
-    if (this.stalled) return new Promise<void>(() => undefined);
+    if (this.stalled) return new Promise<void>((_, reject) => this.stalledProposals.push(reject));
     return new Promise<void>((resolve) => {
       setImmediate(() => {
         for (const r of this.replicas) if (r.up) r.service.applyConsumerEntry({ name: 'S' }, payload);
