@@ -73,6 +73,8 @@ const DEFAULT_STORE_SYNC_INTERVAL_MS = 1000;
 const CURRENT_MAX_LAG_ENTRIES = 64;
 /** Membership reconciliation: at most this many steps per run (each waits for a commit or a short pause). */
 const MAX_MEMBERSHIP_STEPS = 64;
+/** A run that ended with steps left is retried after this long (while this node leads). */
+const MEMBERSHIP_RETRY_MS = 2000;
 
 export class StreamReplica implements StreamReplicaView {
   readonly stream: Stream;
@@ -348,9 +350,13 @@ export class StreamReplica implements StreamReplicaView {
     }
     this.membershipRun = this.runMembership().finally(() => {
       this.membershipRun = null;
-      if (this.membershipDirty && !this.stopped) {
+      if (this.stopped) return;
+      if (this.membershipDirty) {
         this.membershipDirty = false;
         this.reconcileMembership();
+      } else if (this.raftNode?.isLeader() === true && this.nextMembershipChange() !== null) {
+        // Steps left (a learner still catching up, say): try again later rather than spin.
+        setTimeout(() => this.reconcileMembership(), MEMBERSHIP_RETRY_MS).unref();
       }
     });
   }
