@@ -150,6 +150,32 @@ describe('clustered JetStream catalogue', () => {
     expect(names['streams']).toEqual(['ORDERS']);
   });
 
+  it('kill -9 of the meta leader: another node takes over the catalogue, and the restarted node rejoins from its log', async () => {
+    const leader = await metaLeaderFromJsz();
+    const other = ['n1', 'n2', 'n3'].find((n) => n !== leader)!;
+    const nc = await conn(other);
+    await cluster.kill(leader);
+    const t0 = Date.now();
+    let names: Record<string, unknown> | null = null;
+    while (Date.now() - t0 < 15_000 && names === null) {
+      const replies = await allReplies(nc, '$JS.API.STREAM.NAMES', '', 2_000, 0);
+      if (replies[0] !== undefined && replies[0]['error'] === undefined) names = replies[0];
+    }
+    const takeoverMs = Date.now() - t0;
+    console.log(`meta leader ${leader} killed: catalogue answered again after ${takeoverMs} ms`);
+    expect(names?.['streams']).toEqual(['ORDERS']);
+    // A catalogue change while it is down, which it must learn on its return.
+    await apiRequest(nc, '$JS.API.STREAM.CREATE.WHILEDOWN', { name: 'WHILEDOWN', subjects: ['wd'], num_replicas: 2 }, 10_000);
+    await cluster.restart(leader);
+    await cluster.waitForMetaLeader(20_000);
+    const back = await conn(leader);
+    const info = await apiRequest(back, '$JS.API.STREAM.INFO.ORDERS', '', 10_000);
+    expect((info['state'] as { messages: number }).messages).toBe(1);
+    const after = await allReplies(back, '$JS.API.STREAM.NAMES', '');
+    expect(after).toHaveLength(1);
+    expect(after[0]!['streams']).toEqual(['ORDERS', 'WHILEDOWN']);
+  });
+
   it('answers 10008 promptly on every catalogue call once two of three nodes are gone', async () => {
     const survivor = 'n3';
     const nc = await conn(survivor);

@@ -39,7 +39,9 @@ export class MetaGroup {
       stateMachine: this.state,
       tickMs: this.options.tickMs ?? 100,
       snapshotEveryEntries: this.options.snapshotEveryEntries ?? 1_000,
-      raft: { electionTicks: this.options.electionTicks ?? 10 },
+      // As the stream groups: heartbeat 200 ms, election after 0.7-1.4 s of silence (a catalogue outage after a
+      // meta leader dies is that plus one election).
+      raft: { electionTicks: this.options.electionTicks ?? 7, heartbeatTicks: 2 },
       onLeaderChange: (leader, term) => {
         this.leaderChanges++;
         this.log.info({ leader: this.nameOf(leader), term }, leader === NONE ? 'JetStream cluster no metadata leader' : 'meta leader changed');
