@@ -44,6 +44,11 @@ export interface RaftNodeOptions {
   snapshotEveryEntries?: number;
   /** ...or after this many bytes of applied entry data (bounds the in-memory log under big entries). */
   snapshotEveryBytes?: number;
+  /**
+   * Decides instead of the two limits above, given the entries and entry bytes applied since the last snapshot
+   * (a state machine whose snapshot cost grows with its size can amortise it against the log's growth).
+   */
+  snapshotPolicy?: (appliedEntries: number, appliedBytes: number) => boolean;
   /** Bound on proposals awaiting their commit. */
   maxPendingProposals?: number;
   random?: RandomSource;
@@ -404,7 +409,9 @@ export class RaftNode {
     const every = this.options.snapshotEveryEntries ?? 10_000;
     const everyBytes = this.options.snapshotEveryBytes ?? Infinity;
     const applied = this.core.log.applied;
-    if (applied - this.lastSnapshotIndex < every && this.appliedBytes < everyBytes) return;
+    const policy = this.options.snapshotPolicy;
+    const due = policy ? policy(applied - this.lastSnapshotIndex, this.appliedBytes) : applied - this.lastSnapshotIndex >= every || this.appliedBytes >= everyBytes;
+    if (!due) return;
     if (this.core.hasReady() || applied <= this.core.log.snapshotIndex) return;
     const data = await this.options.stateMachine.snapshot();
     if (this.core.log.applied !== applied || applied <= this.core.log.snapshotIndex) return;

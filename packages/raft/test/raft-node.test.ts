@@ -166,6 +166,30 @@ describe('RaftNode', () => {
     expect(c.leader.core.log.snapshotIndex).toBeLessThanOrEqual(c.leader.core.log.applied);
   });
 
+  it('lets a snapshot policy decide when to snapshot', async () => {
+    const calls: Array<[number, number]> = [];
+    const net = new InMemoryNetwork();
+    const node = await RaftNode.start({
+      group: 'gp',
+      id: 1,
+      peers: [1],
+      store: new MemoryLogStore(),
+      transport: net.transport(),
+      stateMachine: new ListMachine(),
+      tickMs: 5,
+      snapshotPolicy: (entries, bytes) => {
+        calls.push([entries, bytes]);
+        return bytes >= 30;
+      },
+    });
+    running.push(node);
+    await until(() => node.isLeader());
+    for (let i = 0; i < 3; i++) await node.propose(enc.encode('0123456789'));
+    await until(() => node.core.log.snapshotIndex > 0);
+    expect(calls.some(([, bytes]) => bytes >= 30)).toBe(true);
+    expect(calls.every(([entries]) => entries >= 0)).toBe(true);
+  });
+
   it('reports how long ago each peer was heard from', async () => {
     const c = await cluster([1, 2, 3]);
     await c.leader.propose(enc.encode('v'));

@@ -68,6 +68,10 @@ const ACK_BEFORE_COMMIT = TEST_BUGS.has('pub-ack-before-commit');
 const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
 /** The Raft log is held in memory until a snapshot: this bounds it under heavy publishing. */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
+/** A snapshot (a copy of the store) waits until the log since the last one is at least store bytes / this. */
+const SNAPSHOT_COST_RATIO = 2;
+/** ...but never lets the log since the last snapshot grow beyond this. */
+const MAX_LOG_BYTES_BEFORE_SNAPSHOT = 256 * 1024 * 1024;
 const DEFAULT_STORE_SYNC_INTERVAL_MS = 1000;
 /** A member this few entries behind the commit index (appends in flight) still counts as `current`. */
 const CURRENT_MAX_LAG_ENTRIES = 64;
@@ -155,8 +159,7 @@ export class StreamReplica implements StreamReplicaView {
       stateMachine: sm,
       clock: this.options.clock ?? sharedTicker,
       tickMs: this.timings.tickMs,
-      snapshotEveryEntries: this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES,
-      snapshotEveryBytes: this.options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES,
+      snapshotPolicy: (entries, bytes) => this.snapshotDue(entries, bytes),
       raft: { electionTicks: this.timings.electionTicks, heartbeatTicks: this.timings.heartbeatTicks, preVote: true, checkQuorum: true },
       onLeaderChange: (leader, term) => this.leaderChanged(leader, term),
       onApplied: (index) => this.applied(index),
@@ -208,6 +211,19 @@ export class StreamReplica implements StreamReplicaView {
       result.catch((err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'stream entry apply failed'));
     }
     return result;
+  }
+
+  /**
+   * A snapshot copies the whole store, so besides the entry/byte limits the log must have grown by a fair
+   * share of the store since the last one (the copying stays proportional to what was written); past
+   * MAX_LOG_BYTES_BEFORE_SNAPSHOT of log it is taken regardless, bounding the in-memory log.
+   */
+  private snapshotDue(entries: number, bytes: number): boolean {
+    const everyEntries = this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES;
+    const everyBytes = this.options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES;
+    if (entries < everyEntries && bytes < everyBytes) return false;
+    if (bytes >= MAX_LOG_BYTES_BEFORE_SNAPSHOT) return true;
+    return bytes * SNAPSHOT_COST_RATIO >= this.stream.store.state().bytes;
   }
 
   /** The store made durable, then its whole content (see README for the size limits of this approach). */
