@@ -22,7 +22,7 @@ describe('rolling restart with SIGTERM', () => {
     await addStream(jsm, { name: 'ROLL', subjects: ['roll.>'], num_replicas: 3 });
     await cluster.waitForStreamLeader(jsm, 'ROLL');
     const publisher = new AckedPublisher(nc.jetstream(), { subject: 'roll.x', prefix: 'r', maxMessages: 100_000, attemptTimeoutMs: 1000, maxRetryMs: 30_000 }).start();
-    await publisher.waitForMoreAcks(50, 10_000);
+    await publisher.waitForMoreAcks(20, 30_000);
 
     const exitCodes: Array<number | null> = [];
     const gaps: number[] = [];
@@ -32,13 +32,13 @@ describe('rolling restart with SIGTERM', () => {
       const fromMs = Date.now();
       await cluster.terminate(n.name, 20_000);
       exitCodes.push(await exited);
-      await publisher.waitForMoreAcks(20, 20_000); // the survivors keep acknowledging
+      await publisher.waitForMoreAcks(20, 60_000); // the survivors keep acknowledging
       gaps.push(publisher.longestGapMs(fromMs).gapMs);
       await cluster.restart(n.name);
       await waitForHttp200(`http://127.0.0.1:${n.httpPort}/healthz`, 30_000);
       await cluster.waitForReplicasCurrent(jsm, 'ROLL', 3, 30_000);
     }
-    await publisher.waitForMoreAcks(20, 20_000);
+    await publisher.waitForMoreAcks(20, 60_000);
     await publisher.stop();
 
     expect(exitCodes).toEqual([0, 0, 0]);
@@ -52,5 +52,5 @@ describe('rolling restart with SIGTERM', () => {
     // Hand-off keeps the publish gap per restart short (measured figure in the README).
     console.log(`rolling restart: ${publisher.acks.length} acked, longest ack gap per restart ${gaps.join(' / ')} ms, failures ${JSON.stringify({ ...publisher.failures, other: publisher.failures.other.length })}`);
     for (const g of gaps) expect(g).toBeLessThan(10_000);
-  }, 180_000);
+  }, 300_000);
 });
