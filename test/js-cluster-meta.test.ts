@@ -208,5 +208,8 @@ describe('clustered JetStream catalogue', () => {
     }
     expect(cl?.leader).toBeUndefined();
     expect(cl?.replicas?.map((r) => [r.name, r.offline === true]).sort()).toEqual([['n1', true], ['n2', true], ['n3', false]]);
+    // Its other calls get 10008 rather than silence.
+    const purge = await allReplies(nc, '$JS.API.STREAM.PURGE.ORDERS', '', 2_000, 0);
+    expect(purge[0]?.['error']).toEqual({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' });
   });
 });

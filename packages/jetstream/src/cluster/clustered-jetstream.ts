@@ -248,10 +248,12 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
           }
           return this.js.dispatchLocal(t, msg);
         }
-        // A leaderless group's members answer STREAM.INFO with their own view (no `leader` in `cluster`).
+        // A leaderless group's members answer STREAM.INFO with their own view (no `leader` in `cluster`), and
+        // other calls (pulls aside) with 10008 once the meta layer is leaderless too (cluster-semantics §2).
         const leader = replica.leaderId();
-        if (r.op === 'info' && (leader === NONE || !this.isActive(leader))) return this.js.dispatchLocal(t, msg);
-        return false;
+        if (leader !== NONE && this.isActive(leader)) return false;
+        if (r.op === 'info') return this.js.dispatchLocal(t, msg);
+        return r.op === 'pull' ? false : this.unavailableUnlessLeader(r.type, msg);
       }
     }
   }
