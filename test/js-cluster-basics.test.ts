@@ -27,7 +27,7 @@ beforeEach((ctx) => {
 
 async function jsmVia(name: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {
   const nc = await cluster.connect(name);
-  return { nc, jsm: await nc.jetstreamManager() };
+  return { nc, jsm: await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 }) };
 }
 
 describe('three-node JetStream cluster', () => {
@@ -59,7 +59,7 @@ describe('three-node JetStream cluster', () => {
 
     const { nc: nc3, jsm: jsm3 } = await jsmVia('n3');
     await jsm3.consumers.add('ORDERS', { durable_name: 'PROC', ack_policy: AckPolicy.Explicit, ack_wait: 30_000_000_000 });
-    const consumer = await nc3.jetstream().consumers.get('ORDERS', 'PROC');
+    const consumer = await nc3.jetstream({ timeout: 10_000 }).consumers.get('ORDERS', 'PROC');
     const got: string[] = [];
     // Ack the first 15 with confirmation; leave the rest pending.
     for (let round = 0; round < 5 && got.length < 20; round++) {

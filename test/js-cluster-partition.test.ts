@@ -3,18 +3,16 @@
 // acknowledging, and after the heal every replica holds the same sequence → payload, with nothing the
 // minority was sent.
 import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { JsCluster, addStream } from './helpers/js-cluster.js';
+import { JsCluster, addStream, failoverWindowBoundMs } from './helpers/js-cluster.js';
 import { AckedPublisher, replicaProblems } from './helpers/js-cluster-publisher.js';
 
 const enc = new TextEncoder();
 const NAMES = ['n1', 'n2', 'n3'];
 /**
- * Longest time the majority goes without an ack. Issue 6 bounds a killed leader at 2 s; a partition is
- * detected the same way (election timeout), observed 1.3 s, but 2.9 s once on a machine at load 16, so
- * this keeps CI margin while still catching a nats-server-like 4–9 s election.
+ * Longest time the majority goes without an ack: a partition is detected like a killed leader (election
+ * timeout), so issue 6's 2 s applies (doubled on an overloaded machine, see failoverWindowBoundMs).
+ * Observed 1.3–1.6 s; 2.4–2.9 s at load 16–18 on 2 cores.
  */
-const MAX_WINDOW_MS = 4_000;
-
 let cluster: JsCluster;
 
 beforeAll(async () => {
@@ -33,14 +31,14 @@ beforeEach((ctx) => {
 describe('partitioned stream leader', () => {
   it('minority acknowledges nothing, majority elects and continues, healed replicas converge', async () => {
     const setup = await cluster.connect('n1');
-    const setupJsm = await setup.jetstreamManager();
+    const setupJsm = await setup.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     await addStream(setupJsm, { name: 'SPLIT', subjects: ['split.>'], num_replicas: 3 });
     const leader = (await cluster.waitForReplicasCurrent(setupJsm, 'SPLIT', 3)).cluster!.leader!;
     const majority = NAMES.filter((n) => n !== leader);
     const minorityConn = await cluster.connect(leader);
     const majorityConn = await cluster.connect(majority[0]!);
-    const majorityJsm = await majorityConn.jetstreamManager();
-    const publisher = new AckedPublisher(majorityConn.jetstream(), { subject: 'split.major', prefix: 'maj', maxMessages: 20_000, attemptTimeoutMs: 500, paceMs: 20 }).start();
+    const majorityJsm = await majorityConn.jetstreamManager({ checkAPI: false, timeout: 10_000 });
+    const publisher = new AckedPublisher(majorityConn.jetstream(), { subject: 'split.major', prefix: 'maj', maxMessages: 20_000, attemptTimeoutMs: 250, paceMs: 20 }).start();
     const minorityAcks: string[] = [];
     const minorityErrors = new Map<string, number>();
     try {
@@ -68,7 +66,9 @@ describe('partitioned stream leader', () => {
       );
       expect(minorityAcks).toEqual([]);
       expect(majority).toContain(newLeader);
-      expect(window.gapMs).toBeLessThanOrEqual(MAX_WINDOW_MS);
+      const bound = failoverWindowBoundMs(2000);
+      console.log(`window bound ${bound.boundMs} ms (1-min load ${bound.load})`);
+      expect(window.gapMs).toBeLessThanOrEqual(bound.boundMs);
 
       const healedAtMs = Date.now();
       await cluster.heal(minorityConn, leader);

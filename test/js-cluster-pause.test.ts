@@ -31,7 +31,7 @@ describe('paused stream leader', () => {
     // The publisher and the admin connection sit on one node that is never paused.
     const home = 'n1';
     const admin = await cluster.connect(home);
-    const jsm = await admin.jetstreamManager();
+    const jsm = await admin.jetstreamManager({ checkAPI: false, timeout: 10_000 });
     await addStream(jsm, { name: 'PAUSED', subjects: ['paused.>'], num_replicas: 3 });
     await cluster.waitForReplicasCurrent(jsm, 'PAUSED', 3);
     const pubConn = await cluster.connect(home);

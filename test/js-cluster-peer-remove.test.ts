@@ -24,7 +24,7 @@ beforeEach((ctx) => {
 
 async function jsmVia(name: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {
   const nc = await cluster.connect(name);
-  return { nc, jsm: await nc.jetstreamManager() };
+  return { nc, jsm: await nc.jetstreamManager({ checkAPI: false, timeout: 10_000 }) };
 }
 
 describe('stream peer removal', () => {
