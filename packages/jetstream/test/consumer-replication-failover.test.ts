@@ -106,6 +106,13 @@ class ConsumerCluster {
       hasConsumerInterest: (stream, subject) => service.hasInterest(stream.name, subject),
       leadershipChanged: (replica, leading) => void withConsumers(replica, () => service.leadershipChanged(replica, leading)),
       applyConsumerEntry: (replica, payload) => withConsumers(replica, () => service.applyConsumerEntry(replica, payload)),
+      // The group's snapshot carries the consumers (after the applies queued before it).
+      snapshotConsumers: async (replica) => {
+        let data: Uint8Array = new Uint8Array(0);
+        await withConsumers(replica, () => (data = service.consumerSnapshot(replica)));
+        return data;
+      },
+      restoreConsumers: (replica, data) => withConsumers(replica, () => service.restoreConsumerSnapshot(replica, data)),
     };
     n.replica = await StreamReplica.open(host, this.assignment, n.dir, { timings: TIMINGS, ...(this.snapshotEveryEntries ? { snapshotEveryEntries: this.snapshotEveryEntries } : {}) });
     n.ctx.table.set('S', n.replica.stream);
