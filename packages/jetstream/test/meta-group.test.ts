@@ -124,6 +124,18 @@ describe('meta group', () => {
     expect(await decideMetaStart(env, quiet, FAST)).toEqual({ kind: 'restart' });
   });
 
+  it('founds with the nodes seen when the expected ones do not all come, and says so', async () => {
+    const c = (cluster = new FakeCluster());
+    c.up.add(1).add(2);
+    const warnings: string[] = [];
+    const log = { ...quiet, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+    const t0 = Date.now();
+    const how = await decideMetaStart(c.env(1, 3), log, FAST);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(FAST.maxWaitMs);
+    expect(how).toEqual({ kind: 'found', voters: [1, 2] });
+    expect(warnings).toEqual(['meta group bootstrap: expected nodes not all seen, founding with the nodes seen']);
+  });
+
   it('without a quorum there is no leader', async () => {
     const c = (cluster = new FakeCluster());
     c.up.add(1).add(2).add(3);

@@ -41,7 +41,10 @@ export async function decideMetaStart(
     const minWaitMs = env.expectedClusterSize <= 1 ? timing.seedMinWaitMs : 0;
     let seen = activeIds(env);
     let stableSinceMs = startMs;
-    for (let i = 0; i < Math.ceil(timing.maxWaitMs / timing.pollMs) + 1; i++) {
+    // Past maxWaitMs the seen set must still be stable for settleMs (nodes founding with different voters
+    // would write different first entries), up to this hard bound.
+    const hardMaxMs = timing.maxWaitMs + 3 * timing.settleMs;
+    for (let i = 0; i < Math.ceil(hardMaxMs / timing.pollMs) + 1; i++) {
       if (isStopped()) break;
       if (contacted) {
         log.info({}, 'meta group exists: joining it');
@@ -55,7 +58,7 @@ export async function decideMetaStart(
       }
       const elapsed = now - startMs;
       if (seen.length >= env.expectedClusterSize && elapsed >= minWaitMs && now - stableSinceMs >= timing.settleMs) break;
-      if (elapsed >= timing.maxWaitMs) {
+      if ((elapsed >= timing.maxWaitMs && now - stableSinceMs >= timing.settleMs) || elapsed >= hardMaxMs) {
         log.warn(
           { expected: env.expectedClusterSize, seen: seen.length, waitedMs: elapsed },
           'meta group bootstrap: expected nodes not all seen, founding with the nodes seen',
