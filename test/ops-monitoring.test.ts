@@ -75,12 +75,17 @@ describe('/metrics on one JetStream node', () => {
     expect(after.some((x) => Object.values(x.labels).some((v) => v.startsWith('orders.')))).toBe(false);
   });
 
-  it('counts API errors', async () => {
-    const before = valueOf(await scrape(s.server.httpPort), 'flotilla_jetstream_api_errors_total');
+  it('counts API errors by operation and error code', async () => {
+    const notFound = { operation: 'STREAM.INFO', err_code: '10059' };
+    const count = (samples: Awaited<ReturnType<typeof scrape>>) => select(samples, 'flotilla_jetstream_api_errors_total', notFound)[0]?.value ?? 0;
+    const before = count(await scrape(s.server.httpPort));
     await expect(s.jsm.streams.info('MISSING')).rejects.toThrow();
+    await expect(s.jsm.streams.info('MISSING2')).rejects.toThrow();
+    await expect(s.jsm.consumers.info('ORDERS', 'nobody')).rejects.toThrow();
     const after = await scrape(s.server.httpPort);
-    expect(valueOf(after, 'flotilla_jetstream_api_errors_total') - before).toBe(1);
-    expect(valueOf(after, 'flotilla_jetstream_api_requests_total', { operation: 'STREAM.INFO' })).toBeGreaterThanOrEqual(1);
+    expect(count(after) - before).toBe(2);
+    expect(valueOf(after, 'flotilla_jetstream_api_errors_total', { operation: 'CONSUMER.INFO', err_code: '10014' })).toBe(1);
+    expect(valueOf(after, 'flotilla_jetstream_api_requests_total', { operation: 'STREAM.INFO' })).toBeGreaterThanOrEqual(2);
   });
 
   it('keeps /varz out_msgs free of the metrics observer', async () => {

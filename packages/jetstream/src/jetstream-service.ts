@@ -48,6 +48,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   private readonly clustered: ClusteredJetStream | null;
   /** Cluster metrics hooks (set by the server's metrics before start); read by every stream replica. */
   clusterObserver: ClusterObserver | undefined;
+  /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
+  apiErrorObserver: ((type: string, errCode: number) => void) | undefined;
   /**
    * Per replica (by group), consumer work in order: registration with the ConsumerService first, then every
    * consumer entry and leadership change. A replica replays its log while it opens, before it is returned.
@@ -152,6 +154,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   respondError(reply: string | null, type: string, error: ApiError, extra?: object): void {
     this.apiErrors++;
+    this.apiErrorObserver?.(type, error.errCode);
     if (reply === null) return;
     this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, error: error.toJSON(), ...extra })));
   }

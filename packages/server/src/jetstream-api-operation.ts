@@ -57,3 +57,15 @@ export function apiOperationOf(subject: string): string {
   }
   return best;
 }
+
+/** Response types whose name does not spell the request's operation. */
+const RESPONSE_OPERATION: Record<string, string> = { account_info: 'INFO', stream_remove_peer: 'STREAM.PEER.REMOVE' };
+const KNOWN = new Set(API_OPERATION_LABELS);
+
+/** `io.nats.jetstream.api.v1.stream_create_response` → `STREAM.CREATE` (the request's operation label). */
+export function apiOperationOfResponseType(type: string): string {
+  const m = /^io\.nats\.jetstream\.api\.v1\.(\w+?)_response$/.exec(type);
+  if (m === null) return 'OTHER';
+  const op = RESPONSE_OPERATION[m[1]!] ?? m[1]!.toUpperCase().replace(/_/g, '.');
+  return KNOWN.has(op) ? op : 'OTHER';
+}

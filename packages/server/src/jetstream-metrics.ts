@@ -5,7 +5,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { JetStreamService } from '@flotilla/jetstream';
 import type { MessageRouter } from './message-router.js';
 import { InternalBus } from './internal-bus.js';
-import { apiOperationOf } from './jetstream-api-operation.js';
+import { apiOperationOf, apiOperationOfResponseType } from './jetstream-api-operation.js';
 import type { SeriesFamily } from './metrics.js';
 import { textFamily, type TextFamily } from './exposition-text.js';
 
@@ -101,16 +101,13 @@ export function registerJetStreamMetrics(registry: Registry, js: JetStreamServic
   consumerGauge('flotilla_consumer_ack_floor_stream_seq', 'Stream sequence below which every message is acked.', (r) => r.ackFloorStreamSeq);
   consumerGauge('flotilla_consumer_ack_floor_consumer_seq', 'Consumer sequence below which every delivery is acked.', (r) => r.ackFloorConsumerSeq);
 
-  new Counter({
+  const errors = new Counter({
     name: 'flotilla_jetstream_api_errors_total',
-    help: 'JetStream API requests this node answered with an error.',
+    help: 'JetStream API requests this node answered with an error, by operation and JetStream error code.',
+    labelNames: ['operation', 'err_code'],
     registers: [registry],
-    collect() {
-      const api = (js.accountInfo() as { api?: { errors?: number } }).api;
-      this.reset();
-      this.inc(api?.errors ?? 0);
-    },
   });
+  js.apiErrorObserver = (type, errCode) => errors.inc({ operation: apiOperationOfResponseType(type), err_code: String(errCode) });
   const requests = new Counter({
     name: 'flotilla_jetstream_api_requests_total',
     help: 'JetStream API requests published through this node, by operation (pull requests and direct gets included).',
@@ -125,7 +122,14 @@ export function registerJetStreamMetrics(registry: Registry, js: JetStreamServic
     stats.outMsgs--;
     stats.outBytes -= (m.header?.length ?? 0) + m.data.length;
   });
-  return { texts, newScrape: () => (cached = null), stop: unsubscribe };
+  return {
+    texts,
+    newScrape: () => (cached = null),
+    stop: () => {
+      unsubscribe();
+      js.apiErrorObserver = undefined;
+    },
+  };
 }
 
 function takeSnapshot(js: JetStreamService): Snapshot {
