@@ -305,6 +305,34 @@ describe('consumers across three replicas', () => {
     expect((await f.request(1, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } }))?.['name']).toBe('D');
   });
 
+  it('a push consumer continues from the new leader: new messages once, unacked ones redelivered', async () => {
+    const f = await cluster(3);
+    const deliver = f.bus.inbox('push.D');
+    await f.request(0, '$JS.API.CONSUMER.CREATE.S.P', {
+      stream_name: 'S',
+      config: { durable_name: 'P', deliver_subject: 'push.D', ack_policy: 'explicit', ack_wait: 3e9 },
+    });
+    for (let i = 0; i < 3; i++) await f.publish('s.a');
+    await settle();
+    expect(deliver.msgs.map((m) => parseAckReply(m.reply!)?.streamSeq)).toEqual([1, 2, 3]);
+    const sync = f.bus.inbox('_INBOX.psync');
+    f.bus.publish(deliver.msgs[0]!.reply!, '_INBOX.psync', null, Buffer.from('+ACK'));
+    await until(() => sync.msgs.length === 1, 'ack-sync');
+    await f.crash(0);
+    await f.elect(2);
+    await f.publish('s.b');
+    await settle();
+    // Only the new message at once; 2 and 3 wait for their ack_wait.
+    expect(deliver.msgs.slice(3).map((m) => parseAckReply(m.reply!)?.streamSeq)).toEqual([4]);
+    f.bus.publish(deliver.msgs[3]!.reply!, null, null, Buffer.from('+ACK'));
+    f.clock.advance(3000);
+    await settle();
+    const later = deliver.msgs.slice(4).map((m) => parseAckReply(m.reply!)!);
+    expect(later.map((t) => t.streamSeq)).toEqual([2, 3]);
+    expect(later.map((t) => t.deliveryCount)).toEqual([2, 2]);
+    expect((await f.request(2, '$JS.API.CONSUMER.INFO.S.P'))?.['push_bound']).toBe(true);
+  });
+
   it('CONSUMER.LEADER.STEPDOWN moves the stream leadership; unknown consumers get 10014', async () => {
     const f = await cluster(3);
     await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
