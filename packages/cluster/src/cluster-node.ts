@@ -85,6 +85,8 @@ export interface PeerTraffic {
   linksLost: number;
   /** links established after a lost one: the peer came back */
   reconnects: number;
+  /** a duplicate link just replaced the active one; its successor is not a reconnect */
+  replacing: boolean;
   /** Date.now() of the last frame received from it, 0 = never */
   lastReceivedMs: number;
   /** true while a link to it is active */
@@ -407,7 +409,12 @@ export class ClusterNode implements LinkOwner, DialerHost {
     if (peer !== null && this.active.get(peer.serverId) === link) {
       this.active.delete(peer.serverId);
       if (this.byRaftId.get(peer.raftNodeId) === link) this.byRaftId.delete(peer.raftNodeId);
-      this.log.info({ peer: peer.serverName, peerId: peer.serverId, reason: link.closeReason }, 'route closed');
+      // Both ends dialing at once: one end drops a duplicate link for the other; the peer was never lost, so
+      // neither this close nor the replacement's connect is logged as a peer event (debug only).
+      const duplicate = link.refusedWith?.code === 'duplicate' || /^refused: duplicate\b/.test(link.closeReason);
+      const fields = { peer: peer.serverName, peerId: peer.serverId, reason: link.closeReason };
+      if (duplicate) this.log.debug(fields, 'route replaced by a duplicate link');
+      else this.log.info(fields, 'route closed');
       const t = this.trafficOf(peer.serverName);
       if (t !== null) {
         t.framesSent += link.framesSent;
@@ -415,9 +422,8 @@ export class ClusterNode implements LinkOwner, DialerHost {
         t.bytesSent += link.bytesSent;
         t.bytesReceived += link.bytesReceived;
         t.lastReceivedMs = Math.max(t.lastReceivedMs, link.lastReceivedMs);
-        // Both ends dialing at once: one end drops a duplicate link for the other; the peer was never lost.
-        const duplicate = link.refusedWith?.code === 'duplicate' || /^refused: duplicate\b/.test(link.closeReason);
-        if (!duplicate) t.linksLost++;
+        if (duplicate) t.replacing = true;
+        else t.linksLost++;
       }
       this.listener?.peerDown(viewOf(link));
       const waiters = this.downWaiters.get(peer.serverId);
@@ -575,14 +581,15 @@ export class ClusterNode implements LinkOwner, DialerHost {
     this.active.set(hello.serverId, link);
     this.byRaftId.set(hello.raftNodeId, link);
     const traffic = this.trafficOf(hello.serverName);
+    const replacement = traffic?.replacing === true;
     if (traffic !== null) {
       traffic.linksEstablished++;
+      traffic.replacing = false;
       if (traffic.linksLost > traffic.reconnects) traffic.reconnects++;
     }
-    this.log.info(
-      { peer: hello.serverName, peerId: hello.serverId, clientUrl: hello.clientUrl, outbound: link.outbound },
-      'route connected',
-    );
+    const fields = { peer: hello.serverName, peerId: hello.serverId, clientUrl: hello.clientUrl, outbound: link.outbound };
+    if (replacement) this.log.debug(fields, 'route connected (replacing a duplicate link)');
+    else this.log.info(fields, 'route connected');
     // Tell the new peer about everyone else, and everyone else about it, so the mesh completes.
     const others = [...this.active.values()].filter((l) => l !== link).map((l) => peerInfoOf(l.peer!));
     if (others.length > 0) link.send({ peers: { peers: others } });
@@ -630,7 +637,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
 }
 
 function emptyTraffic(serverName: string): PeerTraffic {
-  return { serverName, framesSent: 0, framesReceived: 0, bytesSent: 0, bytesReceived: 0, linksEstablished: 0, linksLost: 0, reconnects: 0, lastReceivedMs: 0, connected: false };
+  return { serverName, framesSent: 0, framesReceived: 0, bytesSent: 0, bytesReceived: 0, linksEstablished: 0, linksLost: 0, reconnects: 0, replacing: false, lastReceivedMs: 0, connected: false };
 }
 
 function dialerOf(link: PeerLink, selfId: string): string {
