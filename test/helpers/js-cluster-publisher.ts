@@ -154,7 +154,11 @@ export interface ReplicaRead {
  * differs from the first one named, and state differences. Empty when all replicas are identical and hold
  * every acknowledged message.
  */
-export function replicaProblems(replicas: ReadonlyMap<string, ReplicaRead>, publisher: AckedPublisher, maxPerReplica = 5): string[] {
+export function replicaProblems(
+  replicas: ReadonlyMap<string, ReplicaRead>,
+  publisher: { acks: readonly AckRecord[]; attempted: readonly string[] },
+  maxPerReplica = 5,
+): string[] {
   const problems: string[] = [];
   const [refName, ref] = [...replicas][0]!;
   for (const [name, r] of replicas) {

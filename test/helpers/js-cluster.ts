@@ -314,7 +314,7 @@ export class JsCluster {
   async replicaContents(
     stream: string,
     peers: string[],
-    o: { maxStepDowns?: number; timeoutMs?: number; holdMs?: number } = {},
+    o: { maxStepDowns?: number; timeoutMs?: number; holdMs?: number; moveTimeoutMs?: number } = {},
   ): Promise<Map<string, { content: StreamContent; state: StreamInfo['state'] }>> {
     const timeoutMs = o.timeoutMs ?? 20_000;
     const maxStepDowns = o.maxStepDowns ?? 3 * peers.length;
@@ -331,6 +331,7 @@ export class JsCluster {
     };
     try {
       let leader = (await this.waitForReplicasCurrent((await via(peers[0]!)).jsm, stream, peers.length, timeoutMs)).cluster!.leader!;
+      let stuck = false;
       for (let stepDowns = 0; ; stepDowns++) {
         const { nc, jsm } = await via(leader);
         const info = await this.waitForReplicasCurrent(jsm, stream, peers.length, timeoutMs);
@@ -339,12 +340,19 @@ export class JsCluster {
         if (fresh) out.set(leader, { content: await readStream(jsm, stream, info), state: info.state });
         if (peers.every((p) => out.has(p))) return out;
         if (stepDowns >= maxStepDowns) throw new Error(`could not make every peer the leader in ${maxStepDowns} step-downs; read ${[...out.keys()].join(',')}`);
-        const hold = fresh ? [] : peers.filter((p) => p !== leader && out.has(p));
+        // After a step-down that did not move (the server picked a peer that never took over), keep one
+        // unread peer live and hold every other follower; after a move onto a read replica, hold the read ones.
+        const unread = peers.filter((p) => p !== leader && !out.has(p));
+        const keep = unread[stepDowns % unread.length]!;
+        const hold = stuck ? peers.filter((p) => p !== leader && p !== keep) : fresh ? [] : peers.filter((p) => p !== leader && out.has(p));
         for (const p of hold) this.pause(p);
         try {
           if (hold.length > 0) await sleep(o.holdMs ?? 2000);
           await this.stepDown(nc, stream);
-          leader = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs });
+          const moved = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: o.moveTimeoutMs ?? 8000 }).catch(() => null);
+          stuck = moved === null;
+          if (stuck) console.log(`step-down of ${stream} on ${leader} answered but leadership did not move within ${o.moveTimeoutMs ?? 8000} ms`);
+          else leader = moved!;
         } finally {
           for (const p of hold) this.resume(p);
         }
