@@ -333,6 +333,21 @@ describe('consumers across three replicas', () => {
     expect((await f.request(2, '$JS.API.CONSUMER.INFO.S.P'))?.['push_bound']).toBe(true);
   });
 
+  it('a delete that cannot commit fails and leaves the consumer serving', async () => {
+    const f = await cluster(3);
+    await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
+    f.stalled = true;
+    const pending = f.request(0, '$JS.API.CONSUMER.DELETE.S.D');
+    await settle();
+    // Still there meanwhile; leadership moves, the removal never committed.
+    expect(f.replicas[0]!.service.consumer('S', 'D')).toBeDefined();
+    f.stalled = false;
+    await f.elect(1);
+    expect((await pending)?.['error']).toMatchObject({ code: 500 });
+    for (const r of f.replicas) expect(r.service.consumerCount('S')).toBe(1);
+    expect((await f.request(1, '$JS.API.CONSUMER.INFO.S.D'))?.['name']).toBe('D');
+  });
+
   it('CONSUMER.LEADER.STEPDOWN moves the stream leadership; unknown consumers get 10014', async () => {
     const f = await cluster(3);
     await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });

@@ -415,8 +415,15 @@ export class ConsumerService implements ConsumerHost {
   }
 
   private async removeConsumer(entry: StreamConsumers, c: Consumer): Promise<void> {
-    entry.consumers.delete(c.name);
-    await c.close(true);
+    if (entry.replica !== null) {
+      // Committed first: if it cannot be (leadership lost), the consumer stays as it is everywhere.
+      await entry.replica.group.proposeConsumerEntry(encodeConsumerEntry({ op: 'remove', name: c.name }));
+      entry.consumers.delete(c.name);
+      c.release(S.CONSUMER_DELETED);
+    } else {
+      entry.consumers.delete(c.name);
+      await c.close(true);
+    }
     this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.DELETED.${entry.stream.name}.${c.name}`, {
       type: 'io.nats.jetstream.advisory.v1.consumer_action',
       id: randomId(22),
@@ -503,10 +510,14 @@ export class ConsumerService implements ConsumerHost {
         if (!this.someoneNeeds(entry, seq, subject, consumer)) void entry.stream.removeMessage(seq).catch(() => false);
         continue;
       }
-      void entry.stream.store.get(seq).then((m) => {
-        if (m && !this.someoneNeeds(entry, seq, m.subject, consumer)) return entry.stream.removeMessage(seq);
-        return false;
-      });
+      // A rejection here (store error; cluster: the removal's proposal refused) must not go unhandled.
+      void entry.stream.store
+        .get(seq)
+        .then((m) => {
+          if (m && !this.someoneNeeds(entry, seq, m.subject, consumer)) return entry.stream.removeMessage(seq);
+          return false;
+        })
+        .catch(() => false);
     }
   }
 
@@ -516,7 +527,10 @@ export class ConsumerService implements ConsumerHost {
       if (!entry || entry.consumers.get(consumer.name) !== consumer) return;
       this.ctx.log.debug({ stream: consumer.stream.name, consumer: consumer.name }, 'consumer removed after inactivity');
       await this.removeConsumer(entry, consumer);
-    });
+    }).catch((err: unknown) =>
+      // Cluster: the removal could not be committed (leadership lost); the next leader's timer tries again.
+      this.ctx.log.warn({ stream: consumer.stream.name, consumer: consumer.name, err: String(err) }, 'inactive consumer not removed'),
+    );
   }
 
   private someoneNeeds(entry: StreamConsumers, seq: number, subject: string, except: Consumer | null): boolean {
