@@ -56,6 +56,11 @@ describe('shutdown', () => {
     const server = await startFlotilla({ env: { FLOTILLA_LAME_DUCK_DURATION_MS: '1500', FLOTILLA_LAME_DUCK_GRACE_MS: '400' } });
     const nc = await connect({ servers: server.url, reconnect: false });
     const closed = nc.closed();
+    // nats-server tells connected clients with an INFO carrying `ldm: true`; nats.js reports it as a status.
+    let sawLdm = false;
+    void (async () => {
+      for await (const st of nc.status()) if (st.type === 'ldm') sawLdm = true;
+    })();
     expect((await fetch(`http://127.0.0.1:${server.httpPort}/healthz`)).status).toBe(200);
     const started = Date.now();
     server.proc.kill('SIGUSR2');
@@ -64,6 +69,7 @@ describe('shutdown', () => {
     expect(health.status).toBe(503);
     expect(await health.json()).toEqual({ status: 'unavailable', error: 'server is in lame duck mode' });
     expect(await canConnect(server.port)).toBe(false);
+    expect(sawLdm).toBe(true);
     // The connected client keeps working through the grace period …
     nc.publish('still.here');
     await nc.flush();

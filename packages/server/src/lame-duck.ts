@@ -1,7 +1,6 @@
 // Lame-duck mode (nats-server's `--signal ldm`, SIGUSR2): stop accepting clients, report unhealthy, hand off
 // leaderships, then close the connected clients a few at a time over the lame-duck duration so they
 // reconnect to the other nodes gradually instead of all at once, and finally shut down.
-import type { Server as NetServer } from 'node:net';
 import type { Logger } from 'pino';
 import type { FlotillaServer } from './server.js';
 import { gracefulShutdown, handOffLeaderships } from './graceful-shutdown.js';
@@ -34,7 +33,7 @@ export async function enterLameDuck(server: FlotillaServer, log: Logger, timing:
   if (lameDucks.has(server)) return;
   lameDucks.add(server);
   log.warn({ durationMs: timing.durationMs, graceMs: timing.graceMs, clients: server.clients.size }, 'entering lame duck mode');
-  await stopAccepting(server);
+  server.stopAccepting();
   await handOffLeaderships(server, log);
   await sleep(timing.graceMs);
   const spreadMs = timing.durationMs - timing.graceMs;
@@ -47,20 +46,6 @@ export async function enterLameDuck(server: FlotillaServer, log: Logger, timing:
   }
   log.info('lame duck mode over, shutting down');
   await gracefulShutdown(server, log);
-}
-
-/**
- * Closes the client listener so new connections are refused (clients try the next server). The server
- * has no public hook for it yet (server.ts: a `stopAccepting()` is requested); its listener is reached
- * directly, guarded so a rename only loses this step.
- */
-async function stopAccepting(server: FlotillaServer): Promise<void> {
-  const hook = (server as unknown as { stopAccepting?: () => Promise<void> }).stopAccepting;
-  if (typeof hook === 'function') return hook.call(server);
-  const listener = (server as unknown as { listener?: NetServer }).listener;
-  if (listener === undefined || typeof listener.close !== 'function' || !listener.listening) return;
-  // Not awaited: close's callback waits for every open connection, which lame-duck mode keeps for now.
-  listener.close();
 }
 
 function sleep(ms: number): Promise<void> {

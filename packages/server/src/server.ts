@@ -122,6 +122,15 @@ export class FlotillaServer implements ClientHost {
     this.log.info({ version: ADVERTISED_NATS_VERSION }, 'server is ready');
   }
 
+  /**
+   * Lame-duck mode (ops, lame-duck.ts): new clients are refused (they try the next server) and connected ones
+   * get nats-server's INFO with `ldm: true`; they keep being served until closed.
+   */
+  stopAccepting(): void {
+    if (this.listener.listening) this.listener.close();
+    for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo({ ...this.infoFor(conn.cid, conn.remoteIp), ldm: true }));
+  }
+
   /** Closes the listener and every connection; idempotent. */
   async shutdown(): Promise<void> {
     if (this.shuttingDown) return;
