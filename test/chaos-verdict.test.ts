@@ -63,6 +63,13 @@ describe('chaos verdict', () => {
     expect(v.violations.byType['consumer-state-divergence']).toBe(1);
     expect(v.violations.byType['replica-unverified']).toBe(1);
   });
+
+  it('reports a stream nobody answers for after the repairs, and its acked ids as undelivered', () => {
+    const s = { ...stream({}, [['S.p0.0', 1]], []), unavailable: 'STREAM.INFO S did not succeed' };
+    const v = judge([s]);
+    expect(v.violations.byType).toEqual({ 'stream-unavailable': 1, 'not-delivered': 1 });
+    expect(v.perStream.S.lostEverywhere).toBeNull();
+  });
 });
 
 describe('chaos schedule and windows', () => {

@@ -190,7 +190,15 @@ export async function runChaos(o) {
     const judged = [];
     const nudge = pauseNudge(cluster);
     for (const s of streams) {
-      const peers = await streamPeers(admin, s.name);
+      let peers = [];
+      let unavailable = null;
+      try {
+        peers = await streamPeers(admin, s.name);
+      } catch (err) {
+        // no leader and no member answer: nothing can be read; the verdict says so
+        unavailable = err.message;
+        log(`${s.name}: ${unavailable}`);
+      }
       const reads = await readReplicas(admin, s.name, peers, idOf, nudge);
       const replicas = peers.map((name) => ({ name, read: reads.get(name) }));
       for (const { name, read } of replicas) log(`${s.name} on ${name}: ${read.ok ? `${read.messages.size} messages, last seq ${read.lastSeq}` : read.reason}`);
@@ -200,7 +208,7 @@ export async function runChaos(o) {
         log(`consumer ${s.name}/${CONSUMER_NAME} on ${name}: ${state.ok ? `delivered ${state.delivered} ack floor ${state.ackFloor}` : state.reason}`);
       }
       const r = records.get(s.name);
-      judged.push({ name: s.name, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
+      judged.push({ name: s.name, unavailable, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
     }
     const verdict = judge(judged);
 

@@ -90,6 +90,7 @@ export function judge(streams) {
   const perStream = {};
   for (const s of streams) {
     for (const pv of s.publisherViolations) v.add(pv.type, pv);
+    if (s.unavailable) v.add('stream-unavailable', { stream: s.name, reason: s.unavailable });
     for (const r of s.replicas) {
       if (!r.read.ok) v.add('replica-unverified', { stream: s.name, replica: r.name, reason: r.read.reason });
       else checkReplica(v, s.name, r.name, r.read, s.acks);
