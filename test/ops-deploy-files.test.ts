@@ -213,6 +213,9 @@ describe('deploy/Dockerfile', () => {
     expect(docker.healthcheck).toContain(`http://127.0.0.1:${flag(docker.cmd, '-m')}/healthz`);
     expect(docker.exposed.sort()).toEqual([4222, 6222, 8222]);
     expect(docker.entrypoint).toEqual(['node', '--single-threaded-gc', 'bin/flotilla.js']);
+    // The build context leaves out local builds and installs (BuildKit's per-Dockerfile ignore file).
+    const ignored = read('deploy/Dockerfile.dockerignore').split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+    for (const pattern of ['**/node_modules', '**/dist', 'data']) expect(ignored).toContain(pattern);
     // Everything the build copies exists in the repository.
     for (const m of read('deploy/Dockerfile').matchAll(/^COPY (?!--from)(.+) \S+$/gm)) {
       for (const src of m[1]!.split(/\s+/)) expect(existsSync(join(ROOT, src)), src).toBe(true);
