@@ -64,8 +64,13 @@ describe('stream replica snapshot and cluster block', () => {
     const snap = decodeReplicaSnapshot(data);
     expect(snap.lastSeq).toBe(1234);
     expect(Buffer.from(snap.consumers).toString()).toBe('consumers');
-    expect(Buffer.from(snap.storeBytes).toString()).toBe('abcd');
+    expect(Buffer.from(snap.storeBytes!).toString()).toBe('abcd');
     expect(() => decodeReplicaSnapshot(Buffer.from([1, 0]))).toThrow(RangeError);
+  });
+
+  it('tells a stand-in (no store image) from a complete image with an empty store', () => {
+    expect(decodeReplicaSnapshot(encodeReplicaSnapshot(7, Buffer.alloc(0), null)).storeBytes).toBeNull();
+    expect(decodeReplicaSnapshot(encodeReplicaSnapshot(7, Buffer.alloc(0), [])).storeBytes).toEqual(Buffer.alloc(0));
   });
 
   it('hashes server names to nats-server peer ids', () => {

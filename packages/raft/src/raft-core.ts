@@ -235,6 +235,21 @@ export class RaftCore {
     return true;
   }
 
+  /**
+   * The snapshot's data was replaced by a complete image for the same meta (RaftNode expands a stand-in on
+   * demand): restart every snapshot transfer to it from the first byte.
+   */
+  snapshotDataReplaced(): void {
+    const snap = this.snapshot;
+    if (this.role !== Role.Leader || !snap) return;
+    for (const [id, pr] of this.progress) {
+      if (id === this.id || pr.state !== ProgressState.Snapshot || pr.pendingSnapshot !== snap.meta.index) continue;
+      pr.snapshotOffset = 0;
+      pr.stalledTicks = 0;
+      this.sendSnapshotChunk(id, pr);
+    }
+  }
+
   /** The state machine took a snapshot at `index` (<= applied): drop the log prefix it covers. */
   compact(index: number, data: Uint8Array): Snapshot {
     if (index > this.log.applied) throw new RangeError(`cannot snapshot at ${index} beyond applied ${this.log.applied}`);

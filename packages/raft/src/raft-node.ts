@@ -5,7 +5,7 @@ import { type RandomSource, SeededRandom } from './seeded-random.js';
 import type { StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
 import { packProposals, unpackProposals } from './packed-proposals.js';
-import { type ConfChange, type Entry, EntryType, NONE, type NodeId, type Ready, Role } from './types.js';
+import { type ConfChange, type Entry, EntryType, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
 
 export class NotLeaderError extends Error {
   constructor(
@@ -100,6 +100,10 @@ export class RaftNode {
   private reportedLeader: NodeId = NONE;
   private reportedTerm = -1;
   private lastSnapshotIndex: number;
+  /** core.snapshot's data is a complete image (installed from a leader or expanded), not a stand-in. */
+  private snapshotIsFull = false;
+  /** A follower needs the snapshot while it is a stand-in: expand it before sending. */
+  private expandWanted = false;
   /** Entry bytes applied since the last snapshot. */
   private appliedBytes = 0;
   private idle: Promise<void> = Promise.resolve();
@@ -290,6 +294,7 @@ export class RaftNode {
         await this.handleReady(this.core.ready());
       }
       await this.maybeSnapshot();
+      if (this.expandWanted && !this.stopped) await this.expandSnapshot();
     } catch (error) {
       this.stopped = true;
       this.stopTicks();
@@ -305,7 +310,13 @@ export class RaftNode {
 
   private async handleReady(ready: Ready): Promise<void> {
     const { transport, store, stateMachine, group } = this.options;
-    transport.send(ready.messages);
+    let messages = ready.messages;
+    if (stateMachine.fullSnapshot && !this.snapshotIsFull && messages.some((m) => m.type === MessageType.SnapshotChunk)) {
+      // A stand-in must not leave this node: hold the chunks back and send the complete image instead.
+      messages = messages.filter((m) => m.type !== MessageType.SnapshotChunk);
+      this.expandWanted = true;
+    }
+    transport.send(messages);
     // Committed entries below this Ready's first entry were written by earlier Readies (anything rewritten since
     // would be in this one): apply them while this write is in flight.
     let applied = 0;
@@ -323,6 +334,7 @@ export class RaftNode {
     transport.send(ready.messagesAfterPersist);
     if (ready.snapshot) {
       await stateMachine.restore(ready.snapshot.data);
+      this.snapshotIsFull = true;
       this.lastSnapshotIndex = ready.snapshot.meta.index;
       this.appliedBytes = 0;
       this.failProposalsUpTo(ready.snapshot.meta.index);
@@ -418,7 +430,21 @@ export class RaftNode {
     const snap = this.core.compact(applied, data);
     this.lastSnapshotIndex = applied;
     this.appliedBytes = 0;
+    this.snapshotIsFull = false;
     await this.options.store.compact(this.options.group, snap);
+  }
+
+  /** Replaces the stand-in snapshot by a complete image of the state now (no entry is applied meanwhile). */
+  private async expandSnapshot(): Promise<void> {
+    this.expandWanted = false;
+    const snap = this.core.snapshot;
+    const full = this.options.stateMachine.fullSnapshot;
+    if (!snap || this.snapshotIsFull || !full) return;
+    const data = await full.call(this.options.stateMachine);
+    if (this.core.snapshot !== snap || this.stopped) return;
+    this.core.snapshot = { meta: snap.meta, data };
+    this.snapshotIsFull = true;
+    this.core.snapshotDataReplaced();
   }
 
   private reportLeader(): void {

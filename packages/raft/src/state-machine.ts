@@ -8,4 +8,10 @@ export interface StateMachine {
   snapshot(): Uint8Array | Promise<Uint8Array>;
   /** Replace the state with a snapshot image. */
   restore(data: Uint8Array): void | Promise<void>;
+  /**
+   * Optional. When present, `snapshot()` may return a small stand-in (enough for this node's own restart) and
+   * RaftNode calls this only when a follower needs the snapshot: an image of the state NOW, which stands for the
+   * snapshot's older index. Only for machines that tolerate re-applying entries their state already reflects.
+   */
+  fullSnapshot?(): Uint8Array | Promise<Uint8Array>;
 }

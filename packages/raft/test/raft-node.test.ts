@@ -166,6 +166,49 @@ describe('RaftNode', () => {
     expect(c.leader.core.log.snapshotIndex).toBeLessThanOrEqual(c.leader.core.log.applied);
   });
 
+  it('sends a follower the complete image instead of a stand-in snapshot', async () => {
+    // Idempotent by index, as fullSnapshot requires: the image is newer than the snapshot index it stands for.
+    class StandInMachine extends ListMachine {
+      fullImages = 0;
+      lastIndex = 0;
+      override apply(entry: Entry): unknown {
+        if (entry.index <= this.lastIndex) return this.values.length;
+        this.lastIndex = entry.index;
+        return super.apply(entry);
+      }
+      override snapshot(): Uint8Array {
+        return enc.encode('stand-in');
+      }
+      fullSnapshot(): Uint8Array {
+        this.fullImages++;
+        return enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
+      }
+      override restore(data: Uint8Array): void {
+        const text = dec.decode(data);
+        if (text === 'stand-in') return;
+        const image = JSON.parse(text) as { lastIndex: number; values: string[] };
+        this.lastIndex = image.lastIndex;
+        this.values = image.values;
+      }
+    }
+    const net = new InMemoryNetwork();
+    const ids = [1, 2, 3];
+    const machines = new Map(ids.map((id) => [id, new StandInMachine()]));
+    const stores = new Map(ids.map((id) => [id, new MemoryLogStore()]));
+    const nodes = new Map<number, RaftNode>();
+    for (const id of ids) nodes.set(id, await startNode(id, ids, net, stores.get(id)!, machines.get(id)!, { snapshotEveryEntries: 10 }));
+    const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
+    const lagging = ids.find((id) => id !== leader.id)!;
+    net.isolate(lagging, ids);
+    for (let i = 0; i < 40; i++) await leader.propose(enc.encode(`v${i}`));
+    expect(leader.core.log.snapshotIndex).toBeGreaterThan(10);
+    net.heal();
+    await until(() => machines.get(lagging)!.values.length === 40);
+    expect(machines.get(lagging)!.values).toEqual(Array.from({ length: 40 }, (_, i) => `v${i}`));
+    expect(machines.get(leader.id)!.fullImages).toBeGreaterThan(0);
+    expect(nodes.get(lagging)!.core.log.snapshotIndex).toBeGreaterThan(10);
+  });
+
   it('lets a snapshot policy decide when to snapshot', async () => {
     const calls: Array<[number, number]> = [];
     const net = new InMemoryNetwork();

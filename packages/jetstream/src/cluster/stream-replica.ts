@@ -150,6 +150,9 @@ export class StreamReplica implements StreamReplicaView {
       snapshot: () => this.takeSnapshot(),
       restore: (data) => this.restoreSnapshot(data),
     };
+    // File streams compact with a stand-in (their flushed store holds the state); the complete image is
+    // made only when a follower needs it. Memory streams keep complete snapshots: nothing else survives a restart.
+    if (this.stream.store.kind === 'file') sm.fullSnapshot = () => this.fullImage();
     const node = await RaftNode.start({
       group: this.current.group,
       id: this.selfId,
@@ -214,20 +217,29 @@ export class StreamReplica implements StreamReplicaView {
   }
 
   /**
-   * A snapshot copies the whole store, so besides the entry/byte limits the log must have grown by a fair
-   * share of the store since the last one (the copying stays proportional to what was written); past
-   * MAX_LOG_BYTES_BEFORE_SNAPSHOT of log it is taken regardless, bounding the in-memory log.
+   * File streams: after the entry/byte limits (a stand-in costs nothing). Memory streams copy the whole store,
+   * so the log must also have grown by a fair share of it since the last snapshot (copying stays proportional
+   * to what was written); past MAX_LOG_BYTES_BEFORE_SNAPSHOT of log it is taken regardless.
    */
   private snapshotDue(entries: number, bytes: number): boolean {
     const everyEntries = this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES;
     const everyBytes = this.options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES;
     if (entries < everyEntries && bytes < everyBytes) return false;
-    if (bytes >= MAX_LOG_BYTES_BEFORE_SNAPSHOT) return true;
+    if (this.stream.store.kind === 'file' || bytes >= MAX_LOG_BYTES_BEFORE_SNAPSHOT) return true;
     return bytes * SNAPSHOT_COST_RATIO >= this.stream.store.state().bytes;
   }
 
-  /** The store made durable, then its whole content (see README for the size limits of this approach). */
+  /** Compaction snapshot: the store made durable first; a stand-in for file streams, a complete image for memory. */
   private async takeSnapshot(): Promise<Uint8Array> {
+    if (this.stream.store.kind !== 'file') return this.fullImage();
+    const store = this.stream.store;
+    await store.flush();
+    const consumers = (await this.host.snapshotConsumers?.(this)) ?? new Uint8Array(0);
+    return encodeReplicaSnapshot(store.state().last_seq, consumers, null);
+  }
+
+  /** The store's whole content and the consumers' state now (see README for the size limits). */
+  private async fullImage(): Promise<Uint8Array> {
     const store = this.stream.store;
     await store.flush();
     const chunks: Uint8Array[] = [];
@@ -242,9 +254,18 @@ export class StreamReplica implements StreamReplicaView {
     // At startup our own snapshot is restored: the file store was flushed before it was taken, so a store
     // at or past its last sequence already holds it (later entries replay idempotently).
     if (this.startingUp && store.kind === 'file' && store.state().last_seq >= snap.lastSeq) return;
+    const image = snap.storeBytes;
+    if (image === null) {
+      // A stand-in whose state this store does not hold (its files were lost): nothing to restore from here.
+      this.host.log.error(
+        { stream: this.name, storeLastSeq: store.state().last_seq, snapshotLastSeq: snap.lastSeq },
+        'stream store is behind its Raft snapshot; this replica misses messages until it is re-created',
+      );
+      return;
+    }
     await store.restore(
       (async function* () {
-        yield snap.storeBytes;
+        yield image;
       })(),
     );
     await this.stream.storeReplaced();
