@@ -299,10 +299,24 @@ export class JsCluster {
     }
   }
 
-  /** STREAM.LEADER.STEPDOWN; throws on an API error. */
-  async stepDown(nc: NatsConnection, stream: string): Promise<void> {
-    await apiRequest(nc, `$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, '', 5000);
+  /**
+   * STREAM.LEADER.STEPDOWN, retried while nobody can answer it (10008 while a meta group re-elects, or no
+   * answer in time) for up to `timeoutMs`; throws on any other API error.
+   */
+  async stepDown(nc: NatsConnection, stream: string, timeoutMs = 20_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      try {
+        await apiRequest(nc, `$JS.API.STREAM.LEADER.STEPDOWN.${stream}`, '', 5000);
+        return;
+      } catch (err) {
+        const retryable = (err as { api?: ApiError }).api?.err_code === 10008 || (err as { code?: string }).code === 'TIMEOUT';
+        if (!retryable || Date.now() > deadline) throw err;
+        await sleep(250);
+      }
+    }
   }
+
 
   /**
    * Reads every replica's content through it as leader: read whoever leads, step down, repeat. A server may
@@ -349,9 +363,10 @@ export class JsCluster {
         try {
           if (hold.length > 0) await sleep(o.holdMs ?? 2000);
           await this.stepDown(nc, stream);
-          const moved = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: o.moveTimeoutMs ?? 8000 }).catch(() => null);
+          const moveTimeoutMs = o.moveTimeoutMs ?? (AGAINST_NATS_SERVER ? 15_000 : 8000); // nats-server elects after 4–9 s
+          const moved = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: moveTimeoutMs }).catch(() => null);
           stuck = moved === null;
-          if (stuck) console.log(`step-down of ${stream} on ${leader} answered but leadership did not move within ${o.moveTimeoutMs ?? 8000} ms`);
+          if (stuck) console.log(`step-down of ${stream} on ${leader} answered but leadership did not move within ${moveTimeoutMs} ms`);
           else leader = moved!;
         } finally {
           for (const p of hold) this.resume(p);
