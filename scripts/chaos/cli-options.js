@@ -9,6 +9,7 @@ export function usage() {
 Cluster (default: start a local 3-node Flotilla cluster with the fault hook on):
   --server flotilla|nats-server   which server to start locally (nats-server: --nats-server-bin, default /usr/sbin/nats-server)
   --nodes N                       nodes to start (3; 5 for R5 streams)
+  --no-snapshot                   run Flotilla from the checkout's build, not a private copy made at the start
   --server-env KEY=VALUE          extra environment for every node (repeatable), e.g. FLOTILLA_TEST_BUGS=pub-ack-before-commit
   --urls u1,u2,...                target a running cluster instead (one client URL per node)
   --names n1,n2,...               its server names, in --urls order
@@ -49,6 +50,7 @@ export function parseOptions(argv) {
     natsServerBin: '/usr/sbin/nats-server',
     nodes: 3,
     serverEnv: {},
+    snapshotBuild: true,
     urls: null,
     names: null,
     monitorUrls: [],
@@ -80,6 +82,7 @@ export function parseOptions(argv) {
       case '--server': o.server = value(); break;
       case '--nats-server-bin': o.natsServerBin = value(); break;
       case '--nodes': o.nodes = Number(value()); break;
+      case '--no-snapshot': o.snapshotBuild = false; break;
       case '--server-env': {
         const [k, ...rest] = value().split('=');
         o.serverEnv[k] = rest.join('=');

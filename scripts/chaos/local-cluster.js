@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './sleep.js';
+import { snapshotFlotilla } from './flotilla-snapshot.js';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const FLOTILLA_BIN = join(REPO_ROOT, 'bin', 'flotilla.js');
@@ -39,9 +40,11 @@ function portAccepts(port) {
 /**
  * Starts `nodeCount` nodes named n1..nN. `server` is 'flotilla' (bin/flotilla.js with the fault hook on)
  * or 'nats-server' (`natsServerBin`). `env` is added to every node's environment (FLOTILLA_TEST_BUGS, say).
+ * `snapshotBuild`: run Flotilla from a private copy of the build (see flotilla-snapshot.js).
  */
-export async function startLocalCluster({ server, nodeCount, natsServerBin = '/usr/sbin/nats-server', env = {}, clusterName = 'CHAOS', keepData = false, log = () => {} }) {
+export async function startLocalCluster({ server, nodeCount, natsServerBin = '/usr/sbin/nats-server', env = {}, clusterName = 'CHAOS', keepData = false, snapshotBuild = true, log = () => {} }) {
   const runDir = mkdtempSync(join(tmpdir(), 'flotilla-chaos-'));
+  const flotillaBin = server === 'flotilla' && snapshotBuild ? snapshotFlotilla(REPO_ROOT, runDir) : FLOTILLA_BIN;
   const nodes = [];
   for (let i = 1; i <= nodeCount; i++) {
     nodes.push({ name: `n${i}`, clientPort: await freePort(), clusterPort: await freePort(), monitorPort: await freePort() });
@@ -60,7 +63,7 @@ export async function startLocalCluster({ server, nodeCount, natsServerBin = '/u
   const launch = async (n) => {
     const args = argsFor(n);
     const [cmd, argv] = server === 'flotilla'
-      ? [process.execPath, ['--single-threaded-gc', FLOTILLA_BIN, ...args]]
+      ? [process.execPath, ['--single-threaded-gc', flotillaBin, ...args]]
       : [natsServerBin, args];
     const logFile = createWriteStream(join(runDir, `${n.name}.log`), { flags: 'a' });
     logFile.write(`--- start ${new Date().toISOString()} ${cmd} ${argv.join(' ')}\n`);

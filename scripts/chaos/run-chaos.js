@@ -61,7 +61,7 @@ export async function runChaos(o) {
 
   const cluster = o.urls
     ? externalCluster({ urls: o.urls, names: o.names, monitorUrls: o.monitorUrls, commands: o.commands, partition: o.partition })
-    : await startLocalCluster({ server: o.server, nodeCount: o.nodes, natsServerBin: o.natsServerBin, env: o.serverEnv, keepData: o.keepData, log });
+    : await startLocalCluster({ server: o.server, nodeCount: o.nodes, natsServerBin: o.natsServerBin, env: o.serverEnv, keepData: o.keepData, snapshotBuild: o.snapshotBuild, log });
   activeClusters.add(cluster);
   const connections = [];
   const open = async (opts) => {
