@@ -20,6 +20,7 @@ import type { ClusterEnvironment, ClusteredJetStreamView, ClusterObserver } from
 import { ClusteredJetStream, type OpenReplica } from './cluster/clustered-jetstream.js';
 import type { LocalReplica } from './cluster/clustered-jetstream-replicas.js';
 import { StreamReplica, type StreamReplicaHost } from './cluster/stream-replica.js';
+import { ReplicaConsumerHooks } from './cluster/clustered-jetstream-consumers.js';
 
 export interface JetStreamServiceOptions {
   storeDir: string;
@@ -50,13 +51,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   clusterObserver: ClusterObserver | undefined;
   /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
   apiErrorObserver: ((type: string, errCode: number) => void) | undefined;
-  /**
-   * Per replica (by group), consumer work in order: registration with the ConsumerService first, then every
-   * consumer entry and leadership change. A replica replays its log while it opens, before it is returned.
-   */
-  private readonly consumerChains = new Map<string, Promise<void>>();
-  /** Replicas being closed: their last hooks (leadership lost on stop) must not register them again. */
-  private readonly closingReplicas = new WeakSet<object>();
+  /** Stream replicas' consumer hooks, in the order the ConsumerService needs them (cluster only). */
+  private readonly replicaConsumers: ReplicaConsumerHooks;
   private unsubscribeApi: Array<() => void> = [];
   private mutations: Promise<unknown> = Promise.resolve();
   private pendingMutations = 0;
@@ -72,6 +68,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     readonly log: JetStreamLogger,
   ) {
     this.consumers = new ConsumerService(this);
+    this.replicaConsumers = new ReplicaConsumerHooks(this.consumers, log);
     this.streamApi = new StreamApi(this);
     this.clustered =
       options.cluster === undefined ? null : new ClusteredJetStream(this, { env: options.cluster, openReplica: this.replicaOpener(options.cluster) });
@@ -330,34 +327,12 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       streamPurged: (stream) => this.streamPurged(stream),
       storageExceeded: (kind) => this.storageExceeded(kind),
       hasConsumerInterest: (stream, subject) => this.hasConsumerInterest(stream, subject),
-      leadershipChanged: (replica, leading) => void this.withConsumers(replica, () => this.consumers.leadershipChanged(replica, leading)),
-      applyConsumerEntry: (replica, payload) => this.withConsumers(replica, () => this.consumers.applyConsumerEntry(replica, payload)),
+      leadershipChanged: (replica, leading) => this.replicaConsumers.leadershipChanged(replica, leading),
+      applyConsumerEntry: (replica, payload) => this.replicaConsumers.applyConsumerEntry(replica, payload),
+      snapshotConsumers: (replica) => this.replicaConsumers.snapshotConsumers(replica),
+      restoreConsumers: (replica, data) => this.replicaConsumers.restoreConsumers(replica, data),
     };
     return (assignment, dir) => StreamReplica.open(host, assignment, dir);
-  }
-
-  /** Runs `fn` after the replica's earlier consumer work, registering the replica's consumers first. */
-  private withConsumers(replica: StreamReplica, fn: () => unknown): Promise<void> {
-    if (this.closingReplicas.has(replica)) return Promise.resolve();
-    const group = replica.assignment.group;
-    let chain = this.consumerChains.get(group);
-    if (chain === undefined) {
-      chain = this.consumers.replicaAdded(replica.stream, {
-        proposeConsumerEntry: (payload) => replica.proposeConsumerEntry(payload),
-        clusterInfo: () => replica.clusterInfo(),
-        stepDown: async () => {
-          const err = replica.stepDown();
-          if (err !== null) throw err;
-        },
-      });
-    }
-    const next = chain
-      .then(async () => {
-        await fn();
-      })
-      .catch((err: unknown) => this.log.error({ stream: replica.name, err: String(err) }, 'replicated consumer work failed'));
-    this.consumerChains.set(group, next);
-    return next;
   }
 
   /** StreamInfo's `cluster` block of a local replica (undefined on a single node). */
@@ -365,18 +340,21 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     return this.clustered?.replicaSet.byStream(name)?.clusterInfo();
   }
 
+  /** The replica leads and its consumers run: this node answers the stream's requests. */
+  replicaServes(replica: LocalReplica): boolean {
+    return replica.isLeader() && (!(replica instanceof StreamReplica) || this.replicaConsumers.leads(replica));
+  }
+
   /** A replica opened: its stream serves local requests, its consumers start. */
   async replicaAdded(replica: LocalReplica): Promise<void> {
     this.table.set(replica.name, replica.stream);
-    if (replica instanceof StreamReplica) await this.withConsumers(replica, () => undefined);
+    if (replica instanceof StreamReplica) await this.replicaConsumers.added(replica);
   }
 
   /** A replica is closing; `destroyed` when its stream leaves this node for good (consumers go too). */
   async replicaRemoving(replica: LocalReplica, destroyed: boolean): Promise<void> {
     if (this.table.get(replica.name) === replica.stream) this.table.delete(replica.name);
-    this.closingReplicas.add(replica);
-    await this.consumerChains.get(replica.assignment.group);
-    this.consumerChains.delete(replica.assignment.group);
+    if (replica instanceof StreamReplica) await this.replicaConsumers.removing(replica);
     if (destroyed) await this.consumers.streamRemoved(replica.stream);
   }
 

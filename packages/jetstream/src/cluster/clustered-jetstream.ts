@@ -241,7 +241,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         }
         const replica = this.replicaSet.byGroupId(a.group);
         if (replica === undefined) return false;
-        if (replica.isLeader()) {
+        if (this.js.replicaServes(replica)) {
           if (r.op === 'stepdown') {
             this.api.streamStepDown(replica, r.type, msg);
             return true;
