@@ -16,7 +16,7 @@ import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
 import { routeOf } from './clustered-jetstream-routing.js';
-import { DEFAULT_BOOTSTRAP_TIMING, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
+import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
 
@@ -81,7 +81,10 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   start(): void {
     this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
     this.peersChanged();
-    this.unsubscribeLeader = this.meta.onLeaderChange(() => void this.upkeep());
+    this.unsubscribeLeader = this.meta.onLeaderChange((leader, term) => {
+      this.js.clusterObserver?.leaderChanged?.(META_GROUP, leader, term);
+      void this.upkeep();
+    });
     this.starting = (async () => {
       const how = await decideMetaStart(this.env, this.js.log, this.options.bootstrap ?? DEFAULT_BOOTSTRAP_TIMING, () => this.stopped);
       if (this.stopped) return;

@@ -17,7 +17,7 @@ export class MetaGroup {
   readonly state = new MetaState();
   private node: RaftNode | null = null;
   private leaderChanges = 0;
-  private readonly leaderListeners = new Set<(leader: NodeId) => void>();
+  private readonly leaderListeners = new Set<(leader: NodeId, term: number) => void>();
 
   constructor(
     private readonly env: ClusterEnvironment,
@@ -45,7 +45,7 @@ export class MetaGroup {
       onLeaderChange: (leader, term) => {
         this.leaderChanges++;
         this.log.info({ leader: this.nameOf(leader), term }, leader === NONE ? 'JetStream cluster no metadata leader' : 'meta leader changed');
-        for (const l of this.leaderListeners) l(leader);
+        for (const l of this.leaderListeners) l(leader, term);
       },
       onError: (err) => this.log.error({ err: String(err) }, 'meta group stopped on a storage error'),
     });
@@ -57,7 +57,7 @@ export class MetaGroup {
     await this.node?.stop();
   }
 
-  onLeaderChange(listener: (leader: NodeId) => void): () => void {
+  onLeaderChange(listener: (leader: NodeId, term: number) => void): () => void {
     this.leaderListeners.add(listener);
     return () => this.leaderListeners.delete(listener);
   }
