@@ -58,13 +58,14 @@ const LOOKUP_TIMEOUT_MS = 2_000;
  * by a DNS name such as a StatefulSet pod's, which is resolved and compared with this host's addresses).
  */
 export async function expectedClusterSize(routes: readonly string[], ownPort: number, ownUrl: string): Promise<number> {
-  const others = new Set<string>();
-  for (const r of routes) {
-    const hostPort = hostPortOf(r);
-    if (hostPort === null || (await isSelf(hostPort, ownPort, ownUrl))) continue;
-    others.add(`${hostPort.host}:${hostPort.port}`);
-  }
-  return 1 + others.size;
+  // Checked all at once: each may wait for a DNS answer.
+  const checked = await Promise.all(
+    routes.map(async (r) => {
+      const hostPort = hostPortOf(r);
+      return hostPort === null || (await isSelf(hostPort, ownPort, ownUrl)) ? null : `${hostPort.host}:${hostPort.port}`;
+    }),
+  );
+  return 1 + new Set(checked.filter((x): x is string => x !== null)).size;
 }
 
 function hostPortOf(route: string): { host: string; port: number } | null {
