@@ -359,18 +359,34 @@ export class JsCluster {
         const unread = peers.filter((p) => p !== leader && !out.has(p));
         const keep = unread[stepDowns % unread.length]!;
         const hold = stuck ? peers.filter((p) => p !== leader && p !== keep) : fresh ? [] : peers.filter((p) => p !== leader && out.has(p));
+        const moveTimeoutMs = o.moveTimeoutMs ?? (AGAINST_NATS_SERVER ? 15_000 : 8000); // nats-server elects after 4–9 s
+        let moved: string | null = null;
+        let unanswered = false;
         for (const p of hold) this.pause(p);
         try {
           if (hold.length > 0) await sleep(o.holdMs ?? 2000);
-          await this.stepDown(nc, stream);
-          const moveTimeoutMs = o.moveTimeoutMs ?? (AGAINST_NATS_SERVER ? 15_000 : 8000); // nats-server elects after 4–9 s
-          const moved = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: moveTimeoutMs }).catch(() => null);
-          stuck = moved === null;
-          if (stuck) console.log(`step-down of ${stream} on ${leader} answered but leadership did not move within ${moveTimeoutMs} ms`);
-          else leader = moved!;
+          await this.stepDown(nc, stream, 10_000);
+          moved = await this.waitForStreamLeader(jsm, stream, { not: leader, timeoutMs: moveTimeoutMs }).catch(() => null);
+        } catch (err) {
+          unanswered = true;
+          console.log(`step-down of ${stream} on ${leader} unanswered (${(err as Error).message}); pausing the leader to force an election`);
         } finally {
           for (const p of hold) this.resume(p);
         }
+        if (unanswered) {
+          // The others elect among themselves while the leader is stopped.
+          const other = peers.find((p) => p !== leader)!;
+          this.pause(leader);
+          try {
+            moved = await this.waitForStreamLeader((await via(other)).jsm, stream, { not: leader, timeoutMs }).catch(() => null);
+          } finally {
+            this.resume(leader);
+          }
+        } else if (moved === null) {
+          console.log(`step-down of ${stream} on ${leader} answered but leadership did not move within ${moveTimeoutMs} ms`);
+        }
+        stuck = moved === null;
+        if (moved !== null) leader = moved;
       }
     } finally {
       await Promise.all([...conns.values()].map((c) => c.nc.close().catch(() => undefined)));
