@@ -302,6 +302,7 @@ export class StreamReplica implements StreamReplicaView {
     if (this.stopped || this.serving || node === null || this.transferTimer !== null) return;
     if (!node.isLeader() || this.serveAfterIndex === 0 || node.core.log.applied < this.serveAfterIndex) return;
     this.serving = true;
+    this.host.log.info({ stream: this.name, group: this.current.group, term: node.core.term }, 'JetStream cluster new stream leader');
     this.publisher.activate();
     this.stream.setServing(true);
     this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, true));
@@ -311,6 +312,7 @@ export class StreamReplica implements StreamReplicaView {
   private unserve(): void {
     if (!this.serving) return;
     this.serving = false;
+    this.host.log.info({ stream: this.name, group: this.current.group }, 'stream leadership given up');
     this.stream.setServing(false);
     this.publisher.deactivate();
     this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, false));
