@@ -359,7 +359,7 @@ export class JsCluster {
         const unread = peers.filter((p) => p !== leader && !out.has(p));
         const keep = unread[stepDowns % unread.length]!;
         const hold = stuck ? peers.filter((p) => p !== leader && p !== keep) : fresh ? [] : peers.filter((p) => p !== leader && out.has(p));
-        const moveTimeoutMs = o.moveTimeoutMs ?? (AGAINST_NATS_SERVER ? 15_000 : 8000); // nats-server elects after 4–9 s
+        const moveTimeoutMs = o.moveTimeoutMs ?? (AGAINST_NATS_SERVER ? 15_000 : 4000); // nats-server elects after 4–9 s, Flotilla streams 0.6–1.2 s
         let moved: string | null = null;
         let unanswered = false;
         for (const p of hold) this.pause(p);
