@@ -50,6 +50,8 @@ describe('three-node JetStream cluster', () => {
     expect(NAMES).toContain(leader);
     // The leader is not in `replicas`; the others are, sorted by name.
     expect(info.cluster!.replicas!.map((r) => r.name)).toEqual(NAMES.filter((n) => n !== leader));
+    // `active` is nanoseconds since the leader heard from the peer (a duration, not a timestamp).
+    for (const r of info.cluster!.replicas!) expect({ name: r.name, current: r.current, recent: r.active >= 0 && r.active < 10_000_000_000 }).toEqual({ name: r.name, current: true, recent: true });
 
     const nc2 = await cluster.connect('n2');
     const js2 = nc2.jetstream();
