@@ -87,6 +87,14 @@ describe('chaos schedule and windows', () => {
     expect(noAckWindowMs([100], 150, 2_000)).toBe(1_850);
     const w = failoverWindows([{ index: 0, kind: 'kill-stream-leader', target: 'n1', stream: 'S', startMs: 1_000 }], new Map([['S', [900, 1_010, 2_500, 2_510]]]), 2_600);
     expect(w.streamLeaderFaults).toEqual({ count: 1, maxMs: 1_490, p50Ms: 1_490, p99Ms: 1_490 });
+    // a random kill that landed on the leader counts as a leader fault; one that missed does not
+    const faults = [
+      { index: 0, kind: 'kill-random', target: 'n2', stream: null, leaderOf: ['S'], startMs: 1_000 },
+      { index: 1, kind: 'kill-random', target: 'n3', stream: null, leaderOf: [], startMs: 3_000 },
+    ];
+    const r = failoverWindows(faults, new Map([['S', [900, 2_000, 3_100, 3_200]]]), 3_300);
+    expect(r.streamLeaderFaults.maxMs).toBe(1_000);
+    expect(r.otherFaults).toEqual({ count: 1, maxMs: 100, p50Ms: 100, p99Ms: 100 });
   });
 
   it('reads delivery count and stream sequence from both ack subject layouts', () => {

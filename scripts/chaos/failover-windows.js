@@ -35,7 +35,9 @@ export function failoverWindows(faults, ackTimes, endMs) {
   faults.forEach((f, i) => {
     const until = i + 1 < faults.length ? faults[i + 1].startMs : endMs;
     for (const [stream, times] of ackTimes) {
-      perFault.push({ index: f.index, kind: f.kind, target: f.target, stream, leaderFault: f.stream === stream, windowMs: noAckWindowMs(times, f.startMs, until) });
+      // a leader fault for this stream: aimed at its leader, or any fault that happened to hit the node leading it
+      const leaderFault = f.stream === stream || (f.leaderOf ?? []).includes(stream);
+      perFault.push({ index: f.index, kind: f.kind, target: f.target, stream, leaderFault, windowMs: noAckWindowMs(times, f.startMs, until) });
     }
   });
   const kinds = [...new Set(faults.map((f) => f.kind))];
@@ -47,5 +49,6 @@ export function failoverWindows(faults, ackTimes, endMs) {
     }),
   );
   const leaderWindows = perFault.filter((w) => w.leaderFault).map((w) => w.windowMs);
-  return { streamLeaderFaults: windowStats(leaderWindows), allFaults: windowStats(perFault.map((w) => w.windowMs)), byKind, perFault };
+  const otherWindows = perFault.filter((w) => !w.leaderFault).map((w) => w.windowMs);
+  return { streamLeaderFaults: windowStats(leaderWindows), otherFaults: windowStats(otherWindows), allFaults: windowStats(perFault.map((w) => w.windowMs)), byKind, perFault };
 }

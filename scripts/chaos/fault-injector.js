@@ -10,8 +10,9 @@ const SETTLE_MAX_MS = 15_000;
 const HEAL_ATTEMPTS = 10;
 
 export class FaultInjector {
-  constructor({ cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log }) {
-    Object.assign(this, { cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log });
+  /** @param leadersNow () => { stream: leader } as last seen (recorded with each fault: did it hit a leader?) */
+  constructor({ cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log, leadersNow = () => ({}) }) {
+    Object.assign(this, { cluster, admin, nodeConnections, streams, schedule, startMs, endMs, log, leadersNow });
     this.done = []; // executed faults
     this.skipped = []; // { index, kind, reason }
     this.stopping = false;
@@ -66,7 +67,9 @@ export class FaultInjector {
       this.log(`fault #${f.index} ${f.kind} skipped: ${t.reason}`);
       return;
     }
-    const rec = { index: f.index, kind: f.kind, target: t.target, stream: t.stream ?? null, holdMs: f.holdMs, startMs: this.nowMs(), endMs: null, error: null };
+    const leaders = this.leadersNow();
+    if (t.stream) leaders[t.stream] = t.target;
+    const rec = { index: f.index, kind: f.kind, target: t.target, stream: t.stream ?? null, leaderOf: this.streams.filter((s) => leaders[s] === t.target), holdMs: f.holdMs, startMs: this.nowMs(), endMs: null, error: null };
     this.current = rec;
     this.log(`fault #${f.index} ${f.kind} -> ${t.target}${t.stream ? ` (leader of ${t.stream})` : ''} for ${f.holdMs} ms`);
     try {

@@ -127,7 +127,8 @@ export async function runChaos(o) {
     const startMs = Date.now();
     const endMs = startMs + o.durationMs;
     for (const p of publishers) p.startMs = startMs;
-    const injector = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule, startMs, endMs, log });
+    const leadersNow = () => Object.fromEntries(streamNames.map((n) => [n, watch.current.get(n) ?? null]));
+    const injector = new FaultInjector({ cluster, admin, nodeConnections, streams: streamNames, schedule, startMs, endMs, log, leadersNow });
 
     const render = () => {
       const t = Math.round((Date.now() - startMs) / 1000);
@@ -255,7 +256,7 @@ export async function runChaos(o) {
         skippedList: injector.skipped,
       },
       elections: watch.summary(),
-      failoverWindows: { streamLeaderFaults: windows.streamLeaderFaults, allFaults: windows.allFaults, byKind: windows.byKind, perFault: windows.perFault },
+      failoverWindows: windows,
       publishErrors,
       violations: verdict.violations,
       runDir: null,

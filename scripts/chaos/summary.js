@@ -15,7 +15,10 @@ export function humanSummary(s) {
   lines.push(`  faults: ${s.faults.injected} injected (${kinds || 'none'}), ${s.faults.skipped} skipped, ${s.faults.errors} failed to inject`);
   lines.push(`  elections seen: ${Object.entries(s.elections).map(([g, n]) => `${g} ${n}`).join(', ')}`);
   const w = s.failoverWindows.streamLeaderFaults;
-  lines.push(`  failover windows (stream-leader faults, n=${w.count}): max ${fmtMs(w.maxMs)}, p50 ${fmtMs(w.p50Ms)}, p99 ${fmtMs(w.p99Ms)}`);
+  lines.push(`  failover windows, faults that hit a stream's leader (n=${w.count}): max ${fmtMs(w.maxMs)}, p50 ${fmtMs(w.p50Ms)}, p99 ${fmtMs(w.p99Ms)}`);
+  const ow = s.failoverWindows.otherFaults;
+  if (ow) lines.push(`  no-ack windows, faults that missed the leader (n=${ow.count}): max ${fmtMs(ow.maxMs)}, p50 ${fmtMs(ow.p50Ms)}, p99 ${fmtMs(ow.p99Ms)}`);
+  lines.push(`  by kind (stream-leader kinds on the stream hit, other kinds on every stream):`);
   for (const [k, ws] of Object.entries(s.failoverWindows.byKind)) {
     lines.push(`    ${k.padEnd(24)} n=${String(ws.count).padEnd(3)} max ${fmtMs(ws.maxMs)}, p50 ${fmtMs(ws.p50Ms)}, p99 ${fmtMs(ws.p99Ms)}`);
   }
