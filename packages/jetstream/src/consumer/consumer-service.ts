@@ -42,9 +42,14 @@ interface StreamConsumers {
   replica: StreamConsumerReplication | null;
 }
 
-/** What identifies a stream replica in the stream group's hooks (StreamReplica has `name`). */
+/**
+ * What identifies a stream replica in the stream group's hooks (StreamReplica has both). `stream`, when
+ * given, must be the registered one: a stream deleted and created again under the same name is another
+ * replica, and the old one's late hooks must not touch the new one's consumers.
+ */
 export interface ReplicaRef {
   readonly name: string;
+  readonly stream?: StreamHandle;
 }
 
 /** Interest retention scans at most this many messages per read when a consumer goes away. */
@@ -53,8 +58,11 @@ const INTEREST_SCAN_BATCH = 1024;
 export class ConsumerService implements ConsumerHost {
   private readonly streams = new Map<string, StreamConsumers>();
   private readonly api: ConsumerApi;
-  /** Per stream, the tail of its create/delete/leadership work (see serial()). */
-  private readonly mutations = new Map<string, Promise<unknown>>();
+  /**
+   * Per stream, the tail of its create/delete/leadership work (see serial()): keyed by the stream's entry
+   * (by name while it has none), so work stuck on a deleted incarnation never holds up the next one.
+   */
+  private readonly mutations = new Map<StreamConsumers | string, Promise<unknown>>();
 
   constructor(
     readonly ctx: JetStreamContext,
@@ -104,8 +112,7 @@ export class ConsumerService implements ConsumerHost {
   /** The stream was updated (limits, retention or subjects may have changed). */
   streamUpdated(stream: StreamHandle): void {
     const entry = this.streams.get(stream.name);
-    if (!entry) return;
-    entry.stream = stream;
+    if (!entry || entry.stream !== stream) return;
     for (const c of entry.consumers.values()) c.kick();
   }
 
@@ -120,7 +127,8 @@ export class ConsumerService implements ConsumerHost {
   /** The stream is being deleted: stop and remove its consumers (state included). */
   async streamRemoved(stream: StreamHandle): Promise<void> {
     const entry = this.streams.get(stream.name);
-    if (!entry) return;
+    // Another incarnation of the name registered meanwhile: it stays.
+    if (!entry || entry.stream !== stream) return;
     this.streams.delete(stream.name);
     entry.unsubscribeStored();
     if (entry.replica !== null) {
@@ -150,8 +158,19 @@ export class ConsumerService implements ConsumerHost {
    */
   async replicaAdded(stream: StreamHandle, group: ConsumerReplicationGroup): Promise<void> {
     const existing = this.streams.get(stream.name);
-    if (existing?.replica) return;
-    if (existing) {
+    if (existing?.replica && existing.stream === stream) return;
+    if (existing?.replica) {
+      // A replica of an earlier incarnation of this name (deleted, then created again) is still registered:
+      // keeping it would send the new stream's consumer entries to the old, stopped group (10008 forever).
+      this.ctx.log.warn({ stream: stream.name }, 'consumers of an earlier replica of this stream replaced');
+      this.streams.delete(stream.name);
+      existing.unsubscribeStored();
+      existing.replica.close();
+      for (const c of existing.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
+      existing.consumers.clear();
+      // Its files live in its own replica directory, which goes with it.
+      await existing.replica.applied.close();
+    } else if (existing) {
       // Added as a single-node stream first: its consumers must not run on a follower.
       for (const c of existing.consumers.values()) await c.close(false);
       existing.consumers.clear();
@@ -170,7 +189,7 @@ export class ConsumerService implements ConsumerHost {
 
   /** Cluster: a consumer entry committed in the stream's group, applied on every replica (leader too). */
   applyConsumerEntry(replica: ReplicaRef, payload: Uint8Array): void {
-    const entry = this.streams.get(replica.name);
+    const entry = this.replicated(replica);
     if (!entry?.replica) {
       this.ctx.log.warn({ stream: replica.name }, 'consumer entry for a stream without a replica here: ignored');
       return;
@@ -182,13 +201,13 @@ export class ConsumerService implements ConsumerHost {
 
   /** Cluster: consumer state for the stream group's snapshot. */
   consumerSnapshot(replica: ReplicaRef): Buffer {
-    const applied = this.streams.get(replica.name)?.replica?.applied;
+    const applied = this.replicated(replica)?.replica?.applied;
     return applied ? applied.snapshot() : new AppliedConsumers(null, () => undefined).snapshot();
   }
 
   /** Cluster: a snapshot installed on this (follower) replica replaces its consumer state. */
   restoreConsumerSnapshot(replica: ReplicaRef, data: Uint8Array): void {
-    this.streams.get(replica.name)?.replica?.applied.restore(data);
+    this.replicated(replica)?.replica?.applied.restore(data);
   }
 
   /**
@@ -198,7 +217,7 @@ export class ConsumerService implements ConsumerHost {
    * consumers' subscriptions so the new leader's take over.
    */
   async leadershipChanged(replica: ReplicaRef, leading: boolean): Promise<void> {
-    const entry = this.streams.get(replica.name);
+    const entry = this.replicated(replica);
     const rep = entry?.replica;
     if (!entry || !rep) return;
     if (!leading) {
@@ -233,6 +252,13 @@ export class ConsumerService implements ConsumerHost {
         if (this.ctx.bus.hasInterest(reply)) this.ctx.bus.publish(reply, null, S.LEADERSHIP_CHANGE, EMPTY);
       }
     });
+  }
+
+  /** The registered entry of `replica`'s stream; undefined when another replica (incarnation) is registered. */
+  private replicated(replica: ReplicaRef): StreamConsumers | undefined {
+    const entry = this.streams.get(replica.name);
+    if (entry === undefined || (replica.stream !== undefined && replica.stream !== entry.stream)) return undefined;
+    return entry;
   }
 
   /** Leader: every consumer's config and state in one `sync` entry (a caught-up replica asked for it). */
@@ -545,12 +571,13 @@ export class ConsumerService implements ConsumerHost {
    * table changes do not interleave. Per stream: one waiting on its Raft group does not hold up the others.
    */
   private serial<T>(streamName: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.mutations.get(streamName) ?? Promise.resolve();
+    const key = this.streams.get(streamName) ?? streamName;
+    const prev = this.mutations.get(key) ?? Promise.resolve();
     const run = prev.then(fn, fn);
     const tail = run.catch(() => undefined);
-    this.mutations.set(streamName, tail);
+    this.mutations.set(key, tail);
     void tail.then(() => {
-      if (this.mutations.get(streamName) === tail) this.mutations.delete(streamName);
+      if (this.mutations.get(key) === tail) this.mutations.delete(key);
     });
     return run;
   }
