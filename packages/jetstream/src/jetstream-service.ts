@@ -351,6 +351,11 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     if (replica instanceof StreamReplica) await this.replicaConsumers.added(replica);
   }
 
+  /** A replica's stream config changed (UPDATE): its running consumers are told, as on a single node. */
+  replicaConfigChanged(replica: LocalReplica): void {
+    this.consumers.streamUpdated(replica.stream);
+  }
+
   /** A replica is closing; `destroyed` when its stream leaves this node for good (consumers go too). */
   async replicaRemoving(replica: LocalReplica, destroyed: boolean): Promise<void> {
     if (this.table.get(replica.name) === replica.stream) this.table.delete(replica.name);

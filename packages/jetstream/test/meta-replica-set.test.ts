@@ -54,6 +54,7 @@ function setup() {
   let catalogue: StreamAssignment[] = [];
   const opened: FakeReplica[] = [];
   const registered = new Set<string>();
+  const configChanges: string[] = [];
   const set = new ReplicaSet({
     selfId: SELF,
     storeDir: '/tmp/unused',
@@ -67,11 +68,13 @@ function setup() {
     },
     added: async (r) => void registered.add(r.assignment.group),
     removing: async (r) => void registered.delete(r.assignment.group),
+    configChanged: (r, previous) => void configChanges.push(`${r.name}:${previous.config.max_msgs}->${r.assignment.config.max_msgs}`),
   });
   return {
     set,
     opened,
     registered,
+    configChanges,
     publish(next: StreamAssignment[]) {
       catalogue = next;
       set.changed();
@@ -96,6 +99,15 @@ describe('replicas follow the catalogue', () => {
     expect(t.opened[0]!.events.at(-1)).toBe('destroy');
     expect(t.set.all()).toHaveLength(0);
     expect(t.registered.size).toBe(0);
+  });
+
+  it('tells the host about config changes only (its consumers are kicked), not peer changes', async () => {
+    const t = setup();
+    await t.publish([assignment('A', 'S-A-1', [1, 2, 3])]);
+    await t.publish([assignment('A', 'S-A-1', [1, 2, 3], 10)]);
+    await t.publish([assignment('A', 'S-A-1', [1, 2, 4], 10)]);
+    expect(t.opened[0]!.events).toEqual(['open:true', 'update:1,2,3', 'update:1,2,4']);
+    expect(t.configChanges).toEqual(['A:-1->10']);
   });
 
   it('a re-created stream (new group) gets a fresh replica', async () => {

@@ -32,6 +32,8 @@ export interface ReplicaSetHost {
   added(replica: LocalReplica): Promise<void>;
   /** Before stop/destroy: unregister it; `destroyed` when its data goes too. */
   removing(replica: LocalReplica, destroyed: boolean): Promise<void>;
+  /** After an update whose config differs from `previous` (its running consumers are told, as alone). */
+  configChanged?(replica: LocalReplica, previous: StreamAssignment): void;
 }
 
 /** A failed open is retried after this long (the next meta change retries sooner). */
@@ -139,7 +141,7 @@ export class ReplicaSet {
       if (still !== undefined) {
         // Moved off this node: the group's leader takes it out once the new member caught up.
         this.leaving.set(group, { replica: r, sinceMs: Date.now() });
-        await r.update(still).catch((err: unknown) => this.host.log.warn({ stream: r.name, err: String(err) }, 'leaving replica update failed'));
+        await this.update(r, still).catch((err: unknown) => this.host.log.warn({ stream: r.name, err: String(err) }, 'leaving replica update failed'));
         this.watchLeaving();
         continue;
       }
@@ -151,7 +153,7 @@ export class ReplicaSet {
         this.leaving.delete(group);
         await this.destroy(l.replica);
       } else if (l.replica.assignment !== still && JSON.stringify(l.replica.assignment) !== JSON.stringify(still)) {
-        await l.replica.update(still).catch(() => undefined);
+        await this.update(l.replica, still).catch(() => undefined);
       }
     }
     let failed = false;
@@ -184,13 +186,19 @@ export class ReplicaSet {
         await this.host.added(r);
         this.host.log.info({ stream: a.config.name, group, peers: a.peers }, 'stream replica opened');
       } else {
-        await open.update(a);
+        await this.update(open, a);
       }
       return true;
     } catch (err) {
       this.host.log.error({ stream: a.config.name, group, err: String(err) }, 'stream replica could not be opened or updated');
       return false;
     }
+  }
+
+  private async update(r: LocalReplica, a: StreamAssignment): Promise<void> {
+    const previous = r.assignment;
+    await r.update(a);
+    if (JSON.stringify(previous.config) !== JSON.stringify(a.config)) this.host.configChanged?.(r, previous);
   }
 
   private async destroy(r: LocalReplica): Promise<void> {

@@ -69,6 +69,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
       open: (a, dir) => options.openReplica(a, dir),
       added: (r) => js.replicaAdded(r),
       removing: (r, destroyed) => js.replicaRemoving(r, destroyed),
+      configChanged: (r) => js.replicaConfigChanged(r),
     });
     this.meta.state.onChange = () => this.replicaSet.changed();
   }
