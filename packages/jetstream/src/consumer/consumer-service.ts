@@ -119,7 +119,7 @@ export class ConsumerService implements ConsumerHost {
   /** Messages were purged or deleted (or, cluster, a snapshot replaced the store): consumers move their floors. */
   streamPurged(stream: StreamHandle): void {
     const entry = this.streams.get(stream.name);
-    if (!entry) return;
+    if (!entry || entry.stream !== stream) return;
     for (const c of entry.consumers.values()) c.onPurged();
     entry.replica?.purged();
   }
