@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
 import { existsSync } from 'node:fs';
-import type { RaftNode } from '@flotilla/raft';
 import { LevelRaftLogStore } from '@flotilla/store';
+import { MemoryLogStore, type RaftLogStore, type RaftNode } from '@flotilla/raft';
 import { ReplicaCluster, contentOf, waitFor } from './stream-replica-harness.js';
 
 const msgId = (id: string) => encodeHeaders({ entries: [['Nats-Msg-Id', id]] });
@@ -238,11 +238,82 @@ describe('StreamReplica: leadership and membership', () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     const first = await c.waitForLeader();
     await c.waitForAcks([c.publish('s.x', 'one')]);
+    await waitFor(() => first.status().replicas.every((r) => r.current), 3000, 'current replicas');
     expect(first.stepDown()).toBeNull();
-    expect(first.isLeader()).toBe(false);
+    // Until the leadership moves the old leader still answers the stream's requests (a request must not fall
+    // into a gap between two leaders); only publishing stops at once: publishers get no-responders.
+    expect(first.isLeader()).toBe(true);
+    const before = c.bus.noResponders;
+    c.publish('s.x', 'during the hand-over');
+    expect(c.bus.noResponders).toBe(before + 1);
+    // A second step-down during the hand-over is answered (success: the hand-over is under way).
+    expect(first.stepDown()).toBeNull();
     await waitFor(() => c.leader() !== undefined && c.leader() !== first, 3000, 'a new leader');
+    expect(first.isLeader()).toBe(false);
+    expect(c.live().filter((r) => r.isLeader())).toHaveLength(1);
     const ack = (await c.waitForAcks([c.publish('s.x', 'two')]))[0];
     expect(ack).toEqual({ stream: 'S', seq: 2 });
+  });
+
+  it('leaves no moment in a hand-over when no member would answer STREAM.INFO (slow synced writes)', async () => {
+    // Each synced write takes 15 ms, as an fsync on a busy disk: the new leader applies its first entry only
+    // after two of them, and meanwhile its followers already follow it.
+    const slowStore = async (): Promise<RaftLogStore> => {
+      const store = new MemoryLogStore();
+      const write = store.write.bind(store);
+      store.write = async (update) => {
+        if (update.sync) await new Promise((r) => setTimeout(r, 15));
+        return write(update);
+      };
+      return store;
+    };
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }, { logStores: slowStore }));
+    const first = await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'one')]);
+    await waitFor(() => first.status().replicas.every((r) => r.current), 3000, 'current replicas');
+    // The routing rule: the serving leader answers, and so does a member that sees no leader (its own view).
+    const someoneAnswers = (): boolean => c.live().some((r) => r.isLeader() || r.leaderId() === 0);
+    const samples: boolean[] = [];
+    const sampler = setInterval(() => samples.push(someoneAnswers()), 1);
+    try {
+      expect(first.stepDown()).toBeNull();
+      await waitFor(() => c.leader() !== undefined && c.leader() !== first, 3000, 'a new leader');
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(samples.length).toBeGreaterThan(10);
+    expect(samples.filter((answered) => !answered)).toHaveLength(0);
+  });
+
+  it('keeps leading and publishes again when the hand-over cannot happen', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    const first = await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'one')]);
+    await waitFor(() => first.status().replicas.every((r) => r.current), 3000, 'current replicas');
+    const firstId = first.leaderId();
+    expect(first.stepDown()).toBeNull();
+    // The TimeoutNow (still queued in the network) never reaches the target; the third member keeps the quorum.
+    const target = (first as unknown as { raftNode: RaftNode }).raftNode.core.transferee();
+    expect(target).not.toBe(0);
+    c.network.disconnect(firstId, target);
+    const answering: boolean[] = [];
+    const sampler = setInterval(() => answering.push(first.isLeader()), 5);
+    let acked: Record<string, unknown> | undefined;
+    try {
+      // Publishers get no-responders until the old leader gives up on the hand-over, then acks again.
+      for (let attempt = 0; attempt < 30 && acked === undefined; attempt++) {
+        const reply = c.publish('s.x', 'probe');
+        await waitFor(() => c.ack(reply) !== undefined, 100, 'an ack').catch(() => undefined);
+        acked = c.ack(reply);
+      }
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(acked).toEqual({ stream: 'S', seq: 2 });
+    expect(c.bus.noResponders).toBeGreaterThan(0);
+    expect(first.leaderId()).toBe(firstId);
+    expect(answering.length).toBeGreaterThan(5);
+    expect(answering.every((a) => a)).toBe(true);
   });
 
   it('reports the cluster block as nats-server does', async () => {

@@ -92,6 +92,13 @@ export class StreamReplica implements StreamReplicaView {
   /** Leader of this term: serve once this index (the term's first entry, at least) is applied. */
   private serveAfterIndex = 0;
   private transferTimer: NodeJS.Timeout | null = null;
+  /**
+   * A step-down is under way: publishing is paused, but this replica still answers the stream's requests (and
+   * its consumers run) until the Raft leadership actually moves, so no request falls into a gap between leaders.
+   */
+  private handingOver = false;
+  /** Term in which this replica started serving (a leadership regained in a later term serves afresh). */
+  private servingTerm = 0;
   private leaderChanges = 0;
   private startingUp = true;
   private stopped = false;
@@ -278,6 +285,8 @@ export class StreamReplica implements StreamReplicaView {
     this.leaderChanges++;
     this.guarded('observer', () => this.host.observer?.leaderChanged?.(this.current.group, leader, term));
     if (leader === this.selfId && this.raftNode !== null) {
+      // Led again in a new term without a report in between: the old term's serving state does not carry over.
+      if (this.serving && term !== this.servingTerm) this.unserve();
       if (!this.serving) {
         this.serveAfterIndex = this.raftNode.core.log.lastIndex();
         this.maybeServe();
@@ -302,6 +311,8 @@ export class StreamReplica implements StreamReplicaView {
     if (this.stopped || this.serving || node === null || this.transferTimer !== null) return;
     if (!node.isLeader() || this.serveAfterIndex === 0 || node.core.log.applied < this.serveAfterIndex) return;
     this.serving = true;
+    this.servingTerm = node.core.term;
+    this.handingOver = false;
     this.host.log.info({ stream: this.name, group: this.current.group, term: node.core.term }, 'JetStream cluster new stream leader');
     this.publisher.activate();
     this.stream.setServing(true);
@@ -310,6 +321,7 @@ export class StreamReplica implements StreamReplicaView {
   }
 
   private unserve(): void {
+    this.handingOver = false;
     if (!this.serving) return;
     this.serving = false;
     this.host.log.info({ stream: this.name, group: this.current.group }, 'stream leadership given up');
@@ -332,14 +344,25 @@ export class StreamReplica implements StreamReplicaView {
     return this.serving && this.raftNode !== null && this.raftNode.isLeader();
   }
 
+  /**
+   * The group's leader as requests see it. A Raft leader not serving yet (still applying its predecessors'
+   * entries, one commit round after its election) counts as none here, so this member answers STREAM.INFO
+   * with its own view meanwhile: its followers already follow it and stay silent.
+   */
   leaderId(): NodeId {
-    return this.raftNode?.core.leader ?? NONE;
+    const leader = this.raftNode?.core.leader ?? NONE;
+    return leader === this.selfId && !this.serving ? NONE : leader;
   }
 
-  /** STREAM.LEADER.STEPDOWN: hand leadership to the most caught-up member heard from recently. */
+  /**
+   * STREAM.LEADER.STEPDOWN: hand leadership to the most caught-up member heard from recently. Publishing stops at
+   * once (clients get no-responders and retry against the new leader); requests are still answered here until
+   * the leadership has moved (or the hand-over is given up), and a repeated request meanwhile answers success.
+   */
   stepDown(): ApiError | null {
     const node = this.raftNode;
     if (node === null || !node.isLeader()) return unavailableError();
+    if (this.handingOver) return null;
     const others = node.core.config().voters.filter((v) => v !== this.selfId);
     if (others.length === 0) return null; // R1: nothing to hand over (nats-server 2.9.10 answers success)
     const match = node.peerMatch();
@@ -347,24 +370,41 @@ export class StreamReplica implements StreamReplicaView {
     const live = others.filter((p) => node.peerSilenceMs(p) < windowMs);
     if (live.length === 0) return noReplacementPeerError();
     live.sort((a, b) => (match.get(b) ?? 0) - (match.get(a) ?? 0));
-    // Stop taking publishes at once: clients get no-responders and retry against the new leader.
-    this.unserve();
+    const serving = this.serving;
+    if (serving) this.pausePublishing();
     if (!node.transferLeadership(live[0]!)) {
-      this.serveAfterIndex = node.core.log.lastIndex();
-      this.maybeServe();
+      if (serving) this.resumePublishing();
       return noReplacementPeerError();
     }
-    // If the transfer does not happen (the target died), serve again once raft gives up on it.
-    const giveUpMs = this.timings.tickMs * this.timings.electionTicks * 2;
+    // Raft drops the transfer after an election timeout; serve publishes again soon after, if still leader.
+    const giveUpMs = this.timings.tickMs * (this.timings.electionTicks + 2);
+    if (this.transferTimer !== null) clearTimeout(this.transferTimer);
     this.transferTimer = setTimeout(() => {
       this.transferTimer = null;
-      if (this.raftNode?.isLeader() === true) {
+      if (this.raftNode?.isLeader() !== true) return;
+      if (this.handingOver) this.resumePublishing();
+      else if (!this.serving) {
         this.serveAfterIndex = this.raftNode.core.log.lastIndex();
         this.maybeServe();
       }
     }, giveUpMs);
     this.transferTimer.unref();
     return null;
+  }
+
+  private pausePublishing(): void {
+    this.handingOver = true;
+    this.stream.setServing(false);
+    this.publisher.deactivate();
+    this.host.log.info({ stream: this.name, group: this.current.group }, 'stream leader handing over');
+  }
+
+  private resumePublishing(): void {
+    if (!this.handingOver || !this.serving || this.stopped) return;
+    this.handingOver = false;
+    this.publisher.activate();
+    this.stream.setServing(true);
+    this.host.log.info({ stream: this.name, group: this.current.group }, 'stream leader hand-over given up; publishing again');
   }
 
   /** A consumer-replication entry through this stream's group; resolves once committed and applied here. */
