@@ -273,8 +273,11 @@ describe('StreamReplica: leadership and membership', () => {
     await waitFor(() => first.status().replicas.every((r) => r.current), 3000, 'current replicas');
     // The routing rule: the serving leader answers, and so does a member that sees no leader (its own view).
     const someoneAnswers = (): boolean => c.live().some((r) => r.isLeader() || r.leaderId() === 0);
+    // ...and a member that answers as leaderless names no leader (the create path waits for a named one).
+    const leaderlessViewsNameNone = (): boolean =>
+      c.live().every((r) => r.leaderId() !== 0 || (r.clusterInfo() as { leader?: string }).leader === undefined);
     const samples: boolean[] = [];
-    const sampler = setInterval(() => samples.push(someoneAnswers()), 1);
+    const sampler = setInterval(() => samples.push(someoneAnswers() && leaderlessViewsNameNone()), 1);
     try {
       expect(first.stepDown()).toBeNull();
       await waitFor(() => c.leader() !== undefined && c.leader() !== first, 3000, 'a new leader');

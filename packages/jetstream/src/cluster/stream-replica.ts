@@ -512,7 +512,10 @@ export class StreamReplica implements StreamReplicaView {
   }
 
   clusterInfo(): ReplicaClusterBlock {
-    return clusterBlockOf(this.host.env.clusterName, this.selfId, this.status(), this.peersById());
+    // As leaderId(): a leader not serving yet answers as a member that sees no leader (no `leader` in the block),
+    // so nobody (the create path's probe included) takes its answer for a serving leader's.
+    const status = { ...this.status(), leader: this.leaderId() };
+    return clusterBlockOf(this.host.env.clusterName, this.selfId, status, this.peersById());
   }
 
   private peersById(): Map<NodeId, ClusterPeer> {
