@@ -524,6 +524,10 @@ export class RaftCore {
       case MessageType.VoteResp:
         if (this.role === Role.Candidate) this.recordVote(m.from, !m.reject);
         return;
+      case MessageType.TimeoutNow:
+        // A pre-candidate kept its term (pre-vote changes nothing): the leader of that term may still hand over.
+        if (this.role === Role.PreCandidate) this.campaign('transfer');
+        return;
       default:
         return;
     }
@@ -671,6 +675,8 @@ export class RaftCore {
         pr.probeSent = false;
         if (m.context > pr.ackedContext) pr.ackedContext = m.context;
         this.confirmReads();
+        // The target of a transfer answers heartbeats but has not campaigned: the TimeoutNow was lost, resend it.
+        if (m.from === this.leadTransferee && pr.match === this.log.lastIndex()) this.sendTimeoutNow(m.from);
         if (pr.match < this.log.lastIndex()) this.sendAppend(m.from, pr);
         return;
       case MessageType.SnapshotChunkResp:

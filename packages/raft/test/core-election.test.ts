@@ -181,6 +181,34 @@ describe('leader transfer', () => {
     expect(cluster.leaders()).toEqual([3]);
   });
 
+  it('sends TimeoutNow again on the caught-up target\'s next heartbeat response when the first was lost', () => {
+    const cluster = new Cluster([1, 2, 3]);
+    cluster.elect(1);
+    const term = cluster.get(1).term;
+    cluster.cut.add('1-3');
+    expect(cluster.get(1).transferLeadership(3)).toBe(true);
+    const lost = cluster.settle();
+    expect(lost.some((m) => m.type === types.TimeoutNow)).toBe(false);
+    cluster.heal();
+    cluster.tick(1); // one heartbeat round, far inside the transfer's election timeout
+    expect(cluster.leaders()).toEqual([3]);
+    expect(cluster.get(3).term).toBe(term + 1);
+  });
+
+  it('a target that just became a pre-candidate still takes over on TimeoutNow', () => {
+    const cluster = new Cluster([1, 2, 3]);
+    cluster.elect(1);
+    // 3 missed heartbeats and pre-campaigns (pre-vote keeps its term); its pre-votes are lost.
+    cluster.isolate(3);
+    cluster.get(3).campaignNow();
+    cluster.settle();
+    expect(cluster.get(3).role).toBe('preCandidate');
+    cluster.heal();
+    expect(cluster.get(1).transferLeadership(3)).toBe(true);
+    cluster.settle(); // no tick: the TimeoutNow itself must do it
+    expect(cluster.leaders()).toEqual([3]);
+  });
+
   it('refuses a transfer to a non-voter or itself', () => {
     const cluster = new Cluster([1, 2, 3]);
     cluster.elect(1);
