@@ -288,6 +288,23 @@ describe('StreamReplica: leadership and membership', () => {
     expect(samples.filter((answered) => !answered)).toHaveLength(0);
   });
 
+  it('repeated step-downs visit every replica (a random target among equally caught-up members)', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    let leader = await c.waitForLeader();
+    await c.waitForAcks([c.publish('s.x', 'one')]);
+    const led = new Set<number>([leader.leaderId()]);
+    // Each step-down picks one of two equally current members: all three have led after 20 with p > 1 - 1e-5.
+    for (let i = 0; i < 20 && led.size < 3; i++) {
+      const from = leader;
+      await waitFor(() => from.status().replicas.every((r) => r.current && r.lag === 0), 3000, 'current replicas');
+      expect(from.stepDown()).toBeNull();
+      await waitFor(() => c.leader() !== undefined && c.leader() !== from, 3000, 'a new leader');
+      leader = c.leader()!;
+      led.add(leader.leaderId());
+    }
+    expect([...led].sort()).toEqual([1, 2, 3]);
+  });
+
   it('keeps leading and publishes again when the hand-over cannot happen', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     const first = await c.waitForLeader();

@@ -355,7 +355,8 @@ export class StreamReplica implements StreamReplicaView {
   }
 
   /**
-   * STREAM.LEADER.STEPDOWN: hand leadership to the most caught-up member heard from recently. Publishing stops at
+   * STREAM.LEADER.STEPDOWN: hand leadership to the most caught-up member heard from recently (a random one
+   * among equals). Publishing stops at
    * once (clients get no-responders and retry against the new leader); requests are still answered here until
    * the leadership has moved (or the hand-over is given up), and a repeated request meanwhile answers success.
    */
@@ -369,10 +370,13 @@ export class StreamReplica implements StreamReplicaView {
     const windowMs = this.currentWindowMs();
     const live = others.filter((p) => node.peerSilenceMs(p) < windowMs);
     if (live.length === 0) return noReplacementPeerError();
-    live.sort((a, b) => (match.get(b) ?? 0) - (match.get(a) ?? 0));
+    // The most caught-up member; among equals any (as nats-server), so repeated step-downs visit every replica.
+    const best = Math.max(...live.map((p) => match.get(p) ?? 0));
+    const top = live.filter((p) => (match.get(p) ?? 0) === best);
+    const target = top[Math.floor(Math.random() * top.length)]!;
     const serving = this.serving;
     if (serving) this.pausePublishing();
-    if (!node.transferLeadership(live[0]!)) {
+    if (!node.transferLeadership(target)) {
       if (serving) this.resumePublishing();
       return noReplacementPeerError();
     }
