@@ -16,6 +16,7 @@ import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
 import { routeOf } from './clustered-jetstream-routing.js';
+import { SettlingRequests } from './clustered-jetstream-settling.js';
 import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
@@ -38,6 +39,12 @@ const ORPHAN_CHECK_MS = 15_000;
 /** …trying at most this many times. */
 const ORPHAN_CHECKS = 20;
 const HANDOFF_POLL_MS = 50;
+/** The meta leader holds a catalogue request this long at most while its catalogue settles (one commit + fsync)… */
+const SETTLE_WAIT_MS = 2_000;
+/** …checking this often… */
+const SETTLE_POLL_MS = 5;
+/** …and at most this many at once. */
+const MAX_SETTLING_REQUESTS = 1024;
 
 export class ClusteredJetStream implements ClusteredJetStreamView {
   readonly meta: MetaGroup;
@@ -53,6 +60,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private upkeepRunning = false;
   private starting: Promise<void> | null = null;
   private stopped = false;
+  /** Requests the meta leader answers once its catalogue is settled (see clustered-jetstream-settling.ts). */
+  private readonly settling: SettlingRequests;
 
   constructor(
     readonly js: JetStreamService,
@@ -72,6 +81,13 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
       configChanged: (r) => js.replicaConfigChanged(r),
     });
     this.meta.state.onChange = () => this.replicaSet.changed();
+    this.settling = new SettlingRequests({
+      settled: () => this.meta.isLeader(),
+      settling: () => this.leadsMetaRaft(),
+      maxWaitMs: SETTLE_WAIT_MS,
+      pollMs: SETTLE_POLL_MS,
+      maxHeld: MAX_SETTLING_REQUESTS,
+    });
   }
 
   get clusterName(): string {
@@ -100,6 +116,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.settling.stop();
     this.unsubscribePeers();
     this.unsubscribeLeader();
     if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
@@ -235,13 +252,17 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
           this.api.handle(t, r.type, msg);
           return true;
         }
+        if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
         return this.unavailableUnlessLeader(r.type, msg);
       case 'stream': {
         const a = this.meta.state.assignment(r.stream);
         if (a === undefined) {
           // Unknown stream: the meta leader says so (the local handlers answer 10059 or nothing, as alone).
           if (this.meta.isLeader()) return this.js.dispatchLocal(t, msg);
-          return r.op === 'pull' ? false : this.unavailableUnlessLeader(r.type, msg);
+          if (r.op === 'pull') return false;
+          // Its create may be committed and not applied yet: decide once the catalogue is settled.
+          if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
+          return this.unavailableUnlessLeader(r.type, msg);
         }
         const replica = this.replicaSet.byGroupId(a.group);
         if (replica === undefined) return false;
@@ -260,6 +281,28 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         return r.op === 'pull' ? false : this.unavailableUnlessLeader(r.type, msg);
       }
     }
+  }
+
+  /**
+   * This node is the meta group's Raft leader, settled or not. Not settled = a commit not applied yet (the
+   * apply waits for an fsync) or its term's first entry not committed: the others see a live leader and stay
+   * silent, so this node must answer.
+   */
+  private leadsMetaRaft(): boolean {
+    return this.meta.leaderId() === this.env.self.raftNodeId;
+  }
+
+  /** Answers once the catalogue is settled (routed again then); given up as without a leader otherwise. */
+  private holdUntilSettled(t: readonly string[], type: string, msg: BusMessage): boolean {
+    this.settling.hold(
+      () => {
+        if (!this.stopped) this.route(t, msg);
+      },
+      () => {
+        if (!this.stopped) this.unavailableUnlessLeader(type, msg);
+      },
+    );
+    return true;
   }
 
   /** With no meta leader in sight, answers 10008 after a short delay (unless a leader appeared). */
