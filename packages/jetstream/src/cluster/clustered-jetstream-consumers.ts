@@ -4,7 +4,8 @@
 // it opens, before the meta layer sees it, so registration happens at the first hook.
 // Consumer snapshots wait only for registration and queued entries, never for leadership work (which may
 // itself wait for a commit of the very group that is taking the snapshot).
-import type { ConsumerService } from '../consumer/consumer-service.js';
+import { LEADERSHIP_START_WAIT_MS, type ConsumerService } from '../consumer/consumer-service.js';
+import { settledWithin } from '../consumer/settled-within.js';
 import type { JetStreamLogger } from '../message-bus.js';
 import type { StreamReplica } from './stream-replica.js';
 
@@ -12,6 +13,8 @@ interface ReplicaConsumers {
   registered: boolean;
   /** The ConsumerService has taken the last leadership change (consumers started or released). */
   leading: boolean;
+  /** Bumped by every leadership change: only the newest one's outcome sets `leading`. */
+  changes: number;
   /** Entries queued before registration finished (applied in order after it). */
   queued: number;
   applies: Promise<void>;
@@ -19,6 +22,12 @@ interface ReplicaConsumers {
 }
 
 const EMPTY = new Uint8Array(0);
+/**
+ * A leadership change waits this long at most for the replica's earlier hooks (registration, queued entries,
+ * the previous change) before it goes to the ConsumerService anyway, so a stuck earlier step cannot keep a new
+ * leader from serving (its stream's requests wait for `leads`). Twice the ConsumerService's own bound.
+ */
+export const LEADERSHIP_HOOK_WAIT_MS = 2 * LEADERSHIP_START_WAIT_MS;
 
 export class ReplicaConsumerHooks {
   private readonly byGroup = new Map<string, ReplicaConsumers>();
@@ -45,7 +54,7 @@ export class ReplicaConsumerHooks {
           },
         })
         .catch((err: unknown) => this.failed(replica, err));
-      const fresh: ReplicaConsumers = { registered: false, leading: false, queued: 0, applies: registration, leadership: registration };
+      const fresh: ReplicaConsumers = { registered: false, leading: false, changes: 0, queued: 0, applies: registration, leadership: registration };
       void registration.then(() => (fresh.registered = true));
       this.byGroup.set(group, fresh);
       rc = fresh;
@@ -76,13 +85,20 @@ export class ReplicaConsumerHooks {
   leadershipChanged(replica: StreamReplica, leading: boolean): void {
     const rc = this.of(replica);
     if (rc === null) return;
-    const applies = rc.applies;
+    const change = ++rc.changes;
     if (!leading) rc.leading = false;
-    rc.leadership = rc.leadership
-      .then(() => applies)
-      .then(() => this.consumers.leadershipChanged(replica, leading))
+    // In order after the earlier hooks, but bounded: one stuck on a commit must not hold this change forever.
+    const before = Promise.all([rc.leadership, rc.applies]);
+    rc.leadership = settledWithin(before, LEADERSHIP_HOOK_WAIT_MS)
+      .then((inTime) => {
+        if (!inTime) this.log.warn({ stream: replica.name, leading, waitedMs: LEADERSHIP_HOOK_WAIT_MS }, 'consumer leadership change went ahead of stuck earlier work');
+        return this.consumers.leadershipChanged(replica, leading);
+      })
       .catch((err: unknown) => this.failed(replica, err))
-      .finally(() => (rc.leading = leading));
+      .finally(() => {
+        // An older change finishing late must not undo a newer one (true after a queued false, say).
+        if (rc.changes === change) rc.leading = leading;
+      });
   }
 
   /**

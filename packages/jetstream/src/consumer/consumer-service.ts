@@ -26,6 +26,7 @@ import { consumerErrors as E } from './consumer-errors.js';
 import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type ConsumerStorage } from './consumer-storage.js';
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
+import { settledWithin } from './settled-within.js';
 import { subjectsCollide } from './subject-overlap.js';
 import * as S from './status-headers.js';
 import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
@@ -54,6 +55,11 @@ export interface ReplicaRef {
 
 /** Interest retention scans at most this many messages per read when a consumer goes away. */
 const INTEREST_SCAN_BATCH = 1024;
+/**
+ * A new leader waits this long at most for the stream's earlier consumer work (an earlier leadership's create,
+ * delete or resync, which may wait on a commit that never comes) before it starts its consumers anyway.
+ */
+export const LEADERSHIP_START_WAIT_MS = 1_000;
 
 export class ConsumerService implements ConsumerHost {
   private readonly streams = new Map<string, StreamConsumers>();
@@ -228,7 +234,9 @@ export class ConsumerService implements ConsumerHost {
     }
     if (rep.leading) return;
     const epoch = rep.gained();
-    await this.serial(entry.stream.name, async () => {
+    // Work still queued belongs to an earlier leadership (nothing of this one can run before its consumers
+    // start): it is waited for, bounded, and checks the epoch itself when it goes on.
+    await this.serial(entry.stream.name, LEADERSHIP_START_WAIT_MS, async () => {
       if (rep.epoch !== epoch || this.streams.get(entry.stream.name) !== entry) return;
       const started: Consumer[] = [];
       for (const a of rep.applied.all()) {
@@ -444,7 +452,8 @@ export class ConsumerService implements ConsumerHost {
     if (entry.replica !== null) {
       // Committed first: if it cannot be (leadership lost), the consumer stays as it is everywhere.
       await entry.replica.group.proposeConsumerEntry(encodeConsumerEntry({ op: 'remove', name: c.name }));
-      entry.consumers.delete(c.name);
+      // A later leadership may have started its own consumer of this name meanwhile: that one stays.
+      if (entry.consumers.get(c.name) === c) entry.consumers.delete(c.name);
       c.release(S.CONSUMER_DELETED);
     } else {
       entry.consumers.delete(c.name);
@@ -570,14 +579,19 @@ export class ConsumerService implements ConsumerHost {
    * A stream's consumer create/delete (and, cluster, leadership start) run one at a time so name checks and
    * table changes do not interleave. Per stream: one waiting on its Raft group does not hold up the others.
    */
-  private serial<T>(streamName: string, fn: () => Promise<T>): Promise<T> {
+  private serial<T>(streamName: string, fn: () => Promise<T>): Promise<T>;
+  /** `waitAtMostMs`: runs after the earlier work, or after this long if that has not finished by then. */
+  private serial<T>(streamName: string, waitAtMostMs: number, fn: () => Promise<T>): Promise<T>;
+  private serial<T>(streamName: string, a: number | (() => Promise<T>), b?: () => Promise<T>): Promise<T> {
+    const fn = typeof a === 'function' ? a : b!;
     const key = this.streams.get(streamName) ?? streamName;
-    const prev = this.mutations.get(key) ?? Promise.resolve();
+    const tail = this.mutations.get(key) ?? Promise.resolve();
+    const prev = typeof a === 'number' ? settledWithin(tail, a) : tail;
     const run = prev.then(fn, fn);
-    const tail = run.catch(() => undefined);
-    this.mutations.set(key, tail);
-    void tail.then(() => {
-      if (this.mutations.get(key) === tail) this.mutations.delete(key);
+    const next = run.catch(() => undefined);
+    this.mutations.set(key, next);
+    void next.then(() => {
+      if (this.mutations.get(key) === next) this.mutations.delete(key);
     });
     return run;
   }

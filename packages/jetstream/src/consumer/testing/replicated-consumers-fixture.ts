@@ -31,6 +31,8 @@ export class ReplicatedConsumersFixture {
   /** true: proposals neither commit nor fail (a leader without quorum) until leadership moves. */
   stalled = false;
   private stalledProposals: Array<(err: Error) => void> = [];
+  /** true: proposals never settle, not even when leadership moves (a commit that never comes). */
+  stuck = false;
   stepDowns = 0;
 
   private constructor(private readonly cfg: StreamConfig) {}
@@ -100,6 +102,7 @@ export class ReplicatedConsumersFixture {
 
   private propose(from: number, payload: Buffer): Promise<void> {
     if (from !== this.leader || !this.replicas[from]!.up) return Promise.reject(new NotLeaderError(`n${from + 1} is not the leader`));
+    if (this.stuck) return new Promise<void>(() => undefined);
     if (this.stalled) return new Promise<void>((_, reject) => this.stalledProposals.push(reject));
     return new Promise<void>((resolve) => {
       setImmediate(() => {
