@@ -531,6 +531,42 @@ describe('ConsumerResync', () => {
     asker.close();
     expect(asker.requesting).toBe(false);
   });
+
+  it('a sync stuck on a commit that never comes neither blocks the next leadership nor the leader for long', async () => {
+    const bus = new FakeBus();
+    const leader = new ConsumerResync(bus, 'S', log, 200);
+    let stuckSyncs = 0;
+    leader.serve(() => {
+      stuckSyncs++;
+      return new Promise<void>(() => undefined);
+    });
+    const asker = new ConsumerResync(bus, 'S', log);
+    asker.request();
+    expect(stuckSyncs).toBe(1);
+    // Served again (leadership lost and regained) while that sync hangs: this leadership's sync runs at once.
+    let syncs = 0;
+    leader.serve(async () => {
+      syncs++;
+    });
+    const other = new ConsumerResync(bus, 'S', log);
+    other.request();
+    await until(() => !other.requesting, 'answered by the new leadership');
+    expect(syncs).toBe(1);
+    asker.close();
+    other.close();
+    // A stuck sync in the same leadership is given up after the bound: the next request gets a sync.
+    leader.serve(() => {
+      stuckSyncs++;
+      return stuckSyncs === 2 ? new Promise<void>(() => undefined) : Promise.resolve();
+    });
+    const third = new ConsumerResync(bus, 'S', log);
+    third.request();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(third.requesting).toBe(true);
+    await until(() => !third.requesting, 'answered after the retry');
+    expect(stuckSyncs).toBe(3);
+    for (const r of [leader, third]) r.close();
+  });
 });
 
 describe('sync entries', () => {

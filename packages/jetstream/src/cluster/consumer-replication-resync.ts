@@ -4,6 +4,7 @@
 // which it does once that entry is committed. The leader coalesces requests that arrive meanwhile.
 import type { JetStreamLogger, MessageBus } from '../message-bus.js';
 import { randomId } from '../consumer/random-id.js';
+import { settledWithin } from '../consumer/settled-within.js';
 
 /** `$JSC.CR.<stream>`: a replica's request; the serving leader subscribes it. */
 export const RESYNC_SUBJECT_PREFIX = '$JSC.CR.';
@@ -13,6 +14,8 @@ const RETRY_AFTER_MS = 1000;
 const MAX_ATTEMPTS = 30;
 /** Coalesced passes the leader runs back to back at most. */
 const MAX_PASSES = 8;
+/** A sync not committed within this long is given up (the askers ask again); it must not block later ones. */
+export const SYNC_WAIT_MS = 5_000;
 
 const EMPTY = new Uint8Array(0);
 
@@ -28,11 +31,14 @@ export class ConsumerResync {
   private waitingReplies: string[] = [];
   private running = false;
   private again = false;
+  /** Bumped by serve(): a run of an earlier leadership (maybe stuck on its commit) does not hold up this one's. */
+  private serving = 0;
 
   constructor(
     private readonly bus: MessageBus,
     private readonly streamName: string,
     private readonly log: JetStreamLogger,
+    private readonly syncWaitMs = SYNC_WAIT_MS,
   ) {
     this.subject = `${RESYNC_SUBJECT_PREFIX}${streamName}`;
   }
@@ -74,6 +80,8 @@ export class ConsumerResync {
   /** Leader: answer requests by running `sync` (propose the entry; resolves once committed). */
   serve(sync: () => Promise<void>): void {
     this.stopServing();
+    this.serving++;
+    this.running = false;
     this.unsubscribeServe = this.bus.subscribe(this.subject, (m) => {
       if (m.reply !== null && this.waitingReplies.length < 1024) this.waitingReplies.push(m.reply);
       void this.run(sync);
@@ -97,23 +105,26 @@ export class ConsumerResync {
       return;
     }
     this.running = true;
+    const serving = this.serving;
     try {
       for (let pass = 0; pass < MAX_PASSES; pass++) {
         this.again = false;
         const replies = this.waitingReplies;
         this.waitingReplies = [];
-        try {
-          await sync();
-        } catch (err) {
-          // Not leading any more: the askers retry against the next leader.
-          this.log.debug({ stream: this.streamName, err: String(err) }, 'consumer resync not proposed');
+        let failure: unknown = null;
+        const done = sync().catch((err: unknown) => (failure = err ?? new Error('sync failed')));
+        const inTime = await settledWithin(done, this.syncWaitMs);
+        if (serving !== this.serving) return;
+        if (!inTime || failure !== null) {
+          // Not leading any more, or no commit in time: the askers retry (against the next leader).
+          this.log.debug({ stream: this.streamName, err: String(failure ?? `not committed within ${this.syncWaitMs} ms`) }, 'consumer resync not proposed');
           return;
         }
         for (const r of replies) this.bus.publish(r, null, null, EMPTY);
         if (!this.again) return;
       }
     } finally {
-      this.running = false;
+      if (serving === this.serving) this.running = false;
     }
   }
 }
