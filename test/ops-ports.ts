@@ -13,7 +13,8 @@ function free(port: number): Promise<boolean> {
 /** A base port P with P..P+count-1 all free right now (random search, bounded attempts). */
 export async function freePortRange(count: number): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
-    const base = 20_000 + Math.floor(Math.random() * 30_000);
+    // Below the kernel's ephemeral range (32768+), which outgoing connections of other tests draw from.
+    const base = 20_000 + Math.floor(Math.random() * 11_000);
     let ok = true;
     for (let i = 0; i < count && ok; i++) ok = await free(base + i);
     if (ok) return base;

@@ -14,13 +14,23 @@ const FLOTILLA_BIN = join(REPO_ROOT, 'bin', 'flotilla.js');
 const START_TIMEOUT_MS = 20_000;
 const STOP_GRACE_MS = 5_000;
 
-/** A TCP port free right now (bound to port 0 and released). */
+/**
+ * A TCP port free right now, drawn below the kernel's ephemeral range (32768+): a node keeps its port across
+ * restarts, and a port-0 answer could be taken meanwhile by some outgoing connection on the machine.
+ */
 async function freePort() {
-  const server = createServer();
-  await new Promise((res) => server.listen(0, '127.0.0.1', res));
-  const { port } = server.address();
-  await new Promise((res) => server.close(() => res()));
-  return port;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const server = createServer();
+    const bound = await new Promise((res) => {
+      server.once('error', () => res(false));
+      server.listen(port, '127.0.0.1', () => res(true));
+    });
+    if (!bound) continue;
+    await new Promise((res) => server.close(() => res()));
+    return port;
+  }
+  throw new Error('no free port in 20000-32000 after 200 attempts');
 }
 
 function portAccepts(port) {

@@ -186,12 +186,26 @@ export async function awaitInterest(subscriber: NatsConnection, publishers: read
 }
 
 /** A TCP port free right now (bound to port 0 and released), for config files that name ports. */
+/**
+ * A port that is free now, for a node that must keep its port across restarts. Drawn at random below the
+ * kernel's ephemeral range (32768+), so the outgoing connections of tests running alongside cannot take it
+ * between this check and the node's bind (port 0 answers come from that range: EADDRINUSE flakes).
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  const LOW = 20_000;
+  const HIGH = 32_000;
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = LOW + Math.floor(Math.random() * (HIGH - LOW));
+    const server = createServer();
+    const bound = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!bound) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
+  throw new Error(`no free port in ${LOW}-${HIGH} after 200 attempts`);
 }
 
 export async function stopAll(nodes: readonly FlotillaProcess[]): Promise<void> {
