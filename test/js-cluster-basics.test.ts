@@ -2,9 +2,9 @@
 // created through one node, published through a second and consumed through the third, step-down moves the
 // leader, and the whole cluster survives a full restart with its streams, messages and
 // consumer state. E2E_SERVER=nats-server checks the same expectations against nats-server.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { AckPolicy, type JetStreamManager, type NatsConnection } from 'nats';
-import { JsCluster, addStream, apiRequest, readStream } from './helpers/js-cluster.js';
+import { JsCluster, useJsCluster, addStream, apiRequest, readStream } from './helpers/js-cluster.js';
 import { publishRetrying } from './helpers/js-cluster-publisher.js';
 
 const dec = new TextDecoder();
@@ -12,18 +12,7 @@ const dec = new TextDecoder();
 let cluster: JsCluster;
 const NAMES = ['n1', 'n2', 'n3'];
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'BASICS' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'BASICS' }, (c) => (cluster = c));
 
 async function jsmVia(name: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {
   const nc = await cluster.connect(name);

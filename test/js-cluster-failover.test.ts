@@ -1,9 +1,9 @@
 // kill -9 of an R3 stream's leader during acknowledged publishing: no acknowledged message is lost or
 // duplicated, publishing resumes through a new leader within the window bound, and the killed node comes
 // back on the same data, catches up, and holds exactly what the others hold (read through it as leader).
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { AckPolicy, type JetStreamManager, type JsMsg } from 'nats';
-import { AGAINST_NATS_SERVER, JsCluster, addStream, failoverWindowBoundMs } from './helpers/js-cluster.js';
+import { AGAINST_NATS_SERVER, JsCluster, useJsCluster, addStream, failoverWindowBoundMs } from './helpers/js-cluster.js';
 import { AckedPublisher, publishRetrying, replicaProblems } from './helpers/js-cluster-publisher.js';
 
 /**
@@ -17,18 +17,7 @@ const dec = new TextDecoder();
 
 let cluster: JsCluster;
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'FAILOVER' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'FAILOVER' }, (c) => (cluster = c));
 
 describe('stream leader killed with kill -9 under acknowledged publishing', () => {
   it('loses no acknowledged message, resumes within the window, and the restarted node catches up', async () => {

@@ -2,8 +2,8 @@
 // has no fault hook). The minority side acknowledges nothing, the majority elects a new leader and keeps
 // acknowledging, and after the heal every replica holds the same sequence → payload, with nothing the
 // minority was sent.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { JsCluster, addStream, failoverWindowBoundMs } from './helpers/js-cluster.js';
+import { describe, it, expect } from 'vitest';
+import { JsCluster, useJsCluster, addStream, failoverWindowBoundMs } from './helpers/js-cluster.js';
 import { AckedPublisher, replicaProblems } from './helpers/js-cluster-publisher.js';
 
 const enc = new TextEncoder();
@@ -15,18 +15,7 @@ const NAMES = ['n1', 'n2', 'n3'];
  */
 let cluster: JsCluster;
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'PARTITION', faultHook: true });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'PARTITION', faultHook: true }, (c) => (cluster = c));
 
 describe('partitioned stream leader', () => {
   it('minority acknowledges nothing, majority elects and continues, healed replicas converge', async () => {

@@ -2,8 +2,8 @@
 // publishing, twice. On resuming it must notice the newer term, step down and reconcile its log: no
 // acknowledged message lost or duplicated, and every replica holds the same sequence → payload afterwards
 // (read through each replica as leader). nats-server 2.9.10 is reported to fail exactly this here.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { JsCluster, addStream } from './helpers/js-cluster.js';
+import { describe, it, expect } from 'vitest';
+import { JsCluster, useJsCluster, addStream } from './helpers/js-cluster.js';
 import { AckedPublisher, replicaProblems } from './helpers/js-cluster-publisher.js';
 import { sleep } from './helpers/flotilla-process.js';
 
@@ -13,18 +13,7 @@ const CYCLES = 2;
 
 let cluster: JsCluster;
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'PAUSE' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'PAUSE' }, (c) => (cluster = c));
 
 describe('paused stream leader', () => {
   it('SIGSTOP for 6 s then SIGCONT under load: no acknowledged message lost, replicas identical', async () => {

@@ -1,26 +1,15 @@
 // STREAM.PEER.REMOVE on a three-node JetStream cluster of real processes: a non-member is refused, a
 // follower of an R2 stream is removed, the free node takes its place and catches up.
 // E2E_SERVER=nats-server checks the same expectations against nats-server.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import type { JetStreamManager, NatsConnection } from 'nats';
-import { JsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
+import { JsCluster, useJsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
 import { publishRetrying } from './helpers/js-cluster-publisher.js';
 
 let cluster: JsCluster;
 const NAMES = ['n1', 'n2', 'n3'];
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'PEERS' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'PEERS' }, (c) => (cluster = c));
 
 async function jsmVia(name: string): Promise<{ nc: NatsConnection; jsm: JetStreamManager }> {
   const nc = await cluster.connect(name);

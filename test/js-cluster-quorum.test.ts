@@ -1,8 +1,8 @@
 // Quorum loss and return for an R3 stream (issue 6 item 6, seen from a client): with two of three nodes
 // killed, nothing published through the survivor is acknowledged; when one comes back, publishing resumes by
 // itself; once all are back every replica is identical and holds every acknowledged message exactly once.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { JsCluster, addStream } from './helpers/js-cluster.js';
+import { describe, it, expect } from 'vitest';
+import { JsCluster, useJsCluster, addStream } from './helpers/js-cluster.js';
 import { publishRetrying, replicaProblems, type AckRecord } from './helpers/js-cluster-publisher.js';
 
 const enc = new TextEncoder();
@@ -10,18 +10,7 @@ const NAMES = ['n1', 'n2', 'n3'];
 
 let cluster: JsCluster;
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'QUORUM' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-// A failing test shows what the nodes said.
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'QUORUM' }, (c) => (cluster = c));
 
 describe('R3 stream without a quorum', () => {
   it('acknowledges nothing while two nodes are down, resumes by itself when one returns, converges', async () => {

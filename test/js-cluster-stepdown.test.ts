@@ -1,7 +1,7 @@
 // STREAM.LEADER.STEPDOWN on an R3 stream after two of the three nodes were killed (-9) and restarted: every
 // request is answered, and every answered success moves the leadership to another node within the bound.
-import { describe, it, expect, beforeAll, afterAll, beforeEach } from 'vitest';
-import { AGAINST_NATS_SERVER, JsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
+import { describe, it, expect } from 'vitest';
+import { AGAINST_NATS_SERVER, JsCluster, useJsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
 
 const STREAM = 'SD';
 /** Flotilla streams elect in 0.6–1.2 s; nats-server after 4–9 s. */
@@ -10,17 +10,7 @@ const STEP_DOWNS = 6;
 
 let cluster: JsCluster;
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'STEPDOWN' });
-}, 120_000);
-
-afterAll(async () => {
-  await cluster?.stop();
-});
-
-beforeEach((ctx) => {
-  ctx.onTestFailed(() => console.log(cluster?.outputTails()));
-});
+useJsCluster({ size: 3, clusterName: 'STEPDOWN' }, (c) => (cluster = c));
 
 describe('stream leader step-down after restarts', () => {
   it('answers every step-down and moves the leadership each time', async () => {

@@ -2,6 +2,7 @@
 // the processes, so a node can be killed (-9), restarted on the same ports and data, paused (SIGSTOP) and
 // partitioned through the fault hook. E2E_SERVER=nats-server runs nats-server with the same flags.
 import { spawn, type ChildProcess } from 'node:child_process';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -410,6 +411,24 @@ export class JsCluster {
 }
 
 /** A JetStream API request with its JSON answer; throws an Error carrying nats-server's codes on an error answer. */
+/**
+ * One cluster for a test file: started before its tests (handed to `use`), stopped after them; a failing test
+ * prints the tail of every node's output.
+ */
+export function useJsCluster(options: JsClusterOptions, use: (cluster: JsCluster) => void): void {
+  let cluster: JsCluster | undefined;
+  beforeAll(async () => {
+    cluster = await JsCluster.start(options);
+    use(cluster);
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+  beforeEach((ctx) => {
+    ctx.onTestFailed(() => console.log(cluster?.outputTails()));
+  });
+}
+
 export async function apiRequest(nc: NatsConnection, subject: string, body: string | object, timeoutMs = 5000): Promise<Record<string, unknown>> {
   const data = typeof body === 'string' ? body : JSON.stringify(body);
   const reply = await nc.request(subject, enc.encode(data), { timeout: timeoutMs });
