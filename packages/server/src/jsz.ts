@@ -33,18 +33,12 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     return { httpStatus: 200, body: { server_id: server.serverId, now, disabled: true, config: {}, memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, accounts: 0, ha_assets: 0, api: { total: 0, errors: 0 } } };
   }
   const totals = totalsOf(js);
-  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
+  const stats = jetStreamStatsJson(js, view, totals);
   const body: Record<string, unknown> = {
     server_id: server.serverId,
     now,
     config: jetStreamConfigJson(server),
-    memory: totals.memory,
-    storage: totals.storage,
-    reserved_memory: 0,
-    reserved_storage: 0,
-    accounts: 1,
-    ha_assets: haAssetsOf(view),
-    api,
+    ...stats,
     streams: totals.streams,
     consumers: totals.consumers,
     messages: totals.messages,
@@ -63,17 +57,25 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     body['account_details'] = accounts.slice(offset, offset + limit).map((name) => ({
       name,
       id: name,
-      memory: totals.memory,
-      storage: totals.storage,
-      reserved_memory: 0,
-      reserved_storage: 0,
-      accounts: 1,
-      ha_assets: haAssetsOf(view),
-      api,
+      ...stats,
       ...(withStreams ? { stream_detail: streamDetails(js, view, withConsumers, withConfig) } : {}),
     }));
   }
   return { httpStatus: 200, body };
+}
+
+/** The usage figures /jsz, its account details and /varz's jetstream.stats share. */
+export function jetStreamStatsJson(js: JetStreamService, view: ClusterView | null, totals: Totals): Record<string, unknown> {
+  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
+  return {
+    memory: totals.memory,
+    storage: totals.storage,
+    reserved_memory: 0,
+    reserved_storage: 0,
+    accounts: 1,
+    ha_assets: haAssetsOf(view),
+    api,
+  };
 }
 
 export function jetStreamConfigJson(server: FlotillaServer): Record<string, unknown> {

@@ -2,7 +2,7 @@
 import { cpus } from 'node:os';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf } from './cluster-view.js';
-import { haAssetsOf, jetStreamConfigJson, totalsOf } from './jsz.js';
+import { jetStreamConfigJson, jetStreamStatsJson, totalsOf } from './jsz.js';
 import { metaClusterJson } from './meta-cluster-json.js';
 import { formatUptime } from './uptime-format.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
@@ -65,19 +65,9 @@ function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
   const js = s.jetstream;
   if (js === null) return {};
   const view = clusterViewOf(js);
-  const totals = totalsOf(js);
-  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
   return {
     config: jetStreamConfigJson(s),
-    stats: {
-      memory: totals.memory,
-      storage: totals.storage,
-      reserved_memory: 0,
-      reserved_storage: 0,
-      accounts: 1,
-      ha_assets: haAssetsOf(view),
-      api,
-    },
+    stats: jetStreamStatsJson(js, view, totalsOf(js)),
     ...(view !== null ? { meta: metaClusterJson(view, s.serverName) } : {}),
   };
 }
