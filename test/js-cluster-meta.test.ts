@@ -1,23 +1,15 @@
 // Clustered JetStream's catalogue with three real processes: the meta group elects a leader, catalogue
 // calls made through any node are answered once, placement refuses what the cluster cannot hold,
 // META.LEADER.STEPDOWN moves the meta leader, and without a quorum every catalogue call gets 10008 promptly.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from 'nats';
-import { JsCluster, apiRequest } from './helpers/js-cluster.js';
+import { describe, expect, it } from 'vitest';
+import type { NatsConnection } from 'nats';
+import { JsCluster, useJsCluster, apiRequest } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 let cluster: JsCluster;
-const conns: NatsConnection[] = [];
-
-async function conn(name: string): Promise<NatsConnection> {
-  const nc = await connect({ servers: cluster.node(name).url, reconnect: false });
-  conns.push(nc);
-  return nc;
-}
-
 /** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second (there must be none). */
 async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500): Promise<Array<Record<string, unknown>>> {
   const inbox = `_INBOX.meta.${Math.random().toString(36).slice(2)}`;
@@ -41,20 +33,13 @@ async function metaLeaderFromJsz(): Promise<string> {
   return '';
 }
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'METAC' });
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
-  await cluster?.stop();
-});
+useJsCluster({ size: 3, clusterName: 'METAC' }, (c) => (cluster = c));
 
 describe('clustered JetStream catalogue', () => {
   it('elects one meta leader that every node reports, and answers INFO once', async () => {
     const leader = await metaLeaderFromJsz();
     expect(['n1', 'n2', 'n3']).toContain(leader);
-    const nc = await conn('n2');
+    const nc = await cluster.connect('n2');
     const replies = await allReplies(nc, '$JS.API.INFO', '');
     expect(replies).toHaveLength(1);
     expect(replies[0]!['type']).toBe('io.nats.jetstream.api.v1.account_info_response');
@@ -62,7 +47,7 @@ describe('clustered JetStream catalogue', () => {
   });
 
   it('creates an R3 stream through node 1 that node 3 sees, and a publish through node 2 is acknowledged', async () => {
-    const nc1 = await conn('n1');
+    const nc1 = await cluster.connect('n1');
     const created = await apiRequest(
       nc1,
       '$JS.API.STREAM.CREATE.ORDERS',
@@ -76,12 +61,12 @@ describe('clustered JetStream catalogue', () => {
     expect(created['did_create']).toBe(true);
     expect(Object.keys(created).sort()).toEqual(['cluster', 'config', 'created', 'did_create', 'state', 'type']);
 
-    const nc2 = await conn('n2');
+    const nc2 = await cluster.connect('n2');
     const js2 = nc2.jetstream();
     const ack = await js2.publish('orders.new', enc.encode('first'), { timeout: 5_000 });
     expect(ack).toMatchObject({ stream: 'ORDERS', seq: 1 });
 
-    const nc3 = await conn('n3');
+    const nc3 = await cluster.connect('n3');
     const names = await allReplies(nc3, '$JS.API.STREAM.NAMES', '');
     expect(names).toHaveLength(1);
     expect(names[0]!['streams']).toEqual(['ORDERS']);
@@ -97,7 +82,7 @@ describe('clustered JetStream catalogue', () => {
   });
 
   it('refuses more replicas than nodes (10005) and more than five (10052)', async () => {
-    const nc = await conn('n3');
+    const nc = await cluster.connect('n3');
     const r5 = await allReplies(nc, '$JS.API.STREAM.CREATE.BIG', JSON.stringify({ name: 'BIG', subjects: ['big'], num_replicas: 5 }));
     expect(r5).toHaveLength(1);
     expect(r5[0]!['error']).toEqual({ code: 400, err_code: 10005, description: 'no suitable peers for placement' });
@@ -109,7 +94,7 @@ describe('clustered JetStream catalogue', () => {
   });
 
   it('STREAM.UPDATE grows an R1 stream to R3 and changes its limits; the messages reach every replica', async () => {
-    const nc = await conn('n2');
+    const nc = await cluster.connect('n2');
     const jsm = await nc.jetstreamManager();
     await apiRequest(nc, '$JS.API.STREAM.CREATE.GROW', { name: 'GROW', subjects: ['grow.>'] }, 10_000);
     const js = nc.jetstream();
@@ -133,7 +118,7 @@ describe('clustered JetStream catalogue', () => {
 
   it('META.LEADER.STEPDOWN hands the meta leadership to another node', async () => {
     const before = await metaLeaderFromJsz();
-    const nc = await conn('n1');
+    const nc = await cluster.connect('n1');
     const res = await apiRequest(nc, '$JS.API.META.LEADER.STEPDOWN', '', 5_000);
     expect(res).toEqual({ type: 'io.nats.jetstream.api.v1.meta_leader_stepdown_response', success: true });
     const deadline = Date.now() + 10_000;
@@ -153,7 +138,7 @@ describe('clustered JetStream catalogue', () => {
   it('kill -9 of the meta leader: another node takes over the catalogue, and the restarted node rejoins from its log', async () => {
     const leader = await metaLeaderFromJsz();
     const other = ['n1', 'n2', 'n3'].find((n) => n !== leader)!;
-    const nc = await conn(other);
+    const nc = await cluster.connect(other);
     await cluster.kill(leader);
     const t0 = Date.now();
     let names: Record<string, unknown> | null = null;
@@ -168,7 +153,7 @@ describe('clustered JetStream catalogue', () => {
     await apiRequest(nc, '$JS.API.STREAM.CREATE.WHILEDOWN', { name: 'WHILEDOWN', subjects: ['wd'], num_replicas: 2 }, 10_000);
     await cluster.restart(leader);
     await cluster.waitForMetaLeader(20_000);
-    const back = await conn(leader);
+    const back = await cluster.connect(leader);
     const info = await apiRequest(back, '$JS.API.STREAM.INFO.ORDERS', '', 10_000);
     expect((info['state'] as { messages: number }).messages).toBe(1);
     const after = await allReplies(back, '$JS.API.STREAM.NAMES', '');
@@ -178,7 +163,7 @@ describe('clustered JetStream catalogue', () => {
 
   it('answers 10008 promptly on every catalogue call once two of three nodes are gone', async () => {
     const survivor = 'n3';
-    const nc = await conn(survivor);
+    const nc = await cluster.connect(survivor);
     await cluster.kill('n1');
     await cluster.kill('n2');
     const deadline = Date.now() + 15_000;

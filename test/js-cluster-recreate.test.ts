@@ -1,20 +1,12 @@
 // A replicated stream deleted and created again under the same name is a new stream: its consumers can be
 // created at once (no lingering 10008 from the first incarnation's state), and a replicated stream's config
 // update reaches its running consumers as on a single node.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AckPolicy, connect, type NatsConnection } from 'nats';
-import { JsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
+import { describe, expect, it } from 'vitest';
+import { AckPolicy, type NatsConnection } from 'nats';
+import { JsCluster, useJsCluster, addStream, apiRequest } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
 
 let cluster: JsCluster;
-const conns: NatsConnection[] = [];
-
-async function conn(name: string): Promise<NatsConnection> {
-  const nc = await connect({ servers: cluster.node(name).url, reconnect: false });
-  conns.push(nc);
-  return nc;
-}
-
 /** Creates a durable pull consumer; returns how long until it succeeded and the error codes seen before. */
 async function createConsumerTimed(nc: NatsConnection, stream: string, durable: string, timeoutMs: number): Promise<{ ms: number; errors: string[] }> {
   const t0 = Date.now();
@@ -31,18 +23,11 @@ async function createConsumerTimed(nc: NatsConnection, stream: string, durable: 
   throw new Error(`consumer ${durable} not created within ${timeoutMs} ms: ${errors.slice(-3).join(' | ')}`);
 }
 
-beforeAll(async () => {
-  cluster = await JsCluster.start({ size: 3, clusterName: 'RECREATE' });
-}, 60_000);
-
-afterAll(async () => {
-  await Promise.all(conns.map((c) => c.close().catch(() => undefined)));
-  await cluster?.stop();
-});
+useJsCluster({ size: 3, clusterName: 'RECREATE' }, (c) => (cluster = c));
 
 describe('re-created replicated stream', () => {
   it('takes a consumer create within a few seconds after delete + create (no consumer in the first one)', async () => {
-    const nc = await conn('n1');
+    const nc = await cluster.connect('n1');
     const jsm = await nc.jetstreamManager();
     await addStream(jsm, { name: 'AGAIN', subjects: ['again.>'], num_replicas: 3 });
     await jsm.streams.delete('AGAIN');
@@ -58,7 +43,7 @@ describe('re-created replicated stream', () => {
   }, 60_000);
 
   it('does so again when the first incarnation had consumers and messages, through another node', async () => {
-    const nc = await conn('n2');
+    const nc = await cluster.connect('n2');
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     await addStream(jsm, { name: 'TWICE', subjects: ['twice.>'], num_replicas: 3 });
@@ -77,7 +62,7 @@ describe('re-created replicated stream', () => {
   }, 60_000);
 
   it('after a first incarnation busy with publishes still in flight, a durable create as the bench makes it', async () => {
-    const nc = await conn('n1');
+    const nc = await cluster.connect('n1');
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     const cfg = { name: 'BUSY', subjects: ['busy.>'], num_replicas: 3, storage: 'file', retention: 'limits', discard: 'old' } as const;
@@ -87,7 +72,7 @@ describe('re-created replicated stream', () => {
       await Promise.all(Array.from({ length: 500 }, (_, k) => js.publish(`busy.${k % 8}`, body)));
     }
     // Publishes through every node still being proposed when the delete comes.
-    const pubs = await Promise.all(['n1', 'n2', 'n3'].map((n) => conn(n)));
+    const pubs = await Promise.all(['n1', 'n2', 'n3'].map((n) => cluster.connect(n)));
     for (let i = 0; i < 3_000; i++) pubs[i % 3]!.publish(`busy.${i % 8}`, body, { reply: `_INBOX.ignored.${i % 3}` });
     await apiRequest(nc, '$JS.API.STREAM.DELETE.BUSY', '', 10_000);
     await addStream(jsm, cfg);
@@ -111,7 +96,7 @@ describe('re-created replicated stream', () => {
   }, 60_000);
 
   it('survives repeated delete + create rounds, with and without consumers', async () => {
-    const nc = await conn('n2');
+    const nc = await cluster.connect('n2');
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     const body = new Uint8Array(64);
@@ -128,7 +113,7 @@ describe('re-created replicated stream', () => {
   }, 120_000);
 
   it('a replicated stream update reaches its running consumer (max_msgs lowers num_pending)', async () => {
-    const nc = await conn('n3');
+    const nc = await cluster.connect('n3');
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
     await addStream(jsm, { name: 'UPD', subjects: ['upd.>'], num_replicas: 3 });
