@@ -11,3 +11,4 @@ export { Stream, type StreamEntry, type StreamHost } from './stream/stream.js';
 export { normaliseStreamConfig, parseStreamConfigRequest, checkStreamUpdate } from './stream/stream-config.js';
 export { subjectsCollide } from './stream/subjects-collide.js';
 export * from './cluster/cluster-contracts.js';
+export { streamState, type StreamStateJson } from './api/stream-info.js';

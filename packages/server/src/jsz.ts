@@ -1,7 +1,7 @@
 // /jsz as nats-server serves it (cluster-semantics §8): totals, `meta_cluster` when clustered, and with
 // accounts/streams/consumers/config the per-account stream and consumer details. Flotilla has one account,
 // `$G`, as a nats-server without accounts configured.
-import { formatTimeNs, type JetStreamService } from '@flotilla/jetstream';
+import { streamState, type JetStreamService } from '@flotilla/jetstream';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf, type ClusterView } from './cluster-view.js';
 import { isTrue } from './healthz.js';
@@ -112,7 +112,6 @@ function streamDetails(js: JetStreamService, view: ClusterView | null, withConsu
   for (const r of view?.replicas() ?? []) clusterOf.set(r.name, r.clusterInfo());
   const streams = [...js.streams()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return streams.map((s) => {
-    const st = s.store.state();
     const consumers = js.consumers.consumersOf(s.name);
     const cluster = clusterOf.get(s.name);
     return {
@@ -120,17 +119,7 @@ function streamDetails(js: JetStreamService, view: ClusterView | null, withConsu
       created: s.created,
       ...(cluster !== undefined ? { cluster } : {}),
       ...(withConfig ? { config: s.config } : {}),
-      state: {
-        messages: st.messages,
-        bytes: st.bytes,
-        first_seq: st.first_seq,
-        first_ts: formatTimeNs(st.first_ts),
-        last_seq: st.last_seq,
-        last_ts: formatTimeNs(st.last_ts),
-        ...(st.num_subjects > 0 ? { num_subjects: st.num_subjects } : {}),
-        ...(st.num_deleted > 0 ? { num_deleted: st.num_deleted } : {}),
-        consumer_count: consumers.length,
-      },
+      state: streamState(s, { consumerCount: consumers.length }),
       ...(withConsumers
         ? {
             consumer_detail: consumers.map((c) => {

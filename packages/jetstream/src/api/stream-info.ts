@@ -28,7 +28,8 @@ export interface StreamStateJson {
   consumer_count: number;
 }
 
-export function streamState(stream: Stream, opts: StateOptions): StreamStateJson {
+/** A stream's `state` block (StreamInfo, /jsz stream details). */
+export function streamState(stream: Pick<Stream, 'store'>, opts: StateOptions): StreamStateJson {
   const st = stream.store.state({ deleted: opts.deletedDetails === true });
   const out: StreamStateJson = {
     messages: st.messages,
