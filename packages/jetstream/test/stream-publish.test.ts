@@ -29,7 +29,7 @@ describe('publish checks', () => {
     ['expected stream ok', [['Nats-Expected-Stream', 'S']], { kind: 'store' }],
     ['expected stream wrong', [['Nats-Expected-Stream', 'T']], { kind: 'reject', error: { errCode: 10060 } }],
     ['new msg id', [['Nats-Msg-Id', 'new']], { kind: 'store', msgId: 'new' }],
-    ['duplicate msg id', [['Nats-Msg-Id', 'seen']], { kind: 'duplicate', seq: 4 }],
+    ['duplicate msg id', [['Nats-Msg-Id', 'seen']], { kind: 'duplicate', seq: 4, msgId: 'seen' }],
     ['last seq ok', [['Nats-Expected-Last-Sequence', '10']], { kind: 'store' }],
     ['last seq wrong', [['Nats-Expected-Last-Sequence', '9']], { kind: 'reject', error: { errCode: 10071, description: 'wrong last sequence: 10' } }],
     ['last subject seq ok', [['Nats-Expected-Last-Subject-Sequence', '7']], { kind: 'store' }],
@@ -39,7 +39,7 @@ describe('publish checks', () => {
     ['rollup not allowed', [['Nats-Rollup', 'sub']], { kind: 'reject', error: { code: 500, errCode: 10111 } }],
     ['unknown rollup dropped', [['Nats-Rollup', 'bogus']], { kind: 'drop' }],
     ['stream check comes before dedupe', [['Nats-Expected-Stream', 'T'], ['Nats-Msg-Id', 'seen']], { kind: 'reject', error: { errCode: 10060 } }],
-    ['dedupe comes before sequence checks', [['Nats-Msg-Id', 'seen'], ['Nats-Expected-Last-Sequence', '1']], { kind: 'duplicate', seq: 4 }],
+    ['dedupe comes before sequence checks', [['Nats-Msg-Id', 'seen'], ['Nats-Expected-Last-Sequence', '1']], { kind: 'duplicate', seq: 4, msgId: 'seen' }],
   ] as const)('%s', (_name, entries, expected) => {
     const headers = entries === null ? null : hdr(entries as unknown as Array<[string, string]>);
     expect(checkPublish(headers, 'a', view())).toMatchObject(expected);

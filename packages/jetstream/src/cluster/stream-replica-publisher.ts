@@ -5,7 +5,7 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
-import { MAX_HEADER_BYTES, checkPublish, readPublishHeaders, type PublishView } from '../stream/publish-checks.js';
+import { screenPublish, type PublishView } from '../stream/publish-checks.js';
 import type { ReplicatedMsgResult, Stream, StreamEntry, StreamHost, StreamProposer } from '../stream/stream.js';
 import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
@@ -138,26 +138,18 @@ export class StreamPublisher implements StreamProposer, PublishView {
     const header = msg.header !== null && msg.header.length > 0 ? msg.header : null;
     const size = (header?.length ?? 0) + msg.data.length;
     if (cfg.max_msg_size > 0 && size > cfg.max_msg_size) return this.reject(reply, JsErrors.messageSizeExceeds());
-    let msgId: string | undefined;
-    let rollup: 'sub' | 'all' | undefined;
-    if (header === null) {
-      if (cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
-    } else {
-      if (header.length > MAX_HEADER_BYTES) return this.reject(reply, JsErrors.headersTooLarge());
-      const decision = checkPublish(readPublishHeaders(header), msg.subject, this);
-      switch (decision.kind) {
-        case 'drop':
-          return;
-        case 'reject':
-          return this.reject(reply, decision.error);
-        case 'duplicate':
-          return this.duplicate(reply, header, decision.seq);
-        case 'store':
-          msgId = decision.msgId;
-          rollup = decision.rollup;
-          break;
-      }
+    const decision = screenPublish(this, msg.subject, header);
+    switch (decision.kind) {
+      case 'drop':
+        return;
+      case 'reject':
+        return this.reject(reply, decision.error);
+      case 'duplicate':
+        return this.duplicate(reply, decision.msgId, decision.seq);
+      case 'store':
+        break;
     }
+    const { msgId, rollup } = decision;
     const noInterest = cfg.retention === 'interest' && !this.host.hasConsumerInterest(this.stream, msg.subject);
     const seq = this.lastSeq() + 1;
     this.nextSeq = seq;
@@ -338,10 +330,9 @@ export class StreamPublisher implements StreamProposer, PublishView {
     if (this.outstanding === 0) this.nextSeq = this.stream.lastSeq();
   }
 
-  private duplicate(reply: string | null, header: Buffer, seq: number): void {
+  private duplicate(reply: string | null, msgId: string, seq: number): void {
     if (reply === null) return;
-    const id = readPublishHeaders(header)?.msgId;
-    const inFlight = id !== undefined ? this.inFlightIds.get(id) : undefined;
+    const inFlight = this.inFlightIds.get(msgId);
     // The original is not committed yet: answer when it is (or fail with it).
     if (inFlight !== undefined && !this.options.ackBeforeCommit) inFlight.waiters.push(reply);
     else this.send(reply, this.acks.duplicate(seq));

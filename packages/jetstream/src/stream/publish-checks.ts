@@ -55,7 +55,7 @@ export interface PublishView {
 
 export type PublishDecision =
   | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined }
-  | { kind: 'duplicate'; seq: number }
+  | { kind: 'duplicate'; seq: number; msgId: string }
   | { kind: 'reject'; error: ApiError }
   /** nats-server drops a message with an unknown Nats-Rollup value without a reply. */
   | { kind: 'drop' };
@@ -77,7 +77,7 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
     if (headers.msgId !== undefined && headers.msgId !== '') {
       msgId = headers.msgId;
       const seq = view.duplicateOf(msgId);
-      if (seq !== undefined) return { kind: 'duplicate', seq };
+      if (seq !== undefined) return { kind: 'duplicate', seq, msgId };
     }
     if (headers.expectedLastSubjectSeq !== undefined) {
       const actual = view.lastSeqForSubject(subject);
@@ -102,4 +102,15 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
   if (view.sealed) return { kind: 'reject', error: JsErrors.streamSealed() };
   if (msgId === undefined && rollup === undefined) return STORE_PLAIN;
   return { kind: 'store', msgId, rollup };
+}
+
+/**
+ * The checks a publish passes before it is stored (one node) or proposed (a stream leader), after the
+ * resource check: a message without headers (the hot path) only meets `sealed`; one with headers is bounded
+ * in size, then read and checked. `header` is null when the message has none.
+ */
+export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null): PublishDecision {
+  if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
+  if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
+  return checkPublish(readPublishHeaders(header), subject, view);
 }

@@ -8,7 +8,7 @@ import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
 import { PubAckEncoder } from './pub-ack.js';
-import { MAX_HEADER_BYTES, checkPublish, readPublishHeaders, type PublishView } from './publish-checks.js';
+import { readPublishHeaders, screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
 
@@ -341,22 +341,8 @@ export class Stream implements StreamHandle, PublishView {
     if (this.stopped) return;
     const reply = this.cfg.no_ack === true ? null : replyTo;
     if (this.host.storageExceeded(this.cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
-    const hasHeader = header !== null && header.length > 0;
-    if (!hasHeader) {
-      // Hot path: no header, so no checks but sealed; the store assigns the sequence in call order.
-      if (this.cfg.sealed) return this.reject(reply, JsErrors.streamSealed());
-      if (this.noInterest(subject)) {
-        this.skip(reply);
-        return;
-      }
-      this.store.append(subject, undefined, data, timestampNs === undefined ? undefined : { timestampNs }).then(
-        (res) => this.stored(res.seq, subject, reply),
-        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
-      );
-      return;
-    }
-    if (header.length > MAX_HEADER_BYTES) return this.reject(reply, JsErrors.headersTooLarge());
-    const decision = checkPublish(readPublishHeaders(header), subject, this);
+    const plain = header === null || header.length === 0;
+    const decision = screenPublish(this, subject, plain ? null : header);
     switch (decision.kind) {
       case 'drop':
         return;
@@ -370,6 +356,18 @@ export class Stream implements StreamHandle, PublishView {
       }
       case 'store':
         break;
+    }
+    if (plain) {
+      // Hot path: no header; the store assigns the sequence in call order.
+      if (this.noInterest(subject)) {
+        this.skip(reply);
+        return;
+      }
+      this.store.append(subject, undefined, data, timestampNs === undefined ? undefined : { timestampNs }).then(
+        (res) => this.stored(res.seq, subject, reply),
+        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+      );
+      return;
     }
     if (this.noInterest(subject)) {
       const skipped = this.skip(reply);
