@@ -106,6 +106,7 @@ export class RaftNode {
   private expandWanted = false;
   /** Entry bytes applied since the last snapshot. */
   private appliedBytes = 0;
+  private appliedHere: number;
   private idle: Promise<void> = Promise.resolve();
   private markIdle: () => void = () => {};
   /** Store writes completed, for metrics. */
@@ -117,6 +118,16 @@ export class RaftNode {
     this.options = options;
     this.core = core;
     this.lastSnapshotIndex = core.log.snapshotIndex;
+    this.appliedHere = core.log.applied;
+  }
+
+  /**
+   * Index of the last entry the state machine has applied. The core's `log.applied` moves only at
+   * advance(), after the Ready's write: this one moves as each entry is applied, which may be a whole write
+   * (an fsync) earlier.
+   */
+  get appliedIndex(): number {
+    return this.appliedHere;
   }
 
   static async start(options: RaftNodeOptions): Promise<RaftNode> {
@@ -336,6 +347,7 @@ export class RaftNode {
       await stateMachine.restore(ready.snapshot.data);
       this.snapshotIsFull = true;
       this.lastSnapshotIndex = ready.snapshot.meta.index;
+      this.appliedHere = ready.snapshot.meta.index;
       this.appliedBytes = 0;
       this.failProposalsUpTo(ready.snapshot.meta.index);
     }
@@ -355,6 +367,7 @@ export class RaftNode {
   }
 
   private applyEntry(entry: Entry): void {
+    this.appliedHere = entry.index;
     this.appliedBytes += entry.data.length;
     const results: unknown[] = [];
     let failure: unknown;

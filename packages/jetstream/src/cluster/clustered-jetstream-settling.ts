@@ -1,6 +1,6 @@
 // Catalogue requests that reach the meta leader while its catalogue is momentarily not "settled": it is the Raft
-// leader, but an entry is committed and not applied yet (the apply waits for the Ready's fsync), or its term's
-// first entry is not committed yet. Every other node stays silent then (they see a live leader), so dropping
+// leader, but an entry is committed and not applied yet (until the driver's next turn), or its term's first
+// entry is not committed yet (a commit round with its fsyncs). Every other node stays silent then (they see a live leader), so dropping
 // such a request loses it for good (the client times out after 10 s). Instead the leader holds it, bounded,
 // and answers it once the catalogue is settled; a request still held when leadership is lost or the wait runs
 // out is given up (10008 if no leader is known by then, else silence, as before).

@@ -39,7 +39,7 @@ const ORPHAN_CHECK_MS = 15_000;
 /** …trying at most this many times. */
 const ORPHAN_CHECKS = 20;
 const HANDOFF_POLL_MS = 50;
-/** The meta leader holds a catalogue request this long at most while its catalogue settles (one commit + fsync)… */
+/** The meta leader holds a catalogue request this long at most while its catalogue settles (its term's first commit, or an apply one turn behind a commit)… */
 const SETTLE_WAIT_MS = 2_000;
 /** …checking this often… */
 const SETTLE_POLL_MS = 5;
@@ -284,8 +284,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   }
 
   /**
-   * This node is the meta group's Raft leader, settled or not. Not settled = a commit not applied yet (the
-   * apply waits for an fsync) or its term's first entry not committed: the others see a live leader and stay
+   * This node is the meta group's Raft leader, settled or not. Not settled = a commit not applied yet (one
+   * driver turn) or its term's first entry not committed: the others see a live leader and stay
    * silent, so this node must answer.
    */
   private leadsMetaRaft(): boolean {

@@ -67,13 +67,13 @@ export class MetaGroup {
     const n = this.node;
     if (n === null || n.core.role !== Role.Leader) return false;
     const log = n.core.log;
-    return log.term(log.committed) === n.core.term && log.applied === log.committed;
+    return log.term(log.committed) === n.core.term && n.appliedIndex >= log.committed;
   }
 
   /** Follows a leader and has applied everything it knows to be committed. */
   caughtUp(): boolean {
     const n = this.node;
-    return n !== null && n.core.leader !== NONE && n.core.log.applied === n.core.log.committed;
+    return n !== null && n.core.leader !== NONE && n.appliedIndex >= n.core.log.committed;
   }
 
   /** The leader this node follows, or NONE. */
