@@ -79,6 +79,21 @@ describe('RaftNode', () => {
     expect(c.leaders).toContain(c.leader.id);
   });
 
+  it('appliedIndex counts an entry as soon as it is applied, while the core learns it only after the write', async () => {
+    class SlowStore extends MemoryLogStore {
+      override async write(update: Parameters<MemoryLogStore['write']>[0]): Promise<void> {
+        await new Promise((r) => setTimeout(r, 50));
+        return super.write(update);
+      }
+    }
+    const node = await startNode(1, [1], new InMemoryNetwork(), new SlowStore(), new ListMachine());
+    await until(() => node.isLeader());
+    const { index } = await node.propose(enc.encode('x'));
+    expect(node.appliedIndex).toBe(index);
+    expect(node.core.log.applied).toBeLessThan(index);
+    await until(() => node.core.log.applied === index);
+  });
+
   it('answers a proposal on a follower with the known leader', async () => {
     const c = await cluster([1, 2, 3]);
     const follower = [...c.nodes.values()].find((n) => !n.isLeader())!;
