@@ -150,7 +150,9 @@ const fmt = (v) => (Number.isFinite(v) ? Math.round(v).toLocaleString('en-US') :
 
 /** Flotilla, its interval-sync variant when wanted and accepted, and nats-server when compared. */
 function chooseTargets(opts) {
-  const flotillaArgs = [...FLOTILLA_NODE_FLAGS, opts.flotillaPath ?? flotillaBin];
+  // FLOTILLA_BENCH_NODE_FLAGS adds Node flags to Flotilla's nodes (e.g. "--cpu-prof --cpu-prof-dir=/tmp/p").
+  const extraFlags = (process.env.FLOTILLA_BENCH_NODE_FLAGS ?? '').split(' ').filter(Boolean);
+  const flotillaArgs = [...FLOTILLA_NODE_FLAGS, ...extraFlags, opts.flotillaPath ?? flotillaBin];
   const version = (cmd, args) => {
     try {
       return execFileSync(cmd, [...args, '--version'], { encoding: 'utf8', timeout: 10_000 }).trim();
