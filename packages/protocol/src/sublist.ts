@@ -131,13 +131,20 @@ export class Sublist<S extends SublistEntry> {
   private readonly root = new SublistNode<S>();
   private readonly cache = new Map<string, SublistResult<S>>();
   private readonly cacheMaxEntries: number;
+  private readonly uncachedPrefixes: readonly string[];
   private subCount = 0;
   private nodes = 0;
 
-  constructor(opts?: { cacheMaxEntries?: number }) {
+  /**
+   * `uncachedPrefixes`: published subjects starting with one of these are matched without the cache; for
+   * subjects that are unique per message (JetStream acks), where caching costs an insert and an eviction
+   * each time and pushes out the subjects that do repeat.
+   */
+  constructor(opts?: { cacheMaxEntries?: number; uncachedPrefixes?: readonly string[] }) {
     const max = opts?.cacheMaxEntries ?? DEFAULT_CACHE_MAX_ENTRIES;
     if (!Number.isInteger(max) || max < 0) throw new RangeError(`cacheMaxEntries must be an integer >= 0, got ${max}`);
     this.cacheMaxEntries = max;
+    this.uncachedPrefixes = opts?.uncachedPrefixes ?? [];
   }
 
   /** number of subscriptions */
@@ -220,24 +227,33 @@ export class Sublist<S extends SublistEntry> {
    * The returned arrays are shared with the cache and must not be mutated.
    */
   match(subject: string): SublistResult<S> {
-    const cached = this.cache.get(subject);
-    if (cached !== undefined) return cached;
+    const cacheable = !this.isUncached(subject);
+    if (cacheable) {
+      const cached = this.cache.get(subject);
+      if (cached !== undefined) return cached;
+    }
     const tokens = tokenizePublishSubject(subject);
     if (tokens === null) return EMPTY_RESULT;
     const acc = new MatchAccumulator<S>();
     matchLevel(this.root, tokens, 0, acc);
     const result = acc.toResult();
-    this.cacheResult(subject, result);
+    if (cacheable) this.cacheResult(subject, result);
     return result;
   }
 
   /** true if any subscription matches `subject`; does not populate the cache */
   hasInterest(subject: string): boolean {
-    const cached = this.cache.get(subject);
+    const cached = this.isUncached(subject) ? undefined : this.cache.get(subject);
     if (cached !== undefined) return cached !== EMPTY_RESULT;
     const tokens = tokenizePublishSubject(subject);
     if (tokens === null) return false;
     return hasInterestLevel(this.root, tokens, 0);
+  }
+
+  private isUncached(subject: string): boolean {
+    const prefixes = this.uncachedPrefixes;
+    for (let i = 0; i < prefixes.length; i++) if (subject.startsWith(prefixes[i]!)) return true;
+    return false;
   }
 
   /** all subscriptions (for monitoring/route interest); order unspecified */

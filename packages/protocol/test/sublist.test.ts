@@ -378,4 +378,24 @@ describe('Sublist match cache', () => {
     expect(list.cacheSize).toBe(0);
     expect(() => new Sublist<TestSub>({ cacheMaxEntries: -1 })).toThrow(RangeError);
   });
+
+  it('matches subjects under an uncached prefix without caching them', () => {
+    const list = new Sublist<TestSub>({ uncachedPrefixes: ['$JS.ACK.'] });
+    const ack = sub('$JS.ACK.S.D.>');
+    const other = sub('a.b');
+    list.insert(ack);
+    list.insert(other);
+    expect(list.match('$JS.ACK.S.D.1.2.3.4.0').plain).toEqual([ack]);
+    expect(list.hasInterest('$JS.ACK.S.D.1.2.3.4.0')).toBe(true);
+    expect(list.match('$JS.ACK.S.E.1.2.3.4.0')).toBe(EMPTY_RESULT);
+    expect(list.cacheSize).toBe(0);
+    expect(list.match('a.b').plain).toEqual([other]);
+    expect(list.cacheSize).toBe(1);
+    // Later subscriptions are seen at once (nothing stale to patch).
+    const late = sub('$JS.ACK.S.E.*.*.*.*.*');
+    list.insert(late);
+    expect(list.match('$JS.ACK.S.E.1.2.3.4.0').plain).toEqual([late]);
+    list.remove(ack);
+    expect(list.match('$JS.ACK.S.D.1.2.3.4.0')).toBe(EMPTY_RESULT);
+  });
 });

@@ -7,6 +7,7 @@ import { isClusterVisible } from './cluster/cluster-visible.js';
 
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
 const NO_QUEUES: readonly string[] = [];
+const UNCACHED_PREFIXES: readonly string[] = ['$JS.ACK.'];
 
 /** The cluster's side of routing (packages/server/src/cluster): interest propagation and forwarding. */
 export interface ClusterRoute {
@@ -33,7 +34,8 @@ export interface RouterStats {
 }
 
 export class MessageRouter {
-  readonly sublist = new Sublist<Subscription>();
+  // Every JetStream ack has its own subject: caching those would only evict the subjects that repeat.
+  readonly sublist = new Sublist<Subscription>({ uncachedPrefixes: UNCACHED_PREFIXES });
   readonly stats: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
   private queueCursor = 0;
   /** Set while this node is part of a cluster. */

@@ -38,6 +38,8 @@ export interface ApplyResult {
 }
 
 const NOTHING: ApplyResult = { settled: [] };
+/** Stream sequences looked at one by one for the next pending message before iterating the map instead. */
+const FLOOR_PROBE_LIMIT = 64;
 
 export class ConsumerState {
   /** Next consumer sequence to use. */
@@ -62,10 +64,10 @@ export class ConsumerState {
   apply(e: ConsumerEntry): ApplyResult {
     switch (e.op) {
       case 'deliver':
-        return this.applyDeliver(e.sseq, e.dseq, e.count, e.tsMs);
+        return this.deliver(e.sseq, e.dseq, e.count, e.tsMs);
       case 'ack':
       case 'term':
-        return this.applyAck(e.sseq, e.dseq);
+        return this.ack(e.sseq, e.dseq);
       case 'drop':
         this.pending.delete(e.sseq);
         return NOTHING;
@@ -77,7 +79,8 @@ export class ConsumerState {
     }
   }
 
-  private applyDeliver(sseq: number, dseq: number, count: number, tsMs: number): ApplyResult {
+  /** The `deliver` entry without building one (the delivery hot path). */
+  deliver(sseq: number, dseq: number, count: number, tsMs: number): ApplyResult {
     this.dseq = dseq + 1;
     if (count === 1) {
       if (sseq >= this.sseq) this.sseq = sseq + 1;
@@ -96,7 +99,8 @@ export class ConsumerState {
     return NOTHING;
   }
 
-  private applyAck(sseq: number, dseq: number): ApplyResult {
+  /** The `ack` / `term` entry without building one (the ack hot path). */
+  ack(sseq: number, dseq: number): ApplyResult {
     if (this.ackPolicy === 'none') return NOTHING;
     if (this.ackPolicy === 'all') {
       if (dseq <= this.adflr || sseq <= this.asflr) return NOTHING;
@@ -124,11 +128,29 @@ export class ConsumerState {
       this.asflr = this.sseq - 1;
     } else if (p.dseq === this.adflr + 1) {
       // The oldest outstanding one: the floor moves up to just below the next pending message.
-      const [nextSeq, next] = this.pending.entries().next().value as [number, PendingAck];
-      this.adflr = next.dseq - 1;
-      this.asflr = nextSeq - 1;
+      this.floorBelowNextPending(sseq);
     }
     return { settled: [sseq] };
+  }
+
+  /**
+   * Sets the floor below the oldest pending message, which lies above `acked` (the oldest until now). Acks
+   * mostly come in order, so the next stream sequences are probed first: the map's first entry costs a walk
+   * over every slot deleted since V8 last compacted it (up to max_ack_pending of them).
+   */
+  private floorBelowNextPending(acked: number): void {
+    const end = Math.min(this.sseq, acked + 1 + FLOOR_PROBE_LIMIT);
+    for (let s = acked + 1; s < end; s++) {
+      const next = this.pending.get(s);
+      if (next !== undefined) {
+        this.adflr = next.dseq - 1;
+        this.asflr = s - 1;
+        return;
+      }
+    }
+    const [nextSeq, next] = this.pending.entries().next().value as [number, PendingAck];
+    this.adflr = next.dseq - 1;
+    this.asflr = nextSeq - 1;
   }
 
   private applySkip(sseq: number): ApplyResult {

@@ -5,7 +5,7 @@ import type { StoredMessage } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
-import { ackReplyPrefix, formatAckReply, parseAckReply } from './ack-reply.js';
+import { AckReplyReader, ackReplyPrefix, formatAckReply } from './ack-reply.js';
 import type { Clock } from './clock.js';
 import { consumerFilters, isPushConfig, orderedConfig, type ConsumerConfig } from './consumer-config.js';
 import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
@@ -49,6 +49,8 @@ export class Consumer {
   readonly state: ConsumerState;
   filters: string[];
   private readonly ackPrefix: string;
+  /** Scratch for onAck's subject tokens (acks are handled one at a time, synchronously). */
+  private readonly ackTokens = new AckReplyReader();
   private readonly waiting: PullRequestQueue | null;
   private unsubscribers: Array<() => void> = [];
   private closed = false;
@@ -56,7 +58,9 @@ export class Consumer {
   // Delivery engine.
   private pumping = false;
   private kickAgain = false;
+  /** Read-ahead messages; those before readAheadPos are taken (no shift() per message). */
   private readAhead: StoredMessage[] = [];
+  private readAheadPos = 0;
   private readonly redeliverQueue: number[] = [];
   private readonly queuedForRedelivery = new Set<number>();
   private readonly nakDeadlines = new Map<number, number>();
@@ -202,7 +206,7 @@ export class Consumer {
     if (filters.join('\u0000') !== this.filters.join('\u0000')) {
       // New filters (2.10 allows it): read ahead again from the current position with them.
       this.filters = filters;
-      this.readAhead = [];
+      this.dropReadAhead();
       this.recountPending();
     }
     this.scheduleInactivityCheck();
@@ -274,7 +278,7 @@ export class Consumer {
     const st = this.stream.store.state();
     const first = st.messages > 0 ? st.first_seq : st.last_seq + 1;
     if (this.state.sseq < first) this.apply({ op: 'skip', sseq: first });
-    this.readAhead = [];
+    this.dropReadAhead();
     this.lastPerSubject = this.lastPerSubject.filter((s) => s >= first);
     this.recountPending();
     this.kick();
@@ -432,6 +436,8 @@ export class Consumer {
       this.kickAgain = true;
       return;
     }
+    // A pull consumer without requests has nothing to do (every ack kicks): no pump, no promises.
+    if (this.waiting !== null && this.waiting.length === 0) return;
     this.pumping = true;
     void this.pump().catch((err: unknown) => this.ctx.log.error({ err, stream: this.stream.name, consumer: this.name }, 'consumer delivery failed'));
   }
@@ -459,27 +465,34 @@ export class Consumer {
   /** Delivers while a target and a message are available; returns how many went out. */
   private async deliverBatch(): Promise<number> {
     let sent = 0;
+    // One clock read per batch and after each wait: deliveries in between share it.
+    let now = this.clock.nowMs();
     for (let guard = 0; guard < READ_AHEAD; guard++) {
       if (this.closed || !this.canDeliver()) return sent;
-      const cand = await this.nextCandidate();
-      if (this.closed) return sent;
+      let cand = this.readyCandidate();
       if (cand === null) {
-        // End of the stream (not a max_ack_pending stop): one-shot no_wait requests are done.
-        if (this.waiting && !this.maxAckPendingReached()) this.expireWaiting(this.clock.nowMs(), true);
-        return sent;
-      }
-      if (!this.canDeliver(cand.redelivery)) {
-        this.putBack(cand);
-        return sent;
+        cand = await this.nextCandidate();
+        now = this.clock.nowMs();
+        if (this.closed) return sent;
+        if (cand === null) {
+          // End of the stream (not a max_ack_pending stop): one-shot no_wait requests are done.
+          if (this.waiting && !this.maxAckPendingReached()) this.expireWaiting(now, true);
+          return sent;
+        }
+        // The wait may have changed what can be delivered.
+        if (!this.canDeliver(cand.redelivery)) {
+          this.putBack(cand);
+          return sent;
+        }
       }
       // Pacing (rate_limit_bps, replay original) holds the message until its time.
-      const waitMs = this.pacingDelay(cand);
+      const waitMs = this.pacingDelay(cand, now);
       if (waitMs > 0) {
         this.putBack(cand);
         this.schedulePacing(waitMs);
         return sent;
       }
-      if (this.deliver(cand)) sent++;
+      if (this.deliver(cand, now)) sent++;
     }
     return sent;
   }
@@ -539,10 +552,8 @@ export class Consumer {
       this.recountPending();
     }
     for (let attempt = 0; attempt < 2; attempt++) {
-      while (this.readAhead.length > 0) {
-        const msg = this.readAhead.shift()!;
-        if (msg.seq >= this.state.sseq) return { msg, count: 1, redelivery: false };
-      }
+      const msg = this.takeReadAhead();
+      if (msg !== null) return { msg, count: 1, redelivery: false };
       if (attempt === 1) break;
       // Read before the scan: a message stored while it runs lies above this.
       const scannedTo = store.state().last_seq;
@@ -554,8 +565,34 @@ export class Consumer {
         return null;
       }
       this.readAhead = fetched;
+      this.readAheadPos = 0;
     }
     return null;
+  }
+
+  /**
+   * The next new message when it is already in memory and nothing comes before it (no redelivery, no
+   * last_per_subject start, max_ack_pending not reached): deliverBatch's path without an await.
+   */
+  private readyCandidate(): Candidate | null {
+    if (this.redeliverQueue.length > 0 || this.lastPerSubject.length > 0 || this.maxAckPendingReached()) return null;
+    const msg = this.takeReadAhead();
+    return msg === null ? null : { msg, count: 1, redelivery: false };
+  }
+
+  /** The next read-ahead message at or after the stream position; stale ones are skipped. */
+  private takeReadAhead(): StoredMessage | null {
+    const ahead = this.readAhead;
+    while (this.readAheadPos < ahead.length) {
+      const msg = ahead[this.readAheadPos++]!;
+      if (msg.seq >= this.state.sseq) return msg;
+    }
+    return null;
+  }
+
+  private dropReadAhead(): void {
+    this.readAhead = [];
+    this.readAheadPos = 0;
   }
 
   private maxAckPendingReached(): boolean {
@@ -576,13 +613,15 @@ export class Consumer {
       this.queuedForRedelivery.add(c.msg.seq);
     } else if (c.lastPerSubject) {
       this.lastPerSubject.unshift(c.msg.seq);
+    } else if (this.readAheadPos > 0 && this.readAhead[this.readAheadPos - 1] === c.msg) {
+      this.readAheadPos--;
     } else {
-      this.readAhead.unshift(c.msg);
+      this.readAhead = [c.msg, ...this.readAhead.slice(this.readAheadPos)];
+      this.readAheadPos = 0;
     }
   }
 
-  private pacingDelay(c: Candidate): number {
-    const now = this.clock.nowMs();
+  private pacingDelay(c: Candidate, now: number): number {
     if (this.config.rate_limit_bps && this.nextSendAtMs > now) return this.nextSendAtMs - now;
     if (this.config.replay_policy === 'original' && !c.redelivery && this.lastReplayTsNs > 0n) {
       const gapMs = Number((c.msg.timestampNs - this.lastReplayTsNs) / 1_000_000n);
@@ -601,7 +640,7 @@ export class Consumer {
   }
 
   /** Sends one message to the head pull request or the deliver subject; false if it could not. */
-  private deliver(c: Candidate): boolean {
+  private deliver(c: Candidate, now: number): boolean {
     const { msg } = c;
     const cfg = this.config;
     const bus = this.ctx.bus;
@@ -609,7 +648,7 @@ export class Consumer {
     let target: string;
     let req: PullRequest | null = null;
     if (this.waiting) {
-      req = this.headRequest(size);
+      req = this.headRequest(size, now);
       if (req === null) {
         this.putBack(c);
         return false;
@@ -618,14 +657,14 @@ export class Consumer {
     } else {
       target = cfg.deliver_subject!;
     }
-    const now = this.clock.nowMs();
     const dseq = this.state.dseq;
     if (!c.redelivery && !c.lastPerSubject && this.numPending > 0) this.numPending--;
     const pendingAfter = this.numPending + this.lastPerSubject.length;
     const reply = formatAckReply(this.ackPrefix, c.count, msg.seq, dseq, msg.timestampNs, pendingAfter);
     // State first: a synchronous subscriber may ack inside the publish below.
     if (this.pendingSubjects && cfg.ack_policy !== 'none') this.pendingSubjects.set(msg.seq, msg.subject);
-    const result = this.apply({ op: 'deliver', sseq: msg.seq, dseq, count: c.count, tsMs: now });
+    const result = this.state.deliver(msg.seq, dseq, c.count, now);
+    this.storage.stateChanged();
     if (cfg.ack_policy !== 'none') this.armAckTimer(now + this.ackWaitMs(c.count));
     const header = cfg.headers_only ? S.headersOnlyBlock(msg.header, msg.data.length) : msg.header.length > 0 ? msg.header : null;
     const data = cfg.headers_only ? EMPTY : msg.data;
@@ -645,10 +684,9 @@ export class Consumer {
   }
 
   /** The pull request to serve next, applying max_bytes (409) and interest; null if none is left. */
-  private headRequest(size: number): PullRequest | null {
+  private headRequest(size: number, now: number): PullRequest | null {
     const q = this.waiting!;
     const bus = this.ctx.bus;
-    const now = this.clock.nowMs();
     for (let guard = q.length; guard > 0; guard--) {
       const req = q.peek();
       if (req === undefined) return null;
@@ -687,11 +725,12 @@ export class Consumer {
 
   private onAck(m: BusMessage): void {
     if (this.closed) return;
-    const tokens = parseAckReply(m.subject);
-    if (tokens === null || tokens.streamSeq === 0) return;
+    const tokens = this.ackTokens;
+    if (!tokens.read(m.subject) || tokens.streamSeq === 0) return;
     const body = m.data;
     const kind = ackKind(body);
-    const { streamSeq: sseq, consumerSeq: dseq } = tokens;
+    const sseq = tokens.streamSeq;
+    const dseq = tokens.consumerSeq;
     switch (kind) {
       case 'ack':
         this.processAck(sseq, dseq);
@@ -727,7 +766,8 @@ export class Consumer {
   processAck(sseq: number, dseq: number): void {
     if (this.config.ack_policy === 'none') return;
     const subjects = this.pendingSubjects;
-    const result = this.apply({ op: 'ack', sseq, dseq });
+    const result = this.state.ack(sseq, dseq);
+    this.storage.stateChanged();
     if (result.settled.length > 0) {
       this.state.lastAckedMs = this.clock.nowMs();
       for (const s of result.settled) this.nakDeadlines.delete(s);
