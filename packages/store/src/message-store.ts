@@ -22,6 +22,11 @@ export interface MessageStore {
   updateLimits(limits: Partial<StoreLimits>): Promise<void>;
 
   append(subject: string, header: Uint8Array | undefined, data: Uint8Array, opts?: AppendOptions): Promise<AppendResult>;
+  /**
+   * The hot path's append: applied at once, no promise per message. Returns the sequence or throws
+   * StoreError (a limit); the message is durable once a `flush()` called after it resolves.
+   */
+  appendNoWait(subject: string, header: Uint8Array | undefined, data: Uint8Array, timestampNs?: bigint): number;
   /** Appends in order; stops at the first rejected message (its error rejects the promise). */
   appendBatch(msgs: readonly AppendInput[]): Promise<AppendResult[]>;
   /** Consumes sequences `seq .. seq+count-1` without storing (they count as deleted). */

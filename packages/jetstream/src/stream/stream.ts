@@ -7,6 +7,7 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
+import { DurableQueue, type DurableSink } from './durable-queue.js';
 import { PubAckEncoder } from './pub-ack.js';
 import { readPublishHeaders, screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
@@ -105,6 +106,8 @@ export class Stream implements StreamHandle, PublishView {
   private readonly listeners = new Set<(seq: number, subject: string) => void>();
   private readonly dedupe: DedupeWindow;
   private readonly acks: PubAckEncoder;
+  /** Stored messages waiting for durability before their ack and onStored (in sequence order). */
+  private readonly pending: DurableQueue;
   /** Nats-Msg-Id of the last message stored with one, and its sequence (lastMsgId is valid only if last). */
   private lastIdRecord: { id: string; seq: number } | null = null;
   private stopped = false;
@@ -122,6 +125,11 @@ export class Stream implements StreamHandle, PublishView {
     this.cfg = config;
     this.dedupe = new DedupeWindow(config.duplicate_window / 1e6);
     this.acks = new PubAckEncoder(config.name, host.domain);
+    const sink: DurableSink = {
+      stored: (seq, subject, reply) => this.stored(seq, subject, reply),
+      failed: (reply, err) => this.reject(reply, apiErrorOfStore(err)),
+    };
+    this.pending = new DurableQueue(sink);
   }
 
   get name(): string {
@@ -224,7 +232,7 @@ export class Stream implements StreamHandle, PublishView {
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
             if (this.proposer !== null) this.proposer.publish(msg);
-            else void this.propose({ op: 'msg', subject: msg.subject, header: msg.header, data: msg.data, reply: msg.reply });
+            else this.applyMsg(msg.subject, msg.header, msg.data, msg.reply, undefined);
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
@@ -337,7 +345,7 @@ export class Stream implements StreamHandle, PublishView {
     }
   }
 
-  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null, timestampNs?: bigint): void {
+  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null, timestampNs: bigint | undefined): void {
     if (this.stopped) return;
     const reply = this.cfg.no_ack === true ? null : replyTo;
     if (this.host.storageExceeded(this.cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
@@ -363,10 +371,13 @@ export class Stream implements StreamHandle, PublishView {
         this.skip(reply);
         return;
       }
-      this.store.append(subject, undefined, data, timestampNs === undefined ? undefined : { timestampNs }).then(
-        (res) => this.stored(res.seq, subject, reply),
-        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
-      );
+      let seq: number;
+      try {
+        seq = this.store.appendNoWait(subject, undefined, data, timestampNs);
+      } catch (err) {
+        return this.reject(reply, apiErrorOfStore(err));
+      }
+      this.pending.push(seq, subject, reply, this.store.flush());
       return;
     }
     if (this.noInterest(subject)) {
@@ -377,13 +388,12 @@ export class Stream implements StreamHandle, PublishView {
       }
       return;
     }
-    const before = this.lastSeq();
-    const appended = this.store.append(subject, header, data, timestampNs === undefined ? undefined : { timestampNs });
-    const seq = this.lastSeq();
-    if (seq !== before + 1) {
+    let seq: number;
+    try {
+      seq = this.store.appendNoWait(subject, header, data, timestampNs);
+    } catch (err) {
       // Refused by a limit: the rejection carries the reason.
-      appended.catch((err: unknown) => this.reject(reply, apiErrorOfStore(err)));
-      return;
+      return this.reject(reply, apiErrorOfStore(err));
     }
     if (decision.msgId !== undefined) {
       this.dedupe.add(decision.msgId, seq);
@@ -391,17 +401,14 @@ export class Stream implements StreamHandle, PublishView {
     }
     if (decision.rollup !== undefined) {
       // The purge applies now, in the same tick as the append, so the same group commit makes both
-      // durable; the ack stays chained on the append alone to keep acks and onStored in sequence order.
+      // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       const purged = decision.rollup === 'all' ? this.store.purge({ seq }) : this.store.purge({ filter: subject, seq });
       purged.then(
         (n) => n > 0 && this.host.streamPurged(this),
         (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'rollup purge failed'),
       );
     }
-    appended.then(
-      () => this.stored(seq, subject, reply),
-      (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
-    );
+    this.pending.push(seq, subject, reply, this.store.flush());
   }
 
   /** Interest retention with no consumer that would take `subject`: nats-server consumes the sequence only. */
