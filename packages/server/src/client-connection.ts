@@ -320,13 +320,32 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       message = message.subarray(headerBytes);
       headerBytes = -1;
     }
-    const out = this.out;
-    out.writeMsg(sub.framePrefix(subject, headerBytes >= 0), reply, headerBytes, message);
+    this.out.writeMsg(sub.framePrefix(subject, headerBytes >= 0), reply, headerBytes, message);
     this.outMsgs++;
     this.outBytes += message.length;
+    this.delivered(sub);
+  }
+
+  /**
+   * deliverMessage for a server-originated message whose header block and body are separate buffers
+   * (MessageRouter.publishParts): written as they are, the same bytes as the joined form.
+   */
+  deliverParts(sub: Subscription, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    if (this.closed) return;
+    if (this.permissions !== null && !this.admitDelivery(subject, reply)) return;
+    // A client without header support gets the body only, as nats-server does.
+    if (header !== null && !this.headers) header = null;
+    this.out.writeMsgParts(sub.framePrefix(subject, header !== null), reply, header, data);
+    this.outMsgs++;
+    this.outBytes += (header === null ? 0 : header.length) + data.length;
+    this.delivered(sub);
+  }
+
+  /** After a delivery: auto-unsubscribe, the end-of-turn flush, the pending-bytes limit. */
+  private delivered(sub: Subscription): void {
     if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.removeSub(sub);
     this.markDirty();
-    if (out.pendingBytes + this.socket.writableLength > this.host.options.maxPendingBytes) {
+    if (this.out.pendingBytes + this.socket.writableLength > this.host.options.maxPendingBytes) {
       this.host.log.info({ cid: this.cid, pendingBytes: this.pendingBytes }, 'slow consumer detected');
       this.host.countSlowConsumer();
       this.close('Slow Consumer (Pending Bytes)');

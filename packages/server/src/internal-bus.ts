@@ -47,31 +47,17 @@ export class InternalBus implements MessageBus {
     return owner.unsubscribe;
   }
 
+  // Header and body stay apart until a subscriber needs them joined (client connections never do).
   publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    const [headerBytes, message] = frame(header, data);
-    this.router.publish(subject, reply, headerBytes, message, 0, true);
+    this.router.publishParts(null, subject, reply, header, data);
   }
 
   /** Matches subscribers on `route` while the message keeps `subject`, as JetStream deliveries do. */
   publishTo(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    const [headerBytes, message] = frame(header, data);
-    this.router.publishTo(route, subject, reply, headerBytes, message);
+    this.router.publishParts(route, subject, reply, header, data);
   }
 
   hasInterest(subject: string): boolean {
     return this.router.hasInterest(subject);
   }
-}
-
-/** Header block and body as the router carries them: one buffer and the header length (-1 for none). */
-function frame(header: Uint8Array | null, data: Uint8Array): [number, Buffer] {
-  if (header === null || header.length === 0) return [-1, toBuffer(data)];
-  const message = Buffer.allocUnsafe(header.length + data.length);
-  message.set(header, 0);
-  message.set(data, header.length);
-  return [header.length, message];
-}
-
-function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

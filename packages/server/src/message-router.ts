@@ -2,7 +2,7 @@
 // subscription (every plain one, one member per queue group). Clustering and JetStream plug in here as
 // further subscription owners.
 import { Sublist, encodeStatusHeaders } from '@flotilla/protocol';
-import type { Subscription } from './subscription.js';
+import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
 
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
@@ -24,6 +24,33 @@ export interface ClusterRoute {
     servedQueues: readonly string[],
     route: string | null,
   ): number;
+}
+
+/** An owner that writes a header block and body held apart (client connections): nothing is joined for it. */
+interface PartsOwner extends SubscriptionOwner {
+  deliverParts(sub: Subscription, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
+}
+
+function writesParts(owner: SubscriptionOwner): owner is PartsOwner {
+  return (owner as Partial<PartsOwner>).deliverParts !== undefined;
+}
+
+/** Header block and body as one Buffer with the header length (-1 for none), for owners that take that form. */
+export interface JoinedMessage {
+  headerBytes: number;
+  message: Buffer;
+}
+
+export function joinParts(header: Uint8Array | null, data: Uint8Array): JoinedMessage {
+  if (header === null || header.length === 0) return { headerBytes: -1, message: asBuffer(data) };
+  const message = Buffer.allocUnsafe(header.length + data.length);
+  message.set(header, 0);
+  message.set(data, header.length);
+  return { headerBytes: header.length, message };
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
 export interface RouterStats {
@@ -116,6 +143,52 @@ export class MessageRouter {
   }
 
   /**
+   * A server-originated message (JetStream deliveries, statuses, API replies) with its header block and
+   * body apart: matched on `route` (the subject itself when null), it carries `subject`. Client connections
+   * write the parts as they are; a joined Buffer is made once, only for internal subscribers and peers.
+   * Same deliveries as publish / publishTo with the joined message.
+   */
+  publishParts(route: string | null, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): number {
+    if (header !== null && header.length === 0) header = null;
+    const size = (header === null ? 0 : header.length) + data.length;
+    const stats = this.stats;
+    stats.inMsgs++;
+    stats.inBytes += size;
+    const result = this.sublist.match(route ?? subject);
+    let joined: JoinedMessage | null = null;
+    let delivered = 0;
+    const plain = result.plain;
+    for (let i = 0; i < plain.length; i++) {
+      const sub = plain[i]!;
+      if (writesParts(sub.owner)) this.deliverPartsTo(sub, sub.owner, subject, reply, header, data, size);
+      else {
+        joined ??= joinParts(header, data);
+        this.deliver(sub, subject, reply, joined.headerBytes, joined.message);
+      }
+      delivered++;
+    }
+    const queues = result.queues;
+    const cluster = this.cluster;
+    let served: string[] | null = null;
+    for (let q = 0; q < queues.length; q++) {
+      const chosen = this.pickMember(queues[q]!, -1);
+      if (chosen === null) continue;
+      if (writesParts(chosen.owner)) this.deliverPartsTo(chosen, chosen.owner, subject, reply, header, data, size);
+      else {
+        joined ??= joinParts(header, data);
+        this.deliver(chosen, subject, reply, joined.headerBytes, joined.message);
+      }
+      delivered++;
+      if (cluster !== null) (served ??= []).push(chosen.queue!);
+    }
+    if (cluster !== null) {
+      joined ??= joinParts(header, data);
+      delivered += cluster.forward(subject, reply, joined.headerBytes, joined.message, served ?? NO_QUEUES, route);
+    }
+    return delivered;
+  }
+
+  /**
    * A message a peer forwarded: only local subscriptions the cluster knows of get it (plain ones, and one
    * member of each queue group in `queues`); it is never forwarded again. With `route`, subscriptions are
    * matched on `route` and the message carries `subject` (see publishTo).
@@ -156,6 +229,21 @@ export class MessageRouter {
   /** The 503 status a requester that negotiated no_responders gets when nobody received its request. */
   publishNoResponders(reply: string): void {
     this.publish(reply, null, NO_RESPONDERS_HEADERS.length, NO_RESPONDERS_HEADERS, 0, true);
+  }
+
+  private deliverPartsTo(
+    sub: Subscription,
+    owner: PartsOwner,
+    subject: string,
+    reply: string | null,
+    header: Uint8Array | null,
+    data: Uint8Array,
+    size: number,
+  ): void {
+    sub.delivered++;
+    this.stats.outMsgs++;
+    this.stats.outBytes += size;
+    owner.deliverParts(sub, subject, reply, header, data);
   }
 
   private deliver(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {

@@ -1,6 +1,7 @@
 // Per-connection output gathered during one event-loop turn and written with one socket.write.
 // Small frames are copied into a contiguous buffer (one syscall for hundreds of MSGs); payloads of
-// LARGE_PAYLOAD_BYTES or more are queued by reference instead of copied.
+// LARGE_PAYLOAD_BYTES or more are queued by reference instead of copied. Payloads may be plain Uint8Array
+// views (stored JetStream messages): nothing here needs a Buffer.
 import type { Socket } from 'node:net';
 
 const INITIAL_BYTES = 16 * 1024;
@@ -27,7 +28,7 @@ export class OutboundBuffer {
   private buf: Buffer = Buffer.allocUnsafe(INITIAL_BYTES);
   private len = 0;
   // Sealed pieces waiting for the flush, in order (only when a large payload was queued by reference).
-  private sealed: Buffer[] = [];
+  private sealed: Uint8Array[] = [];
   private sealedBytes = 0;
 
   /** Bytes waiting for the next flush. */
@@ -52,10 +53,34 @@ export class OutboundBuffer {
    * A whole MSG/HMSG frame: `prefix` is the cached `MSG <subject> <sid> ` (or `HMSG …`); the rest is
    * written byte by byte so no string is built per message.
    */
-  writeMsg(prefix: Buffer, reply: string | null, headerBytes: number, payload: Buffer): void {
+  writeMsg(prefix: Buffer, reply: string | null, headerBytes: number, payload: Uint8Array): void {
     const n = payload.length;
     const large = n >= LARGE_PAYLOAD_BYTES;
-    const need = prefix.length + (reply === null ? 0 : reply.length * 3 + 1) + 36 + (large ? 0 : n);
+    this.controlLine(prefix, reply, headerBytes, n, large ? 0 : n + 2);
+    if (large) return this.queueLarge(payload);
+    this.copyIn(payload);
+    this.crlf();
+  }
+
+  /**
+   * writeMsg for a header block and body held apart (server-originated messages): both are written
+   * where they are, so no joined copy is made first. `header` null: a MSG without headers.
+   */
+  writeMsgParts(prefix: Buffer, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    const headerBytes = header === null ? -1 : header.length;
+    const n = data.length;
+    const large = n >= LARGE_PAYLOAD_BYTES;
+    const headerLen = header === null ? 0 : header.length;
+    this.controlLine(prefix, reply, headerBytes, headerLen + n, headerLen + (large ? 0 : n + 2));
+    if (header !== null) this.copyIn(header);
+    if (large) return this.queueLarge(data);
+    this.copyIn(data);
+    this.crlf();
+  }
+
+  /** `<prefix>[reply ][hdr ]<total>\r\n`, with room reserved for `extra` more bytes after it. */
+  private controlLine(prefix: Buffer, reply: string | null, headerBytes: number, total: number, extra: number): void {
+    const need = prefix.length + (reply === null ? 0 : reply.length * 3 + 1) + 36 + extra;
     if (this.len + need > this.buf.length) this.grow(need);
     const buf = this.buf;
     buf.set(prefix, this.len);
@@ -68,26 +93,37 @@ export class OutboundBuffer {
       len = writeDecimal(buf, len, headerBytes);
       buf[len++] = 32;
     }
-    len = writeDecimal(buf, len, n);
-    buf[len++] = 13;
-    buf[len++] = 10;
-    if (large) {
-      this.len = len;
-      this.seal();
-      this.sealed.push(payload);
-      this.sealedBytes += n;
-      this.writeBytes(CRLF);
-      return;
-    }
-    if (n < 64) {
-      for (let i = 0; i < n; i++) buf[len + i] = payload[i]!;
-    } else {
-      buf.set(payload, len);
-    }
-    len += n;
+    len = writeDecimal(buf, len, total);
     buf[len++] = 13;
     buf[len++] = 10;
     this.len = len;
+  }
+
+  /** Copies into room the caller reserved (controlLine's `extra`). */
+  private copyIn(bytes: Uint8Array): void {
+    const n = bytes.length;
+    const buf = this.buf;
+    const len = this.len;
+    if (n < 64) {
+      for (let i = 0; i < n; i++) buf[len + i] = bytes[i]!;
+    } else {
+      buf.set(bytes, len);
+    }
+    this.len = len + n;
+  }
+
+  private crlf(): void {
+    const buf = this.buf;
+    buf[this.len++] = 13;
+    buf[this.len++] = 10;
+  }
+
+  /** A large payload goes out by reference after what is buffered so far, then its CRLF. */
+  private queueLarge(payload: Uint8Array): void {
+    this.seal();
+    this.sealed.push(payload);
+    this.sealedBytes += payload.length;
+    this.writeBytes(CRLF);
   }
 
   /** Hands everything to the socket; returns the number of bytes written. */

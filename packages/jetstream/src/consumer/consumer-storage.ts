@@ -78,11 +78,12 @@ export class FileConsumerStorage implements ConsumerStorage {
   /** One write at a time; `urgent` skips the interval (a caller waits). */
   private schedule(urgent: boolean): void {
     if (this.writing !== null || this.closed) return;
-    const waitMs = urgent ? 0 : Math.max(0, this.lastWriteMs + STATE_WRITE_INTERVAL_MS - Date.now());
+    // Already scheduled: every delivery and ack lands here, so this is checked before reading the clock.
     if (this.cancelScheduled !== null) {
       if (!urgent) return;
       this.cancelScheduled();
     }
+    const waitMs = urgent ? 0 : Math.max(0, this.lastWriteMs + STATE_WRITE_INTERVAL_MS - Date.now());
     if (waitMs === 0) {
       const t = setImmediate(() => this.startWrite());
       this.cancelScheduled = () => clearImmediate(t);

@@ -1,0 +1,50 @@
+// writeMsgParts (header and body held apart) must put the same bytes on the wire as writeMsg on the joined message.
+import { describe, expect, it } from 'vitest';
+import type { Socket } from 'node:net';
+import { OutboundBuffer } from '../src/outbound-buffer.js';
+
+/** A socket stand-in that keeps what was written. */
+function sink(): { socket: Socket; bytes: () => Buffer } {
+  const chunks: Buffer[] = [];
+  const socket = {
+    write: (b: Uint8Array) => chunks.push(Buffer.from(b)),
+    cork: () => undefined,
+    uncork: () => undefined,
+  } as unknown as Socket;
+  return { socket, bytes: () => Buffer.concat(chunks) };
+}
+
+function joined(header: Uint8Array | null, data: Uint8Array): [number, Buffer] {
+  if (header === null) return [-1, Buffer.from(data)];
+  return [header.length, Buffer.concat([header, data])];
+}
+
+const HEADER = Buffer.from('NATS/1.0\r\nNats-Msg-Id: 7\r\n\r\n');
+const cases: Array<[string, Uint8Array | null, Uint8Array, string | null]> = [
+  ['no header, small body', null, Buffer.from('hello'), '$JS.ACK.S.D.1.2.3.4.0'],
+  ['header and body', HEADER, new Uint8Array(Buffer.from('x'.repeat(100))), 'r'],
+  ['header, empty body', HEADER, new Uint8Array(0), null],
+  ['large body by reference', HEADER, new Uint8Array(40_000).fill(97), 'inbox.é'],
+  ['large body, no header', null, new Uint8Array(20_000).fill(98), null],
+];
+
+describe('OutboundBuffer.writeMsgParts', () => {
+  it.each(cases)('%s: same bytes as writeMsg', (_name, header, data, reply) => {
+    const prefix = Buffer.from(header === null ? 'MSG s 1 ' : 'HMSG s 1 ');
+    const a = new OutboundBuffer();
+    const b = new OutboundBuffer();
+    a.writeMsgParts(prefix, reply, header, data);
+    a.writeMsgParts(prefix, reply, header, data);
+    const [headerBytes, message] = joined(header, data);
+    b.writeMsg(prefix, reply, headerBytes, message);
+    b.writeMsg(prefix, reply, headerBytes, message);
+    expect(a.pendingBytes).toBe(b.pendingBytes);
+    const sa = sink();
+    const sb = sink();
+    a.flushTo(sa.socket);
+    b.flushTo(sb.socket);
+    expect(sa.bytes().equals(sb.bytes())).toBe(true);
+    const hdr = headerBytes >= 0 ? `${headerBytes} ` : '';
+    expect(sb.bytes().subarray(0, prefix.length + 40).toString('latin1')).toContain(`${reply === null ? '' : Buffer.from(reply).toString('latin1') + ' '}${hdr}${message.length}\r\n`);
+  });
+});
