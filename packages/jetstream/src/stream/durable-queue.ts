@@ -17,14 +17,17 @@ interface Group {
   settled: boolean;
 }
 
+/** Initial ring capacity (a power of two); it doubles when full. */
+const INITIAL_SLOTS = 1024;
+
 export class DurableQueue {
-  // Parallel arrays reused from slot 0 whenever the queue drains: no object per message. Their length is
-  // bounded by the messages stored but not yet durable (at most what publishers have in flight).
-  private readonly seqs: number[] = [];
-  private readonly subjects: string[] = [];
-  private readonly replies: (string | null)[] = [];
-  /** Positions count every message ever pushed; slot = position - base. */
-  private base = 0;
+  // A ring of parallel arrays: no object per message. Its capacity is bounded by the messages stored but
+  // not yet durable (at most what publishers have in flight), rounded up to a power of two.
+  private seqs: number[] = new Array<number>(INITIAL_SLOTS).fill(0);
+  private subjects: string[] = new Array<string>(INITIAL_SLOTS).fill('');
+  private replies: (string | null)[] = new Array<string | null>(INITIAL_SLOTS).fill(null);
+  private mask = INITIAL_SLOTS - 1;
+  /** Positions count every message ever pushed; a position's slot is `position & mask`. */
   private head = 0;
   private tail = 0;
   private group: Group | null = null;
@@ -36,7 +39,8 @@ export class DurableQueue {
    * it resolves once this message (and every one before it) is durable.
    */
   push(seq: number, subject: string, reply: string | null, durable: Promise<void>): void {
-    const at = this.tail++ - this.base;
+    if (this.tail - this.head > this.mask) this.grow();
+    const at = this.tail++ & this.mask;
     this.seqs[at] = seq;
     this.subjects[at] = subject;
     this.replies[at] = reply;
@@ -65,11 +69,29 @@ export class DurableQueue {
     // past the end, so it waits for its own group.
     const end = Math.min(g.end, this.tail);
     while (this.head < end) {
-      const at = this.head++ - this.base;
+      const at = this.head++ & this.mask;
       const reply = this.replies[at];
+      this.replies[at] = null; // the strings are garbage once answered
       if (err === null) this.sink.stored(this.seqs[at], this.subjects[at], reply);
       else this.sink.failed(reply, err);
     }
-    if (this.head === this.tail) this.base = this.tail;
+  }
+
+  /** Doubles the ring, keeping every position's slot valid under the new mask. */
+  private grow(): void {
+    const slots = (this.mask + 1) * 2;
+    const seqs = new Array<number>(slots).fill(0);
+    const subjects = new Array<string>(slots).fill('');
+    const replies = new Array<string | null>(slots).fill(null);
+    const mask = slots - 1;
+    for (let p = this.head; p < this.tail; p++) {
+      seqs[p & mask] = this.seqs[p & this.mask];
+      subjects[p & mask] = this.subjects[p & this.mask];
+      replies[p & mask] = this.replies[p & this.mask];
+    }
+    this.seqs = seqs;
+    this.subjects = subjects;
+    this.replies = replies;
+    this.mask = mask;
   }
 }
