@@ -1,1 +1,7 @@
-export { LevelRaftLogStore, type LevelRaftLogStoreOptions, type RaftLogStoreStats } from './level-raft-log-store.js';
+export {
+  LevelRaftLogStore,
+  type LevelRaftLogStoreOptions,
+  type RaftLogStoreStats,
+  type RaftLogStoreTestHooks,
+} from './level-raft-log-store.js';
+export type { WalSyncMode } from './wal-segment.js';

@@ -1,12 +1,23 @@
 /**
  * RaftLogStore on LevelDB. Each write's entries become ONE value (a block keyed by its first index), and every
- * write issued while the previous batch is in flight (or in the same tick) goes into ONE synced LevelDB batch:
+ * write issued while the previous batch is in flight (or in the same tick) goes into ONE LevelDB batch:
  * group commit across all Raft groups sharing the store. A LevelDB batch is atomic, so after a crash the log
  * is a prefix of what was written, with hard state and entries consistent.
+ *
+ * With the write-ahead file (default), a batch goes to LevelDB unsynced and, as one record, to the WAL; a
+ * synced batch is durable once its record is (one write on a pre-zeroed file), which is far cheaper than a
+ * synced LevelDB write. A full WAL segment is checkpointed (one synced LevelDB write) and replaced; `open()`
+ * replays the records LevelDB lacks. LevelDB stays the store of record.
  */
 import type { LogWrite, PersistedState, RaftLogStore, Snapshot } from '@flotilla/raft';
 import { Level } from 'level';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { observeFsync } from '../fsync-observer.js';
+import { RaftWal } from './raft-wal.js';
+import { WAL_SEQ_KEY, encodeSeq, encodeWalRecord, type BatchOp } from './wal-codec.js';
+import { recoverWal } from './wal-recovery.js';
+import { listSegments, type WalSyncMode } from './wal-segment.js';
 import {
   blockFirstIndex,
   blockKey,
@@ -22,7 +33,6 @@ import {
 } from './raft-log-codec.js';
 
 type DB = Level<Uint8Array, Uint8Array>;
-type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
 interface BlockSpan {
   first: number;
@@ -34,7 +44,28 @@ export interface LevelRaftLogStoreOptions {
   dir: string;
   /** LevelDB memtable size (default 64 MiB). */
   writeBufferBytes?: number;
+  /** Write-ahead file in front of LevelDB (default true); false: every synced batch is a synced LevelDB write. */
+  wal?: boolean;
+  /** How a WAL record is made durable: one write on an O_DSYNC descriptor (default) or write + fdatasync. */
+  walSync?: WalSyncMode;
+  /** A WAL segment this full is checkpointed and replaced (default 64 MiB). */
+  walSegmentBytes?: number;
 }
+
+/** Test-only fault injection: each makes the store stop as a crash would at that point. */
+export interface RaftLogStoreTestHooks {
+  /** Batches reach the WAL but not LevelDB (as if LevelDB lost its unsynced batches). */
+  skipLevelDb?: boolean;
+  /** The next checkpoint fails after its synced LevelDB write, or after creating the new segment. */
+  failCheckpointAfter?: 'level-sync' | 'new-segment';
+}
+
+const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
+const MAX_CHUNK_BYTES = 1024 * 1024;
+/** Records of non-synced batches held in memory at most (then written, synced, with the next batch). */
+const MAX_PENDING_RECORD_BYTES = 1024 * 1024;
+/** Subdirectory of the LevelDB directory holding the WAL segments (LevelDB ignores it). */
+const WAL_DIR = 'wal';
 
 export interface RaftLogStoreStats {
   /** LevelDB batches written, and how many of them were synced. */
@@ -44,10 +75,16 @@ export interface RaftLogStoreStats {
   syncedBatchMs: number;
   /** write() calls folded into batches. */
   writes: number;
+  /** WAL checkpoints (a synced LevelDB write, then a new segment). */
+  checkpoints: number;
+  /** WAL batches replayed into LevelDB by open(). */
+  replayedBatches: number;
 }
 
 export class LevelRaftLogStore implements RaftLogStore {
-  readonly stats: RaftLogStoreStats = { batches: 0, syncedBatches: 0, syncedBatchMs: 0, writes: 0 };
+  readonly stats: RaftLogStoreStats = { batches: 0, syncedBatches: 0, syncedBatchMs: 0, writes: 0, checkpoints: 0, replayedBatches: 0 };
+  /** Fault injection for tests; never set in production. */
+  testHooks: RaftLogStoreTestHooks = {};
   private readonly spans = new Map<string, BlockSpan[]>();
   /** Per-group queue so one group's writes apply in order even if callers overlap them. */
   private readonly groupQueues = new Map<string, Promise<void>>();
@@ -57,8 +94,13 @@ export class LevelRaftLogStore implements RaftLogStore {
   private flushScheduled = false;
   private inFlight: Promise<void> | null = null;
   private closed = false;
+  /** After a failed batch the WAL and LevelDB may disagree: every later write fails until a reopen recovers. */
+  private failure: unknown = null;
 
-  private constructor(private readonly db: DB) {}
+  private constructor(
+    private readonly db: DB,
+    private readonly wal: RaftWal | null,
+  ) {}
 
   static async open(options: LevelRaftLogStoreOptions): Promise<LevelRaftLogStore> {
     // 'view' (plain Uint8Array) encodings: with 'buffer' classic-level spends far longer inside batch().
@@ -70,7 +112,37 @@ export class LevelRaftLogStore implements RaftLogStore {
       compression: false,
     });
     await db.open();
-    return new LevelRaftLogStore(db);
+    const walDir = join(options.dir, WAL_DIR);
+    const useWal = options.wal ?? true;
+    let wal: RaftWal | null = null;
+    let replayedBatches = 0;
+    try {
+      // Recovery also runs with the WAL off, so a directory last written with it loses nothing.
+      if (useWal || (await listSegments(walDir)).length > 0) {
+        const recovered = await recoverWal(db, walDir);
+        replayedBatches = recovered.replayedBatches;
+        if (useWal) {
+          await mkdir(walDir, { recursive: true });
+          const segmentBytes = options.walSegmentBytes ?? DEFAULT_SEGMENT_BYTES;
+          wal = await RaftWal.create(
+            {
+              dir: walDir,
+              syncMode: options.walSync ?? 'dsync',
+              segmentBytes,
+              chunkBytes: Math.min(MAX_CHUNK_BYTES, segmentBytes),
+              maxPendingBytes: MAX_PENDING_RECORD_BYTES,
+            },
+            recovered.lastSeq + 1,
+          );
+        }
+      }
+    } catch (error) {
+      await db.close();
+      throw error;
+    }
+    const store = new LevelRaftLogStore(db, wal);
+    store.stats.replayedBatches = replayedBatches;
+    return store;
   }
 
   async load(group: string): Promise<PersistedState> {
@@ -138,6 +210,8 @@ export class LevelRaftLogStore implements RaftLogStore {
       else this.flush();
     }
     this.closed = true;
+    // Records not yet in the WAL are in LevelDB; LevelDB's own log survives a process exit.
+    await this.wal?.close();
     await this.db.close();
   }
 
@@ -207,6 +281,7 @@ export class LevelRaftLogStore implements RaftLogStore {
 
   private enqueue(ops: BatchOp[], sync: boolean): Promise<void> {
     if (this.closed) return Promise.reject(new Error('raft log store is closed'));
+    if (this.failure) return Promise.reject(this.failure);
     this.stats.writes++;
     for (const op of ops) this.pendingOps.push(op);
     if (sync) this.pendingSync = true;
@@ -221,7 +296,7 @@ export class LevelRaftLogStore implements RaftLogStore {
     return done;
   }
 
-  /** Hand everything pending to LevelDB as one batch; the next batch waits for this one. */
+  /** Hand everything pending to LevelDB (and the WAL) as one batch; the next batch waits for this one. */
   private flush(): void {
     if (this.pendingOps.length === 0) return;
     const ops = this.pendingOps;
@@ -232,13 +307,12 @@ export class LevelRaftLogStore implements RaftLogStore {
     this.pendingSync = false;
     this.stats.batches++;
     const started = performance.now();
-    this.inFlight = this.db.batch(ops, { sync }).then(
+    const batch = this.failure ? Promise.reject(this.failure) : this.wal ? this.writeWithWal(this.wal, ops, sync) : this.writeLevelOnly(ops, sync);
+    this.inFlight = batch.then(
       () => {
         if (sync) {
           this.stats.syncedBatches++;
-          const ms = performance.now() - started;
-          this.stats.syncedBatchMs += ms;
-          observeFsync('raft_log', ms / 1000);
+          this.stats.syncedBatchMs += performance.now() - started;
         }
         this.inFlight = null;
         for (const w of waiters) w.resolve();
@@ -250,6 +324,50 @@ export class LevelRaftLogStore implements RaftLogStore {
         if (this.pendingOps.length > 0) this.flush();
       },
     );
+  }
+
+  private async writeLevelOnly(ops: BatchOp[], sync: boolean): Promise<void> {
+    const started = performance.now();
+    await this.db.batch(ops, { sync });
+    if (sync) observeFsync('raft_log', (performance.now() - started) / 1000);
+  }
+
+  /**
+   * The batch goes to LevelDB unsynced, tagged with its WAL sequence number, and at the same time as one WAL
+   * record: durable once the record is (synced batches), done once LevelDB has it (all batches).
+   */
+  private async writeWithWal(wal: RaftWal, ops: BatchOp[], sync: boolean): Promise<void> {
+    try {
+      const seq = wal.nextSeq;
+      const record = encodeWalRecord(seq, ops);
+      if (wal.needsCheckpoint(record.length)) await this.checkpoint(wal);
+      ops.push({ type: 'put', key: WAL_SEQ_KEY, value: encodeSeq(seq) });
+      const started = performance.now();
+      const durable = wal.append(record, sync);
+      const level = this.testHooks.skipLevelDb ? Promise.resolve() : this.db.batch(ops, { sync: false });
+      // Both settle before the next batch starts: WAL writes and LevelDB batches each stay in order.
+      const [walResult, levelResult] = await Promise.allSettled([
+        durable?.then(() => {
+          if (sync) observeFsync('raft_log', (performance.now() - started) / 1000);
+        }),
+        level,
+      ]);
+      if (walResult.status === 'rejected') throw walResult.reason;
+      if (levelResult.status === 'rejected') throw levelResult.reason;
+    } catch (error) {
+      this.failure ??= error;
+      throw error;
+    }
+  }
+
+  /** Between batches: make every LevelDB batch durable, then the WAL records are no longer needed. */
+  private async checkpoint(wal: RaftWal): Promise<void> {
+    await this.db.put(WAL_SEQ_KEY, encodeSeq(wal.nextSeq - 1), { sync: true });
+    if (this.testHooks.failCheckpointAfter === 'level-sync') throw new Error('test: checkpoint stopped after the LevelDB sync');
+    await wal.rotate(() => {
+      if (this.testHooks.failCheckpointAfter === 'new-segment') throw new Error('test: checkpoint stopped after the new segment');
+    });
+    this.stats.checkpoints++;
   }
 }
 
