@@ -21,6 +21,7 @@ export const USAGE = `usage: flotilla-bench [core|js|cluster|all ...] [options] 
   --bytes N (128)  --window N (1000)  --batch N (500)  --keys N (1000)
   --clients N (1)              client processes a windowed publish or core publish is spread over
   --conns N (1000)             idle connections for the RSS measurement
+  --streams N (1000)           idle R3 streams for cluster-idle-streams (run it with --only; ~2 min a server)
   --interval-sync DUR|off (1s) also run R1 JetStream on Flotilla with jetstream.sync_interval DUR
   --json FILE  --svg FILE      results as JSON; latency percentiles as an SVG chart
   --smoke                      tiny counts, one round: checks every workload runs, says nothing of speed
@@ -53,6 +54,7 @@ export function parseBenchArgs(argv) {
       keys: { type: 'string', default: '1000' },
       clients: { type: 'string', default: '1' },
       conns: { type: 'string', default: '1000' },
+      streams: { type: 'string', default: '1000' },
       'interval-sync': { type: 'string', default: '1s' },
       json: { type: 'string' },
       svg: { type: 'string' },
@@ -88,6 +90,7 @@ export function parseBenchArgs(argv) {
     keys: smoke ? 20 : int(values.keys, 'keys', 1),
     clients: int(values.clients, 'clients', 1),
     conns: smoke ? 50 : int(values.conns, 'conns', 1),
+    streams: smoke ? 10 : int(values.streams, 'streams', 1),
     intervalSync: smoke || values['interval-sync'] === 'off' ? null : values['interval-sync'],
     json: values.json ?? null,
     svg: values.svg ?? null,

@@ -3,12 +3,15 @@
 // {value, unit, hist?, errors, firstError, clientCpuPct}.
 import { startWorker, runWorkers } from './worker-process.js';
 import { LatencyHistogram } from './latency-histogram.js';
-import { rssMbOf } from './process-stats.js';
+import { cpuMsOf, rssMbOf } from './process-stats.js';
 
 const WORKER_SLACK_MS = 60_000; // beyond a run's own duration bound, before a worker counts as hung
 const CONNS_SETTLE_MS = 1_000; // after the connections opened, before RSS is read
 const SUBJECT_FANOUT = 16; // publishes spread over this many subjects of a stream
 const KV_BUCKET = 'bench';
+const IDLE_CREATORS = 20; // concurrent STREAM.CREATE calls while filling the cluster with idle streams
+const IDLE_SETTLE_MS = 15_000; // after the last create, before idle CPU is read: elections and catch-up done
+const IDLE_WINDOW_MS = 20_000; // idle CPU is averaged over this long
 
 /** Shapes a workload runs on; a round starts each shape once per target. */
 export const SHAPES = {
@@ -34,12 +37,14 @@ export const WORKLOADS = [
   { id: 'kv-get-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV get R1 (direct), awaited', unit: 'ops/s', run: (c) => kvGet(c, 1) },
   { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 3, 1) },
   { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 3, c.opts.window) },
+  // only with --only: creating the streams takes ~30–45 s a server
+  { id: 'cluster-idle-streams', suites: [], shape: 'cluster3', label: 'CPU of 3 nodes with N idle R3 streams', unit: '% of a core (lower is better)', run: clusterIdleStreams },
   { id: 'js-pull-r3', suites: ['all'], shape: 'cluster3', label: 'JS pull drain + ack R3', unit: 'msgs/s', run: (c) => jsPull(c, 3) },
 ];
 
 /** The label with the window and payload size filled in. */
 export function labelOf(w, opts) {
-  const label = w.label.replace('window W', `window ${opts.window.toLocaleString('en-US')}`).replace('N idle', `${opts.conns.toLocaleString('en-US')} idle`);
+  const label = w.label.replace('window W', `window ${opts.window.toLocaleString('en-US')}`).replace('N idle R3', `${opts.streams.toLocaleString('en-US')} idle R3`).replace('N idle', `${opts.conns.toLocaleString('en-US')} idle`);
   return w.id.startsWith('js-pub') || w.id.startsWith('kv-put') ? `${label} (${opts.bytes} B)` : label;
 }
 
@@ -109,6 +114,30 @@ async function coreReqRep(c) {
   } finally {
     await replier.stop();
   }
+}
+
+/** The three nodes' CPU (together, % of one core) while `--streams` R3 streams sit idle. */
+async function clusterIdleStreams(c) {
+  const pids = c.topo.nodes.map((n) => n.pid);
+  const count = c.opts.streams;
+  let next = 0;
+  const creator = async () => {
+    while (next < count) {
+      const i = next++;
+      await c.admin.apiRetrying(`STREAM.CREATE.IDLE${i}`, { name: `IDLE${i}`, subjects: [`idle.${i}.>`], num_replicas: 3, storage: 'file' });
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: Math.min(IDLE_CREATORS, count) }, creator));
+  const createMs = performance.now() - started;
+  const settleMs = c.opts.smoke ? 1_000 : IDLE_SETTLE_MS;
+  const windowMs = c.opts.smoke ? 2_000 : IDLE_WINDOW_MS;
+  await new Promise((resolve) => setTimeout(resolve, settleMs));
+  const cpu0 = cpuMsOf(pids);
+  const t0 = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, windowMs));
+  const value = Math.round(((cpuMsOf(pids) - cpu0) / (performance.now() - t0)) * 1000) / 10;
+  return { value, unit: '% of a core', ops: count, ms: Math.round(createMs), hist: null, errors: 0, firstError: null, clientCpuPct: 0 };
 }
 
 /** The URL of the node leading `stream` (for R1, the only node). */
