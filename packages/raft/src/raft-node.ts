@@ -5,7 +5,7 @@ import { type RandomSource, SeededRandom } from './seeded-random.js';
 import type { StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
 import { packProposals, unpackProposals } from './packed-proposals.js';
-import { type ConfChange, type Entry, EntryType, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
+import { type ConfChange, type Entry, EntryType, type HardState, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
 
 export class NotLeaderError extends Error {
   constructor(
@@ -111,6 +111,13 @@ export class RaftNode {
   private markIdle: () => void = () => {};
   /** Store writes completed, for metrics. */
   writes = 0;
+  /**
+   * A hard state whose only change is the commit index, not yet written. Nothing needs the commit index on
+   * disk before going on (a restart learns it again from the leader, or re-commits as leader), so it rides
+   * along with the next entries write or is written at the next tick — never an extra write on the path
+   * from commit to apply to the next append.
+   */
+  private unwrittenHardState: HardState | null = null;
   /** When (performance.now() ms) a message last arrived from each peer: `active` in cluster info. */
   private readonly heardAtMs = new Map<NodeId, number>();
 
@@ -170,6 +177,7 @@ export class RaftNode {
 
   tick(): void {
     if (this.stopped) return;
+    if (this.unwrittenHardState !== null && !this.processing) this.writeDeferredHardState();
     this.core.tick();
     // Most ticks change nothing: skip the setImmediate so thousands of idle groups stay cheap.
     if (this.core.hasReady()) this.schedule();
@@ -242,6 +250,11 @@ export class RaftNode {
     this.stopTicks();
     this.stopListening();
     await this.idle;
+    if (this.unwrittenHardState !== null) {
+      const hardState = this.unwrittenHardState;
+      this.unwrittenHardState = null;
+      await this.options.store.write({ group: this.options.group, snapshot: null, entries: [], hardState, sync: false }).catch(() => undefined);
+    }
     const err = new Error('raft node stopped');
     for (const p of this.proposals) p.reject(err);
     for (const r of this.reads.values()) r.reject(err);
@@ -338,8 +351,12 @@ export class RaftNode {
         applied++;
       }
     }
-    if (ready.snapshot || ready.entries.length > 0 || ready.hardState) {
-      await store.write({ group, snapshot: ready.snapshot, entries: ready.entries, hardState: ready.hardState, sync: ready.mustSync });
+    if (ready.hardState) this.unwrittenHardState = ready.hardState;
+    const commitOnly = ready.snapshot === null && ready.entries.length === 0 && !ready.mustSync;
+    if (!commitOnly && (ready.snapshot || ready.entries.length > 0 || this.unwrittenHardState !== null)) {
+      const hardState = this.unwrittenHardState;
+      this.unwrittenHardState = null;
+      await store.write({ group, snapshot: ready.snapshot, entries: ready.entries, hardState, sync: ready.mustSync });
       this.writes++;
     }
     transport.send(ready.messagesAfterPersist);
@@ -364,6 +381,22 @@ export class RaftNode {
     const last = ready.committedEntries[ready.committedEntries.length - 1];
     if (last) this.options.onApplied?.(last.index);
     this.reportLeader();
+  }
+
+  /** The commit index alone changed and the node is idle: write it now, in order with later writes. */
+  private writeDeferredHardState(): void {
+    const hardState = this.unwrittenHardState!;
+    this.unwrittenHardState = null;
+    this.options.store.write({ group: this.options.group, snapshot: null, entries: [], hardState, sync: false }).then(
+      () => this.writes++,
+      (error: unknown) => {
+        if (this.stopped) return;
+        this.stopped = true;
+        this.stopTicks();
+        this.stopListening();
+        this.options.onError?.(error);
+      },
+    );
   }
 
   private applyEntry(entry: Entry): void {

@@ -48,10 +48,10 @@ async function startNode(
   return node;
 }
 
-async function until<T>(fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
+async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
   const start = Date.now();
   for (;;) {
-    const v = fn();
+    const v = await fn();
     if (v) return v;
     if (Date.now() - start > timeoutMs) throw new Error('timed out');
     await new Promise((r) => setTimeout(r, 5));
@@ -79,7 +79,32 @@ describe('RaftNode', () => {
     expect(c.leaders).toContain(c.leader.id);
   });
 
-  it('appliedIndex counts an entry as soon as it is applied, while the core learns it only after the write', async () => {
+  it('applies a commit without waiting for a write, and writes the commit index alone at a later tick', async () => {
+    const synced: boolean[] = [];
+    class SlowStore extends MemoryLogStore {
+      override async write(update: Parameters<MemoryLogStore['write']>[0]): Promise<void> {
+        synced.push(update.sync);
+        await new Promise((r) => setTimeout(r, 50));
+        return super.write(update);
+      }
+    }
+    const store = new SlowStore();
+    const node = await startNode(1, [1], new InMemoryNetwork(), store, new ListMachine());
+    await until(() => node.isLeader());
+    await until(async () => (await store.load('g1')).hardState.commit === node.core.log.committed);
+    const before = synced.length;
+    const { index } = await node.propose(enc.encode('x'));
+    // One synced write (the entry); applying it waited for no second write.
+    expect(synced.slice(before)).toEqual([true]);
+    expect(node.appliedIndex).toBe(index);
+    expect(node.core.log.applied).toBe(index);
+    expect((await store.load('g1')).hardState.commit).toBeLessThan(index);
+    // The commit index alone is written, unsynced, at a following tick.
+    await until(async () => (await store.load('g1')).hardState.commit === index);
+    expect(synced.slice(before)).toEqual([true, false]);
+  });
+
+  it('appliedIndex counts an entry applied while a later entry is still being written', async () => {
     class SlowStore extends MemoryLogStore {
       override async write(update: Parameters<MemoryLogStore['write']>[0]): Promise<void> {
         await new Promise((r) => setTimeout(r, 50));
@@ -87,11 +112,16 @@ describe('RaftNode', () => {
       }
     }
     const node = await startNode(1, [1], new InMemoryNetwork(), new SlowStore(), new ListMachine());
-    await until(() => node.isLeader());
-    const { index } = await node.propose(enc.encode('x'));
+    await until(() => node.isLeader() && node.core.log.applied === node.core.log.lastIndex());
+    const first = node.propose(enc.encode('x'));
+    // Appended while x's write is in flight: the next Ready applies x and writes y.
+    await new Promise((r) => setTimeout(r, 10));
+    const second = node.propose(enc.encode('y'));
+    const { index } = await first;
     expect(node.appliedIndex).toBe(index);
     expect(node.core.log.applied).toBeLessThan(index);
-    await until(() => node.core.log.applied === index);
+    await second;
+    await until(() => node.core.log.applied === index + 1);
   });
 
   it('answers a proposal on a follower with the known leader', async () => {
