@@ -45,21 +45,33 @@ class SublistNode<S extends SublistEntry> {
   }
 }
 
-/** Collects matches while walking the trie; queue members are merged by group name. */
+const NO_PLAIN: readonly never[] = Object.freeze([]);
+const NO_QUEUES: readonly (readonly never[])[] = Object.freeze([]);
+
+/**
+ * Collects matches while walking the trie; queue members are merged by group name. One per Sublist,
+ * reused by every match (matching never re-enters): the result gets copies, so only it is allocated.
+ */
 class MatchAccumulator<S extends SublistEntry> {
-  readonly plain: S[] = [];
-  readonly queues = new Map<string, S[]>();
+  private readonly plain: S[] = [];
+  private queues: Map<string, S[]> | null = null;
+
+  reset(): void {
+    this.plain.length = 0;
+    this.queues = null;
+  }
 
   addNode(node: SublistNode<S>): void {
     if (node.plain !== null) {
       for (const sub of node.plain) this.plain.push(sub);
     }
     if (node.queues !== null) {
+      const queues = (this.queues ??= new Map());
       for (const [name, members] of node.queues) {
-        let group = this.queues.get(name);
+        let group = queues.get(name);
         if (group === undefined) {
           group = [];
-          this.queues.set(name, group);
+          queues.set(name, group);
         }
         for (const sub of members) group.push(sub);
       }
@@ -67,31 +79,61 @@ class MatchAccumulator<S extends SublistEntry> {
   }
 
   toResult(): SublistResult<S> {
-    if (this.plain.length === 0 && this.queues.size === 0) return EMPTY_RESULT;
-    return { plain: this.plain, queues: Array.from(this.queues.values()) };
+    const queues = this.queues;
+    if (this.plain.length === 0 && (queues === null || queues.size === 0)) return EMPTY_RESULT;
+    return {
+      plain: this.plain.length === 0 ? NO_PLAIN : this.plain.slice(),
+      queues: queues === null ? NO_QUEUES : Array.from(queues.values()),
+    };
   }
 }
 
 /**
- * Splits a published subject into tokens; null when it has an empty token or whitespace, since such a
- * subject can match nothing.
+ * A published subject's token boundaries, reused by every match: a token's string is made only when the
+ * trie has literal children to look it up in (an ack subject needs four of its nine).
  */
-function tokenizePublishSubject(subject: string): string[] | null {
-  const len = subject.length;
-  if (len === 0) return null;
-  const tokens: string[] = [];
-  let tokenStart = 0;
-  for (let i = 0; i <= len; i++) {
-    const code = i === len ? DOT : subject.charCodeAt(i);
-    if (code === DOT) {
-      if (i === tokenStart) return null;
-      tokens.push(subject.substring(tokenStart, i));
-      tokenStart = i + 1;
-    } else if (code === SPACE || code === TAB || code === CR || code === LF) {
-      return null;
+class SubjectTokens {
+  subject = '';
+  count = 0;
+  private starts = new Int32Array(16);
+  private ends = new Int32Array(16);
+
+  /** False when the subject has an empty token or whitespace, since such a subject can match nothing. */
+  split(subject: string): boolean {
+    const len = subject.length;
+    if (len === 0) return false;
+    this.subject = subject;
+    let count = 0;
+    let tokenStart = 0;
+    for (let i = 0; i <= len; i++) {
+      const code = i === len ? DOT : subject.charCodeAt(i);
+      if (code === DOT) {
+        if (i === tokenStart) return false;
+        if (count === this.starts.length) this.grow();
+        this.starts[count] = tokenStart;
+        this.ends[count] = i;
+        count++;
+        tokenStart = i + 1;
+      } else if (code === SPACE || code === TAB || code === CR || code === LF) {
+        return false;
+      }
     }
+    this.count = count;
+    return true;
   }
-  return tokens;
+
+  token(i: number): string {
+    return this.subject.substring(this.starts[i]!, this.ends[i]!);
+  }
+
+  private grow(): void {
+    const starts = new Int32Array(this.starts.length * 2);
+    const ends = new Int32Array(this.ends.length * 2);
+    starts.set(this.starts);
+    ends.set(this.ends);
+    this.starts = starts;
+    this.ends = ends;
+  }
 }
 
 /** Subscription tokens; the caller has validated the subject, so split() is safe here (not the match path). */
@@ -130,6 +172,8 @@ function resultWithRemoved<S extends SublistEntry>(result: SublistResult<S>, sub
 export class Sublist<S extends SublistEntry> {
   private readonly root = new SublistNode<S>();
   private readonly cache = new Map<string, SublistResult<S>>();
+  private readonly tokens = new SubjectTokens();
+  private readonly acc = new MatchAccumulator<S>();
   private readonly cacheMaxEntries: number;
   private readonly uncachedPrefixes: readonly string[];
   private subCount = 0;
@@ -232,11 +276,13 @@ export class Sublist<S extends SublistEntry> {
       const cached = this.cache.get(subject);
       if (cached !== undefined) return cached;
     }
-    const tokens = tokenizePublishSubject(subject);
-    if (tokens === null) return EMPTY_RESULT;
-    const acc = new MatchAccumulator<S>();
+    const tokens = this.tokens;
+    if (!tokens.split(subject)) return EMPTY_RESULT;
+    const acc = this.acc;
+    acc.reset();
     matchLevel(this.root, tokens, 0, acc);
     const result = acc.toResult();
+    acc.reset(); // drops the references to subscriptions
     if (cacheable) this.cacheResult(subject, result);
     return result;
   }
@@ -245,8 +291,8 @@ export class Sublist<S extends SublistEntry> {
   hasInterest(subject: string): boolean {
     const cached = this.isUncached(subject) ? undefined : this.cache.get(subject);
     if (cached !== undefined) return cached !== EMPTY_RESULT;
-    const tokens = tokenizePublishSubject(subject);
-    if (tokens === null) return false;
+    const tokens = this.tokens;
+    if (!tokens.split(subject)) return false;
     return hasInterestLevel(this.root, tokens, 0);
   }
 
@@ -366,17 +412,13 @@ function literalPrefix(filter: string): string {
 }
 
 /** nats-server's matchLevel: at each level '>' children match the rest, '*' children branch, literals descend. */
-function matchLevel<S extends SublistEntry>(
-  start: SublistNode<S>,
-  tokens: readonly string[],
-  from: number,
-  acc: MatchAccumulator<S>,
-): void {
+function matchLevel<S extends SublistEntry>(start: SublistNode<S>, tokens: SubjectTokens, from: number, acc: MatchAccumulator<S>): void {
   let node = start;
-  for (let i = from; i < tokens.length; i++) {
+  for (let i = from; i < tokens.count; i++) {
     if (node.fwc !== null) acc.addNode(node.fwc);
     if (node.pwc !== null) matchLevel(node.pwc, tokens, i + 1, acc);
-    const next = node.literal?.get(tokens[i]!);
+    if (node.literal === null) return;
+    const next = node.literal.get(tokens.token(i));
     if (next === undefined) return;
     node = next;
   }
@@ -387,12 +429,13 @@ function nodeHasSubs<S extends SublistEntry>(node: SublistNode<S>): boolean {
   return (node.plain !== null && node.plain.size > 0) || (node.queues !== null && node.queues.size > 0);
 }
 
-function hasInterestLevel<S extends SublistEntry>(start: SublistNode<S>, tokens: readonly string[], from: number): boolean {
+function hasInterestLevel<S extends SublistEntry>(start: SublistNode<S>, tokens: SubjectTokens, from: number): boolean {
   let node = start;
-  for (let i = from; i < tokens.length; i++) {
+  for (let i = from; i < tokens.count; i++) {
     if (node.fwc !== null && nodeHasSubs(node.fwc)) return true;
     if (node.pwc !== null && hasInterestLevel(node.pwc, tokens, i + 1)) return true;
-    const next = node.literal?.get(tokens[i]!);
+    if (node.literal === null) return false;
+    const next = node.literal.get(tokens.token(i));
     if (next === undefined) return false;
     node = next;
   }
