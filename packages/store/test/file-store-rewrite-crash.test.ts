@@ -1,7 +1,7 @@
 // A crash between a flush's segment write and its LevelDB batch, made deterministic: the batch is held
 // at a gate while the store's files are copied (what a kill -9 at that moment leaves), then the copy is
 // reopened and checked like the crash test does.
-import { readdirSync, statSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import { cp, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,10 +41,16 @@ function holdIndexWrites(store: FileStore): { reached: Promise<void>; release: (
   return { reached: reachedP, release };
 }
 
-/** Bytes in the store's segment files right now. */
+/** Bytes of frames in the store's segment files right now (the zeros written ahead of the tail are not). */
 function segmentBytes(dir: string): number {
   let n = 0;
-  for (const f of readdirSync(dir)) if (f.startsWith('seg-')) n += statSync(join(dir, f)).size;
+  for (const f of readdirSync(dir)) {
+    if (!f.startsWith('seg-')) continue;
+    const bytes = readFileSync(join(dir, f));
+    let end = bytes.length;
+    while (end > 0 && bytes[end - 1] === 0) end--; // these frames end in their last record's non-zero data
+    n += end;
+  }
   return n;
 }
 
