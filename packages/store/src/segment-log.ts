@@ -23,10 +23,11 @@ const SYNC_WRITE_MAX_BYTES = 2 * 1024 * 1024;
  * Zeros are written ahead of the tail so that most flushes overwrite blocks the file already has: their
  * fdatasync then flushes data only, with no file-size change to commit through the filesystem journal
  * (shared with every other writer on the disk, hence slow and erratic under load). The zeroed run grows
- * with the data, between these bounds; a scan at open stops at the zeros (no frame magic) and truncates.
+ * with the data, between these bounds (a larger step makes the fdatasync that carries it stall publishers
+ * beyond what a 1,000-message window covers); a scan at open stops at the zeros (no frame magic) and truncates.
  */
 const ZERO_AHEAD_MIN_BYTES = 64 * 1024;
-const ZERO_AHEAD_MAX_BYTES = 4 * 1024 * 1024;
+const ZERO_AHEAD_MAX_BYTES = 1024 * 1024;
 const ZEROS = Buffer.alloc(256 * 1024);
 /** Frames larger than this are taken as a damaged header, not data. */
 const MAX_FRAME_BODY = 1 << 30;
