@@ -50,20 +50,21 @@ const NO_QUEUES: readonly (readonly never[])[] = Object.freeze([]);
 
 /**
  * Collects matches while walking the trie; queue members are merged by group name. One per Sublist,
- * reused by every match (matching never re-enters): the result gets copies, so only it is allocated.
+ * reused by every match (matching never re-enters); its arrays are made on first use and go to the result.
  */
 class MatchAccumulator<S extends SublistEntry> {
-  private readonly plain: S[] = [];
+  private plain: S[] | null = null;
   private queues: Map<string, S[]> | null = null;
 
   reset(): void {
-    this.plain.length = 0;
+    this.plain = null;
     this.queues = null;
   }
 
   addNode(node: SublistNode<S>): void {
-    if (node.plain !== null) {
-      for (const sub of node.plain) this.plain.push(sub);
+    if (node.plain !== null && node.plain.size > 0) {
+      const plain = (this.plain ??= []);
+      for (const sub of node.plain) plain.push(sub);
     }
     if (node.queues !== null) {
       const queues = (this.queues ??= new Map());
@@ -79,12 +80,9 @@ class MatchAccumulator<S extends SublistEntry> {
   }
 
   toResult(): SublistResult<S> {
-    const queues = this.queues;
-    if (this.plain.length === 0 && (queues === null || queues.size === 0)) return EMPTY_RESULT;
-    return {
-      plain: this.plain.length === 0 ? NO_PLAIN : this.plain.slice(),
-      queues: queues === null ? NO_QUEUES : Array.from(queues.values()),
-    };
+    const { plain, queues } = this;
+    if (plain === null && (queues === null || queues.size === 0)) return EMPTY_RESULT;
+    return { plain: plain ?? NO_PLAIN, queues: queues === null ? NO_QUEUES : Array.from(queues.values()) };
   }
 }
 

@@ -58,6 +58,8 @@ export class Consumer {
   // Delivery engine.
   private pumping = false;
   private kickAgain = false;
+  /** Set by deliverInMemory: the next candidate has to be read from the store (the async pump's work). */
+  private storeNeeded = false;
   /** Read-ahead messages; those before readAheadPos are taken (no shift() per message). */
   private readAhead: StoredMessage[] = [];
   private readAheadPos = 0;
@@ -439,12 +441,67 @@ export class Consumer {
     // A pull consumer without requests has nothing to do (every ack kicks): no pump, no promises.
     if (this.waiting !== null && this.waiting.length === 0) return;
     this.pumping = true;
-    void this.pump().catch((err: unknown) => this.ctx.log.error({ err, stream: this.stream.name, consumer: this.name }, 'consumer delivery failed'));
+    // What is in memory goes out synchronously (an ack that frees a max_ack_pending slot, a pull request
+    // served from read-ahead); the async pump runs only when the store has to be read.
+    let delivered = 0;
+    let needStore = false;
+    try {
+      for (;;) {
+        this.kickAgain = false;
+        const n = this.deliverInMemory();
+        delivered += n;
+        if (this.closed) break;
+        if (this.storeNeeded) {
+          needStore = true;
+          break;
+        }
+        if (n === 0 && !this.kickAgain) break;
+        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+          this.kickAgain = true;
+          break;
+        }
+      }
+    } catch (err) {
+      this.ctx.log.error({ err, stream: this.stream.name, consumer: this.name }, 'consumer delivery failed');
+    }
+    if (needStore) {
+      void this.pump(delivered).catch((err: unknown) => this.ctx.log.error({ err, stream: this.stream.name, consumer: this.name }, 'consumer delivery failed'));
+      return;
+    }
+    this.pumping = false;
+    if (this.kickAgain && !this.closed) setImmediate(() => this.kick());
   }
 
-  private async pump(): Promise<void> {
+  /**
+   * deliverBatch without waiting: delivers while a target and an in-memory candidate are available.
+   * Sets storeNeeded when it stopped only because the next candidate has to come from the store.
+   */
+  private deliverInMemory(): number {
+    this.storeNeeded = false;
+    let sent = 0;
+    const now = this.clock.nowMs();
+    for (let guard = 0; guard < MAX_DELIVERIES_PER_TURN; guard++) {
+      if (this.closed || !this.canDeliver()) return sent;
+      const cand = this.readyCandidate();
+      if (cand === null) {
+        this.storeNeeded = true;
+        return sent;
+      }
+      const waitMs = this.pacingDelay(cand, now);
+      if (waitMs > 0) {
+        this.putBack(cand);
+        this.schedulePacing(waitMs);
+        return sent;
+      }
+      if (this.deliver(cand, now)) sent++;
+    }
+    return sent;
+  }
+
+  /** `alreadyDelivered`: what kick() sent in this turn before handing over. */
+  private async pump(alreadyDelivered: number): Promise<void> {
     try {
-      let delivered = 0;
+      let delivered = alreadyDelivered;
       for (;;) {
         this.kickAgain = false;
         const n = await this.deliverBatch();
