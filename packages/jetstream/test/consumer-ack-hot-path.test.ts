@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckReplyReader, parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
+import { ack, fixture, isStatus, settle } from '../src/consumer/testing/consumer-fixture.js';
 
 describe('AckReplyReader', () => {
   const subjects = [
@@ -64,5 +65,45 @@ describe('ConsumerState ack floor', () => {
     expect([s.adflr, s.asflr]).toEqual([1, 19]);
     s.ack(20, 2);
     expect([s.adflr, s.asflr]).toEqual([2, 499]);
+  });
+});
+
+describe('long drains (read-ahead prefetch, in-memory delivery)', () => {
+  it('delivers 1,000 messages once each, in order, across several read-aheads', async () => {
+    const f = await fixture();
+    for (let i = 0; i < 1000; i++) await f.publish(i % 2 === 0 ? 's.a' : 's.b', String(i));
+    const r = await f.api('$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
+    expect(r.error).toBeUndefined();
+    const got: string[] = [];
+    for (let round = 0; round < 10 && got.length < 1000; round++) {
+      const msgs = await f.pull('D', { batch: 300 });
+      for (const m of msgs) {
+        got.push(m.data.toString());
+        ack(f, m);
+      }
+      await settle();
+    }
+    expect(got).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
+    const info = await f.api('$JS.API.CONSUMER.INFO.S.D');
+    expect(info.ack_floor).toMatchObject({ consumer_seq: 1000, stream_seq: 1000 });
+    expect([info.num_ack_pending, info.num_pending]).toEqual([0, 0]);
+  });
+
+  it('a filtered consumer gets only its subject across read-aheads, and messages stored meanwhile', async () => {
+    const f = await fixture();
+    for (let i = 0; i < 700; i++) await f.publish(i % 3 === 0 ? 's.a' : 's.b', String(i));
+    const r = await f.api('$JS.API.CONSUMER.CREATE.S.F', { stream_name: 'S', config: { durable_name: 'F', ack_policy: 'explicit', filter_subject: 's.b' } });
+    expect(r.error).toBeUndefined();
+    const first = await f.pull('F', { batch: 200 });
+    for (let i = 700; i < 800; i++) await f.publish(i % 3 === 0 ? 's.a' : 's.b', String(i));
+    const rest: string[] = [];
+    for (let round = 0; round < 10; round++) {
+      const msgs = await f.pull('F', { batch: 200, no_wait: true });
+      const data = msgs.filter((m) => !isStatus(m));
+      rest.push(...data.map((m) => m.data.toString()));
+      if (data.length < 200) break;
+    }
+    const expected = Array.from({ length: 800 }, (_, i) => i).filter((i) => i % 3 !== 0).map(String);
+    expect([...first.map((m) => m.data.toString()), ...rest]).toEqual(expected);
   });
 });

@@ -32,6 +32,8 @@ export interface ConsumerHost {
 
 /** New messages read ahead per store read. */
 const READ_AHEAD = 256;
+/** Read-ahead messages taken when the next read-ahead starts in the background. */
+const PREFETCH_AT = READ_AHEAD / 2;
 /** Deliveries per pump turn before yielding the event loop. */
 const MAX_DELIVERIES_PER_TURN = 4096;
 /** How often a push consumer without interest looks again. */
@@ -63,6 +65,8 @@ export class Consumer {
   /** Read-ahead messages; those before readAheadPos are taken (no shift() per message). */
   private readAhead: StoredMessage[] = [];
   private readAheadPos = 0;
+  /** The read-ahead after this one, read while this one is delivered (startPrefetch). */
+  private prefetch: { from: number; read: Promise<StoredMessage[]> } | null = null;
   private readonly redeliverQueue: number[] = [];
   private readonly queuedForRedelivery = new Set<number>();
   private readonly nakDeadlines = new Map<number, number>();
@@ -612,6 +616,13 @@ export class Consumer {
       const msg = this.takeReadAhead();
       if (msg !== null) return { msg, count: 1, redelivery: false };
       if (attempt === 1) break;
+      const prefetched = await this.takePrefetch();
+      if (this.closed) return null;
+      if (prefetched !== null) {
+        this.readAhead = prefetched;
+        this.readAheadPos = 0;
+        continue;
+      }
       // Read before the scan: a message stored while it runs lies above this.
       const scannedTo = store.state().last_seq;
       const fetched = await this.readNew(this.state.sseq);
@@ -642,14 +653,42 @@ export class Consumer {
     const ahead = this.readAhead;
     while (this.readAheadPos < ahead.length) {
       const msg = ahead[this.readAheadPos++]!;
+      if (this.readAheadPos === PREFETCH_AT && this.prefetch === null) this.startPrefetch();
       if (msg.seq >= this.state.sseq) return msg;
     }
     return null;
   }
 
+  /**
+   * Halfway through a full read-ahead, the next one is read in the background, so the drain does not
+   * stop for a store read (a block from disk) every READ_AHEAD messages.
+   */
+  private startPrefetch(): void {
+    const ahead = this.readAhead;
+    if (ahead.length < READ_AHEAD) return; // the store had no more then; onStored kicks for new ones
+    const from = ahead[ahead.length - 1]!.seq + 1;
+    const read = this.readNew(from);
+    read.catch(() => undefined); // a dropped prefetch must not be an unhandled rejection
+    this.prefetch = { from, read };
+  }
+
+  /**
+   * The prefetched messages when they continue exactly where delivery stands and some were found; null
+   * otherwise (then the store is read from the position as before). A failed read throws here, as readNew.
+   */
+  private async takePrefetch(): Promise<StoredMessage[] | null> {
+    const pf = this.prefetch;
+    if (pf === null) return null;
+    this.prefetch = null;
+    if (pf.from !== this.state.sseq) return null;
+    const fetched = await pf.read;
+    return fetched.length > 0 && pf.from === this.state.sseq ? fetched : null;
+  }
+
   private dropReadAhead(): void {
     this.readAhead = [];
     this.readAheadPos = 0;
+    this.prefetch = null;
   }
 
   private maxAckPendingReached(): boolean {
