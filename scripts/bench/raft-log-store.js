@@ -17,6 +17,8 @@ const MODES = {
   leveldb: { wal: false },
   'wal-dsync': { wal: true, walSync: 'dsync' },
   'wal-fdatasync': { wal: true, walSync: 'fdatasync' },
+  'wal-append-dsync': { wal: true, walSync: 'dsync', walPrezero: false },
+  'wal-append-fdatasync': { wal: true, walSync: 'fdatasync', walPrezero: false },
 };
 const ENTRY_BYTES = 200;
 const CHILD_TIMEOUT_MS = 60_000;
@@ -37,7 +39,10 @@ async function child([mode, writersArg, sliceMsArg]) {
   // Warm-up: each group's first write scans LevelDB for its blocks.
   await Promise.all(next.map((_, g) => store.write({ group: `g${g}`, entries: [{ index: next[g]++, term: 1, type: 0, data }], hardState: null, snapshot: null, sync: true })));
   process.stdout.write('ready\n');
-  await new Promise((resolve) => createInterface({ input: process.stdin }).once('line', resolve));
+  const stdin = createInterface({ input: process.stdin });
+  await new Promise((resolve) => stdin.once('line', resolve));
+  stdin.close();
+  process.stdin.destroy();
   const latenciesMs = [];
   const before = { ...store.stats };
   const cpuBefore = process.cpuUsage();
@@ -80,7 +85,7 @@ async function runSlice(mode, procs, writers, sliceMs) {
   const timer = setTimeout(() => kids.forEach((k) => k.kill('SIGKILL')), CHILD_TIMEOUT_MS);
   try {
     await Promise.all(lines.map((next) => next()));
-    for (const k of kids) k.stdin.write('go\n');
+    for (const k of kids) k.stdin.end('go\n');
     return (await Promise.all(lines.map((next) => next()))).map((l) => JSON.parse(l));
   } finally {
     clearTimeout(timer);
@@ -119,19 +124,22 @@ export async function main(args) {
     }
   }
   console.log(`Raft log store, synced writes (${ENTRY_BYTES} B entry + hard state), median of ${rounds} rounds of ${sliceMs} ms; per process`);
-  console.log('procs  writers  mode           writes/s  synced batches/s  p50 ms  p99 ms  CPU µs/write');
+  console.log('procs  writers  mode                  writes/s  synced batches/s  p50 ms  p99 ms  CPU µs/write');
   for (const procs of procsList) {
     for (const writers of writersList) {
       for (const mode of modes) {
         const rs = results.get(`${procs}|${writers}|${mode}`);
         const m = (f) => median(rs.map(f));
         console.log(
-          `${String(procs).padStart(5)}  ${String(writers).padStart(7)}  ${mode.padEnd(13)}  ${fmt(m((r) => r.writesPerSec)).padStart(8)}  ${fmt(m((r) => r.batchesPerSec)).padStart(16)}  ${fmt(m((r) => r.p50Ms), 3).padStart(6)}  ${fmt(m((r) => r.p99Ms), 2).padStart(6)}  ${fmt(m((r) => r.cpuUsPerWrite)).padStart(12)}`,
+          `${String(procs).padStart(5)}  ${String(writers).padStart(7)}  ${mode.padEnd(20)}  ${fmt(m((r) => r.writesPerSec)).padStart(8)}  ${fmt(m((r) => r.batchesPerSec)).padStart(16)}  ${fmt(m((r) => r.p50Ms), 3).padStart(6)}  ${fmt(m((r) => r.p99Ms), 2).padStart(6)}  ${fmt(m((r) => r.cpuUsPerWrite)).padStart(12)}`,
         );
       }
     }
   }
 }
 
-if (process.argv[2] === '--child') await child(process.argv.slice(3));
+if (process.argv[2] === '--child') {
+  await child(process.argv.slice(3));
+  process.exit(0);
+}
 else if (import.meta.url === `file://${process.argv[1]}`) await main(process.argv.slice(2));

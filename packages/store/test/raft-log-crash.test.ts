@@ -12,7 +12,13 @@ import { applyShape, entryData, writeShape } from './fixtures/raft-log-workload.
 const child = fileURLToPath(new URL('./fixtures/raft-log-crash-child.mjs', import.meta.url));
 const built = fileURLToPath(new URL('../dist/raft-log/index.js', import.meta.url));
 const GROUPS = 3;
-const KILLS = 50;
+
+/** The default store (WAL), the WAL with segments small enough to checkpoint mid-stream, and LevelDB alone. */
+const VARIANTS = [
+  { name: 'with the WAL', options: {}, kills: 50 },
+  { name: 'with 64 KiB WAL segments (checkpoints mid-stream)', options: { walSegmentBytes: 64 * 1024 }, kills: 20 },
+  { name: 'with LevelDB alone (wal: false)', options: { wal: false }, kills: 10 },
+];
 
 type Terms = number[];
 interface HardState {
@@ -38,10 +44,10 @@ class ExpectedStates {
 }
 
 /** Run the writer, SIGKILL it after `killAfterMs`, return the last acknowledged write per group. */
-function runAndKill(dir: string, killAfterMs: number): Promise<Map<string, number>> {
+function runAndKill(dir: string, killAfterMs: number, options: object): Promise<Map<string, number>> {
   return new Promise((resolve, reject) => {
     const acked = new Map<string, number>();
-    const proc = spawn(process.execPath, [child, dir, String(GROUPS), '100000'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [child, dir, String(GROUPS), '100000', JSON.stringify(options)], { stdio: ['ignore', 'pipe', 'pipe'] });
     let buffered = '';
     let timer: NodeJS.Timeout | null = null;
     let stderr = '';
@@ -64,7 +70,7 @@ function runAndKill(dir: string, killAfterMs: number): Promise<Map<string, numbe
   });
 }
 
-describe('LevelRaftLogStore crash recovery', () => {
+describe.each(VARIANTS)('LevelRaftLogStore crash recovery $name', ({ options, kills: KILLS }) => {
   it(`every log reopened after kill -9 at ${KILLS} random points is a prefix of what was written`, async () => {
     expect(existsSync(built), 'build the store first (npm test runs the build)').toBe(true);
     let seed = 12345;
@@ -74,8 +80,8 @@ describe('LevelRaftLogStore crash recovery', () => {
     const checkRun = async (run: number, killAfterMs: number): Promise<void> => {
       const dir = await mkdtemp(join(tmpdir(), 'raft-log-crash-'));
       try {
-        const acked = await runAndKill(dir, killAfterMs);
-        const store = await LevelRaftLogStore.open({ dir });
+        const acked = await runAndKill(dir, killAfterMs, options);
+        const store = await LevelRaftLogStore.open({ ...options, dir });
         for (const [group, expected] of states) {
           const loaded = await store.load(group);
           const terms = loaded.entries.map((x) => x.term);

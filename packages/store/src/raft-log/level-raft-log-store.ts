@@ -50,6 +50,8 @@ export interface LevelRaftLogStoreOptions {
   walSync?: WalSyncMode;
   /** A WAL segment this full is checkpointed and replaced (default 64 MiB). */
   walSegmentBytes?: number;
+  /** Pre-zero WAL segments (default true) so a synced record write changes no file metadata. */
+  walPrezero?: boolean;
 }
 
 /** Test-only fault injection: each makes the store stop as a crash would at that point. */
@@ -112,6 +114,7 @@ export class LevelRaftLogStore implements RaftLogStore {
       compression: false,
     });
     await db.open();
+    options = { ...walOptionsFromEnv(process.env.FLOTILLA_RAFT_LOG_WAL), ...options };
     const walDir = join(options.dir, WAL_DIR);
     const useWal = options.wal ?? true;
     let wal: RaftWal | null = null;
@@ -129,7 +132,7 @@ export class LevelRaftLogStore implements RaftLogStore {
               dir: walDir,
               syncMode: options.walSync ?? 'dsync',
               segmentBytes,
-              chunkBytes: Math.min(MAX_CHUNK_BYTES, segmentBytes),
+              chunkBytes: options.walPrezero === false ? 0 : Math.min(MAX_CHUNK_BYTES, segmentBytes),
               maxPendingBytes: MAX_PENDING_RECORD_BYTES,
             },
             recovered.lastSeq + 1,
@@ -368,6 +371,23 @@ export class LevelRaftLogStore implements RaftLogStore {
       if (this.testHooks.failCheckpointAfter === 'new-segment') throw new Error('test: checkpoint stopped after the new segment');
     });
     this.stats.checkpoints++;
+  }
+}
+
+/**
+ * FLOTILLA_RAFT_LOG_WAL picks the defaults where the caller (the server) passes none, to measure the variants
+ * in a cluster: `off` (LevelDB only), `dsync` (the default), `fdatasync`, `append` (no pre-zeroing, O_DSYNC).
+ */
+function walOptionsFromEnv(value: string | undefined): Partial<LevelRaftLogStoreOptions> {
+  switch (value) {
+    case 'off':
+      return { wal: false };
+    case 'fdatasync':
+      return { walSync: 'fdatasync' };
+    case 'append':
+      return { walPrezero: false };
+    default:
+      return {};
   }
 }
 

@@ -65,13 +65,17 @@ export class WalSegment {
     private readonly chunkBytes: number,
   ) {}
 
-  /** A new, durable segment named after the first sequence number it will hold, with one zeroed chunk. */
+  /**
+   * A new, durable segment named after the first sequence number it will hold, with one zeroed chunk
+   * (`chunkBytes` 0: no pre-zeroing, records are appended and each synced write also commits the file's size).
+   */
   static async create(dir: string, startSeq: number, mode: WalSyncMode, chunkBytes: number): Promise<WalSegment> {
     const path = join(dir, segmentName(startSeq));
     const flags = constants.O_RDWR | constants.O_CREAT | constants.O_TRUNC | (mode === 'dsync' ? constants.O_DSYNC : 0);
     const fd = await call<number>((cb) => open(path, flags, 0o644, cb));
     const segment = new WalSegment(path, fd, mode, chunkBytes);
-    await segment.extendTo(chunkBytes);
+    if (chunkBytes === 0) segment.zeroedEnd = Number.POSITIVE_INFINITY;
+    else await segment.extendTo(chunkBytes);
     await syncDirectory(dir);
     return segment;
   }
