@@ -152,7 +152,7 @@ export class FileStore extends StoreCore {
   private constructor(opts: FileStoreOptions) {
     super(opts);
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
-    this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024);
+    this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024, (opts.sync ?? 'always') === 'always');
     this.cacheBytes = opts.cacheBytes ?? 16 * 1024 * 1024;
     this.table = new BlockTable(this.cacheBytes, (e) => {
       // Content whose write is still in flight may be in use by the write: leave that to the GC.

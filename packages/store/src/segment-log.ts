@@ -102,6 +102,8 @@ export class SegmentLog {
   constructor(
     private readonly dir: string,
     private readonly maxSegmentBytes: number,
+    /** Write zeros ahead of the tail: worth it when every flush is synced, pure cost otherwise. */
+    private readonly zeroAheadOn = true,
   ) {}
 
   /** Opens every segment and returns the location of their intact frames, in file order. */
@@ -173,7 +175,7 @@ export class SegmentLog {
       else written += (await seg.fh.writev(pending, seg.size + written)).bytesWritten;
     }
     seg.size = pos;
-    if (seg.zeroedTo - pos < this.zeroAheadBytes(pos) / 2 && pos < this.maxSegmentBytes) this.zeroAhead(seg);
+    if (this.zeroAheadOn && seg.zeroedTo - pos < this.zeroAheadBytes(pos) / 2 && pos < this.maxSegmentBytes) this.zeroAhead(seg);
     this.unsynced.add(seg);
     return locs;
   }
