@@ -266,10 +266,11 @@ export class Sublist<S extends SublistEntry> {
   /**
    * All subscriptions matching a published subject. Wildcard tokens in `subject` are literal: a published
    * `foo.*` reaches subscribers of `foo.*`, `foo.>` and `>` (nats-server non-pedantic behaviour).
-   * The returned arrays are shared with the cache and must not be mutated.
+   * The returned arrays are shared with the cache and must not be mutated. `cache` false: the caller
+   * knows the subject will not come again (a request's unique reply subject), so the cache is skipped.
    */
-  match(subject: string): SublistResult<S> {
-    const cacheable = !this.isUncached(subject);
+  match(subject: string, cache = true): SublistResult<S> {
+    const cacheable = cache && !this.isUncached(subject);
     if (cacheable) {
       const cached = this.cache.get(subject);
       if (cached !== undefined) return cached;

@@ -398,4 +398,17 @@ describe('Sublist match cache', () => {
     list.remove(ack);
     expect(list.match('$JS.ACK.S.D.1.2.3.4.0')).toBe(EMPTY_RESULT);
   });
+
+  it('match(subject, false) answers without caching', () => {
+    const list = new Sublist<TestSub>();
+    const inbox = sub('_INBOX.a.*');
+    list.insert(inbox);
+    expect(list.match('_INBOX.a.1', false).plain).toEqual([inbox]);
+    expect(list.cacheSize).toBe(0);
+    expect(list.match('_INBOX.a.1').plain).toEqual([inbox]);
+    expect(list.cacheSize).toBe(1);
+    // A cached entry is still used (and kept current) when asked not to cache.
+    list.remove(inbox);
+    expect(list.match('_INBOX.a.1', false)).toBe(EMPTY_RESULT);
+  });
 });

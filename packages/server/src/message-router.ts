@@ -8,6 +8,11 @@ import { isClusterVisible } from './cluster/cluster-visible.js';
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
 const NO_QUEUES: readonly string[] = [];
 const UNCACHED_PREFIXES: readonly string[] = ['$JS.ACK.'];
+/**
+ * Published straight to (not routed to, as JetStream deliveries to a pull inbox are), an inbox subject is a
+ * reply to one request: caching its match would only evict subjects that repeat.
+ */
+const REPLY_PREFIX = '_INBOX.';
 
 /** The cluster's side of routing (packages/server/src/cluster): interest propagation and forwarding. */
 export interface ClusterRoute {
@@ -118,7 +123,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
-    const result = this.sublist.match(matchSubject);
+    const result = this.sublist.match(matchSubject, route !== null || !matchSubject.startsWith(REPLY_PREFIX));
     let delivered = 0;
     const plain = result.plain;
     for (let i = 0; i < plain.length; i++) {
@@ -154,7 +159,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += size;
-    const result = this.sublist.match(route ?? subject);
+    const result = route !== null ? this.sublist.match(route) : this.sublist.match(subject, !subject.startsWith(REPLY_PREFIX));
     let joined: JoinedMessage | null = null;
     let delivered = 0;
     const plain = result.plain;

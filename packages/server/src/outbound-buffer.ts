@@ -132,6 +132,13 @@ export class OutboundBuffer {
     if (total === 0) return 0;
     if (this.sealed.length === 0) {
       socket.write(this.buf.subarray(0, this.len));
+      // Written through to the kernel at once (nothing left queued in the socket): the buffer is free
+      // again. Reusing it spares a fresh allocation and its first-touch page faults for every flush.
+      // TLS sockets may hold cleartext until their handshake is done: those always get a fresh one.
+      if (socket.writableLength === 0 && (socket as { encrypted?: boolean }).encrypted !== true) {
+        this.len = 0;
+        return total;
+      }
     } else {
       this.seal();
       socket.cork();

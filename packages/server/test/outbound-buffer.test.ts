@@ -48,3 +48,43 @@ describe('OutboundBuffer.writeMsgParts', () => {
     expect(sb.bytes().subarray(0, prefix.length + 40).toString('latin1')).toContain(`${reply === null ? '' : Buffer.from(reply).toString('latin1') + ' '}${hdr}${message.length}\r\n`);
   });
 });
+
+describe('OutboundBuffer.flushTo buffer reuse', () => {
+  /** Keeps the written chunks by reference, as a socket with a queued write does. */
+  function referencingSocket(writableLength: number, encrypted = false): { socket: Socket; chunks: Uint8Array[] } {
+    const chunks: Uint8Array[] = [];
+    const socket = { write: (b: Uint8Array) => chunks.push(b), writableLength, encrypted, cork: () => undefined, uncork: () => undefined } as unknown as Socket;
+    return { socket, chunks };
+  }
+  const prefix = Buffer.from('MSG s 1 ');
+
+  it('keeps its buffer when the socket took everything at once', () => {
+    const out = new OutboundBuffer();
+    const { socket, chunks } = referencingSocket(0);
+    out.writeMsg(prefix, null, -1, Buffer.from('one'));
+    out.flushTo(socket);
+    const first = Buffer.from(chunks[0]!); // the bytes as written, before the buffer is reused
+    out.writeMsg(prefix, null, -1, Buffer.from('two'));
+    out.flushTo(socket);
+    expect(first.toString()).toBe('MSG s 1 3\r\none\r\n');
+    expect(Buffer.from(chunks[1]!).toString()).toBe('MSG s 1 3\r\ntwo\r\n');
+    expect(chunks[1]!.buffer).toBe(chunks[0]!.buffer);
+  });
+
+  it('moves to a fresh buffer while the socket still holds queued bytes, or for TLS', () => {
+    for (const [writableLength, encrypted] of [
+      [100, false],
+      [0, true],
+    ] as const) {
+      const out = new OutboundBuffer();
+      const { socket, chunks } = referencingSocket(writableLength, encrypted);
+      out.writeMsg(prefix, null, -1, Buffer.from('one'));
+      out.flushTo(socket);
+      out.writeMsg(prefix, null, -1, Buffer.from('two'));
+      out.flushTo(socket);
+      expect(Buffer.from(chunks[0]!).toString()).toBe('MSG s 1 3\r\none\r\n');
+      expect(Buffer.from(chunks[1]!).toString()).toBe('MSG s 1 3\r\ntwo\r\n');
+      expect(chunks[1]!.buffer).not.toBe(chunks[0]!.buffer);
+    }
+  });
+});
