@@ -54,6 +54,28 @@ export function runStoreSuite(name: string, factory: StoreFactory): void {
       expect(await s.get(0)).toBeNull();
     });
 
+    it('appendNoWait assigns sequences at once, refuses over a limit synchronously and is durable after flush', async () => {
+      const s = await make({ limits: { maxMsgs: 3, discard: 'new' } });
+      const seqs = [s.appendNoWait('a', undefined, enc('1')), s.appendNoWait('b', enc('NATS/1.0\r\n\r\n'), enc('2'))];
+      seqs.push(s.appendNoWait('a', undefined, enc('3'), 5_000n));
+      expect(seqs).toEqual([1, 2, 3]);
+      expect(s.state().last_seq).toBe(3);
+      let refused: unknown = null;
+      try {
+        s.appendNoWait('a', undefined, enc('4'));
+      } catch (err) {
+        refused = err;
+      }
+      expect(refused).toBeInstanceOf(StoreError);
+      expect((refused as StoreError).code).toBe('MAX_MSGS');
+      await s.flush();
+      const msgs = await s.readRange(1, 10);
+      expect(msgs.map((m) => [m.seq, m.subject, dec(m.data)])).toEqual([[1, 'a', '1'], [2, 'b', '2'], [3, 'a', '3']]);
+      // One clock reading may serve a synchronous run of appends: never decreasing, the caller's kept exactly.
+      expect(msgs[1]!.timestampNs >= msgs[0]!.timestampNs).toBe(true);
+      expect(msgs[2]!.timestampNs).toBe(5_000n);
+    });
+
     it('keeps nanosecond timestamps beyond 2^53 exactly and accepts caller sequences', async () => {
       const s = await make();
       const ts = 1_764_447_457_190_098_635n; // 2025-11-29T20:17:37.190098635Z
