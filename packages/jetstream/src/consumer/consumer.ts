@@ -65,6 +65,7 @@ export class Consumer {
   /** Read-ahead messages; those before readAheadPos are taken (no shift() per message). */
   private readAhead: StoredMessage[] = [];
   private readAheadPos = 0;
+  private readonly readyScratch: Candidate = { msg: null as unknown as StoredMessage, count: 1, redelivery: false };
   /** The read-ahead after this one, read while this one is delivered (startPrefetch). */
   private prefetch: { from: number; read: Promise<StoredMessage[]> } | null = null;
   private readonly redeliverQueue: number[] = [];
@@ -645,7 +646,11 @@ export class Consumer {
   private readyCandidate(): Candidate | null {
     if (this.redeliverQueue.length > 0 || this.lastPerSubject.length > 0 || this.maxAckPendingReached()) return null;
     const msg = this.takeReadAhead();
-    return msg === null ? null : { msg, count: 1, redelivery: false };
+    if (msg === null) return null;
+    // One object for every in-memory delivery: a candidate is used at once and never kept (only its msg).
+    const c = this.readyScratch;
+    c.msg = msg;
+    return c;
   }
 
   /** The next read-ahead message at or after the stream position; stale ones are skipped. */
