@@ -103,7 +103,7 @@ export class SegmentLog {
     private readonly dir: string,
     private readonly maxSegmentBytes: number,
     /** Write zeros ahead of the tail: worth it when every flush is synced, pure cost otherwise. */
-    private readonly zeroAheadOn = true,
+    private zeroAheadOn = true,
   ) {}
 
   /** Opens every segment and returns the location of their intact frames, in file order. */
@@ -184,12 +184,23 @@ export class SegmentLog {
     return Math.min(ZERO_AHEAD_MAX_BYTES, Math.max(ZERO_AHEAD_MIN_BYTES, size));
   }
 
-  /** Extends the zeroed run past the tail; the next sync makes it durable along with this flush's data. */
+  /**
+   * Extends the zeroed run past the tail; the next sync makes it durable along with this flush's data.
+   * Best effort: on a write error (a full disk, say) it stops for good, and the data write decides.
+   */
   private zeroAhead(seg: Segment): void {
     let at = Math.max(seg.zeroedTo, seg.size);
     const to = Math.min(seg.size + this.zeroAheadBytes(seg.size), this.maxSegmentBytes);
-    // Bounded: each step writes at least one byte (writeSync throws on failure).
-    while (at < to) at += writeSync(seg.fh.fd, ZEROS, 0, Math.min(ZEROS.length, to - at), at);
+    try {
+      // Bounded: each step writes at least one byte or throws.
+      while (at < to) {
+        const n = writeSync(seg.fh.fd, ZEROS, 0, Math.min(ZEROS.length, to - at), at);
+        if (n <= 0) break;
+        at += n;
+      }
+    } catch {
+      this.zeroAheadOn = false;
+    }
     seg.zeroedTo = at;
   }
 
