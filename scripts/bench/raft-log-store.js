@@ -1,6 +1,6 @@
 // `node scripts/bench/raft-log-store.js [--procs 1,3] [--writers 1,16] [--rounds 3] [--slice-ms 1500]`
 // Synced write latency and throughput of the Raft log store (LevelRaftLogStore), LevelDB-only against the
-// write-ahead file (O_DSYNC and write + fdatasync), in 1 process and in N processes at once (as N cluster
+// write-ahead file (O_DSYNC or write + fdatasync; pre-zeroed or appended; LevelDB applied per batch or deferred), in 1 process and in N processes at once (as N cluster
 // nodes on one disk). Each write is one 200 B entry + hard state, sync: true, like a Raft append; `writers`
 // concurrent groups per process each await their write before the next (group commit folds them).
 // Modes alternate within every round (the disk is shared and noisy); the table shows medians over rounds.
@@ -16,6 +16,8 @@ import { LevelRaftLogStore } from '@flotilla/store';
 const MODES = {
   leveldb: { wal: false },
   'wal-dsync': { wal: true, walSync: 'dsync' },
+  // LevelDB batch started with every WAL write instead of a few batches together.
+  'wal-dsync-apply0': { wal: true, walSync: 'dsync', levelApplyDelayMs: 0 },
   'wal-fdatasync': { wal: true, walSync: 'fdatasync' },
   'wal-append-dsync': { wal: true, walSync: 'dsync', walPrezero: false },
   'wal-append-fdatasync': { wal: true, walSync: 'fdatasync', walPrezero: false },

@@ -66,7 +66,9 @@ describe('LevelRaftLogStore write-ahead file', () => {
     const store = await openStore(dir);
     await write(store, 1, 3);
     await write(store, 4, 2);
-    // From here LevelDB misses every batch (as if its unsynced writes were lost); only the WAL has them.
+    // load() waits for LevelDB to hold every batch so far. From here LevelDB misses every batch (as if its
+    // unsynced writes were lost); only the WAL has them.
+    expect((await store.load('g')).entries).toHaveLength(5);
     store.testHooks.skipLevelDb = true;
     await write(store, 6, 1, false);
     await write(store, 7, 2, false);
@@ -91,6 +93,7 @@ describe('LevelRaftLogStore write-ahead file', () => {
     const dir = join(root, 'b');
     const store = await openStore(dir);
     for (let i = 1; i <= 20; i++) await write(store, i, 1, i % 3 === 0);
+    expect((await store.load('g')).entries).toHaveLength(20);
     const copy = await crashCopy(dir, 'b-crash');
     await closeStore(store);
     const reopened = await openStore(copy);
@@ -102,6 +105,7 @@ describe('LevelRaftLogStore write-ahead file', () => {
     const dir = join(root, 'c');
     const store = await openStore(dir);
     await write(store, 1, 2);
+    expect((await store.load('g')).entries).toHaveLength(2);
     store.testHooks.skipLevelDb = true;
     await write(store, 3, 2);
     const copy = await crashCopy(dir, 'c-crash');

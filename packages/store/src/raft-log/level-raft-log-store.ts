@@ -4,18 +4,19 @@
  * group commit across all Raft groups sharing the store. A LevelDB batch is atomic, so after a crash the log
  * is a prefix of what was written, with hard state and entries consistent.
  *
- * With the write-ahead file (default), a batch goes to LevelDB unsynced and, as one record, to the WAL; a
- * synced batch is durable once its record is (one write on a pre-zeroed file), which is far cheaper than a
- * synced LevelDB write. A full WAL segment is checkpointed (one synced LevelDB write) and replaced; `open()`
- * replays the records LevelDB lacks. LevelDB stays the store of record.
+ * With the write-ahead file (default), a batch goes as one record to the WAL and a synced batch is durable once
+ * its record is (one write on a pre-zeroed file: far cheaper than a synced LevelDB write); LevelDB gets the
+ * batches unsynced, in order, a few at a time (LevelApplier). A full WAL segment is checkpointed (one synced
+ * LevelDB write) and replaced; `open()` replays the records LevelDB lacks. LevelDB stays the store of record.
  */
 import type { LogWrite, PersistedState, RaftLogStore, Snapshot } from '@flotilla/raft';
 import { Level } from 'level';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { observeFsync } from '../fsync-observer.js';
+import { LevelApplier } from './level-applier.js';
 import { RaftWal } from './raft-wal.js';
-import { WAL_SEQ_KEY, encodeSeq, encodeWalRecord, type BatchOp } from './wal-codec.js';
+import { encodeWalRecord, type BatchOp } from './wal-codec.js';
 import { recoverWal } from './wal-recovery.js';
 import { listSegments, type WalSyncMode } from './wal-segment.js';
 import {
@@ -52,6 +53,8 @@ export interface LevelRaftLogStoreOptions {
   walSegmentBytes?: number;
   /** Pre-zero WAL segments (default true) so a synced record write changes no file metadata. */
   walPrezero?: boolean;
+  /** With the WAL: batches wait up to this long to be applied to LevelDB together (default 10 ms). */
+  levelApplyDelayMs?: number;
 }
 
 /** Test-only fault injection: each makes the store stop as a crash would at that point. */
@@ -66,6 +69,9 @@ const DEFAULT_SEGMENT_BYTES = 64 * 1024 * 1024;
 const MAX_CHUNK_BYTES = 1024 * 1024;
 /** Records of non-synced batches held in memory at most (then written, synced, with the next batch). */
 const MAX_PENDING_RECORD_BYTES = 1024 * 1024;
+/** LevelDB ops waiting to be applied beyond this are applied at once; twice this holds back new batches. */
+const MAX_LEVEL_BACKLOG_BYTES = 4 * 1024 * 1024;
+const DEFAULT_LEVEL_APPLY_DELAY_MS = 10;
 /** Subdirectory of the LevelDB directory holding the WAL segments (LevelDB ignores it). */
 const WAL_DIR = 'wal';
 
@@ -99,10 +105,22 @@ export class LevelRaftLogStore implements RaftLogStore {
   /** After a failed batch the WAL and LevelDB may disagree: every later write fails until a reopen recovers. */
   private failure: unknown = null;
 
+  private readonly level: LevelApplier | null;
+
   private constructor(
     private readonly db: DB,
     private readonly wal: RaftWal | null,
-  ) {}
+    lastSeq: number,
+    levelApplyDelayMs: number,
+  ) {
+    this.level = wal
+      ? new LevelApplier(db, lastSeq, {
+          delayMs: levelApplyDelayMs,
+          maxPendingBytes: MAX_LEVEL_BACKLOG_BYTES,
+          skip: () => this.testHooks.skipLevelDb === true,
+        })
+      : null;
+  }
 
   static async open(options: LevelRaftLogStoreOptions): Promise<LevelRaftLogStore> {
     // 'view' (plain Uint8Array) encodings: with 'buffer' classic-level spends far longer inside batch().
@@ -119,11 +137,13 @@ export class LevelRaftLogStore implements RaftLogStore {
     const useWal = options.wal ?? true;
     let wal: RaftWal | null = null;
     let replayedBatches = 0;
+    let lastSeq = 0;
     try {
       // Recovery also runs with the WAL off, so a directory last written with it loses nothing.
       if (useWal || (await listSegments(walDir)).length > 0) {
         const recovered = await recoverWal(db, walDir);
         replayedBatches = recovered.replayedBatches;
+        lastSeq = recovered.lastSeq;
         if (useWal) {
           await mkdir(walDir, { recursive: true });
           const segmentBytes = options.walSegmentBytes ?? DEFAULT_SEGMENT_BYTES;
@@ -143,13 +163,14 @@ export class LevelRaftLogStore implements RaftLogStore {
       await db.close();
       throw error;
     }
-    const store = new LevelRaftLogStore(db, wal);
+    const store = new LevelRaftLogStore(db, wal, lastSeq, options.levelApplyDelayMs ?? DEFAULT_LEVEL_APPLY_DELAY_MS);
     store.stats.replayedBatches = replayedBatches;
     return store;
   }
 
   async load(group: string): Promise<PersistedState> {
     await this.groupQueues.get(group);
+    await this.level?.caughtUp();
     const snapBuf = asBuffer(await this.db.get(snapshotKey(group)));
     const snapshot = snapBuf ? decodeSnapshot(snapBuf) : null;
     const hsBuf = asBuffer(await this.db.get(hardStateKey(group)));
@@ -199,6 +220,7 @@ export class LevelRaftLogStore implements RaftLogStore {
         { type: 'del', key: hardStateKey(group) },
       ];
       // Every block key, read from disk (the span cache may not be loaded for this group).
+      await this.level?.caughtUp();
       for await (const key of this.db.keys(blockRange(group))) ops.push({ type: 'del', key: asBuffer(key)! });
       this.spans.delete(group);
       await this.enqueue(ops, true);
@@ -213,7 +235,9 @@ export class LevelRaftLogStore implements RaftLogStore {
       else this.flush();
     }
     this.closed = true;
-    // Records not yet in the WAL are in LevelDB; LevelDB's own log survives a process exit.
+    // Records not yet in the WAL are in LevelDB then; LevelDB's own log survives a process exit.
+    // A failed store closes too (its failure was reported to the writes).
+    await this.level?.caughtUp().catch(() => undefined);
     await this.wal?.close();
     await this.db.close();
   }
@@ -235,6 +259,7 @@ export class LevelRaftLogStore implements RaftLogStore {
   private async spansOf(group: string): Promise<BlockSpan[]> {
     let spans = this.spans.get(group);
     if (!spans) {
+      await this.level?.caughtUp();
       spans = [];
       for await (const [key, value] of this.db.iterator(blockRange(group))) {
         const first = blockFirstIndex(asBuffer(key)!);
@@ -264,6 +289,7 @@ export class LevelRaftLogStore implements RaftLogStore {
         } else if (s.last >= from) {
           // A conflicting suffix starts inside this block: rewrite it without the suffix.
           const key = blockKey(group, s.first);
+          await this.level?.caughtUp();
           const value = asBuffer(await this.db.get(key));
           const kept = value ? decodeBlock(s.first, value).filter((e) => e.index < from) : [];
           ops.push({ type: 'put', key, value: encodeBlock(kept) });
@@ -310,7 +336,7 @@ export class LevelRaftLogStore implements RaftLogStore {
     this.pendingSync = false;
     this.stats.batches++;
     const started = performance.now();
-    const batch = this.failure ? Promise.reject(this.failure) : this.wal ? this.writeWithWal(this.wal, ops, sync) : this.writeLevelOnly(ops, sync);
+    const batch = this.failure ? Promise.reject(this.failure) : this.wal && this.level ? this.writeWithWal(this.wal, this.level, ops, sync) : this.writeLevelOnly(ops, sync);
     this.inFlight = batch.then(
       () => {
         if (sync) {
@@ -336,25 +362,27 @@ export class LevelRaftLogStore implements RaftLogStore {
   }
 
   /**
-   * The batch goes to LevelDB unsynced, tagged with its WAL sequence number, and at the same time as one WAL
-   * record: durable once the record is (synced batches), done once LevelDB has it (all batches).
+   * The batch goes to the WAL as one record: a synced batch is done once the record is durable; its ops go to
+   * LevelDB a little later with others. A non-synced batch is done once LevelDB has it (its record waits in
+   * memory for the next synced one).
    */
-  private async writeWithWal(wal: RaftWal, ops: BatchOp[], sync: boolean): Promise<void> {
+  private async writeWithWal(wal: RaftWal, level: LevelApplier, ops: BatchOp[], sync: boolean): Promise<void> {
     try {
       const seq = wal.nextSeq;
       const record = encodeWalRecord(seq, ops);
-      if (wal.needsCheckpoint(record.length)) await this.checkpoint(wal);
-      ops.push({ type: 'put', key: WAL_SEQ_KEY, value: encodeSeq(seq) });
+      if (wal.needsCheckpoint(record.length)) await this.checkpoint(wal, level);
+      // LevelDB fell behind (it takes far bigger batches than the WAL): let it catch up before adding more.
+      if (level.backlogBytes >= 2 * MAX_LEVEL_BACKLOG_BYTES) await level.caughtUp();
       const started = performance.now();
       const durable = wal.append(record, sync);
-      const level = this.testHooks.skipLevelDb ? Promise.resolve() : this.db.batch(ops, { sync: false });
-      // Both settle before the next batch starts: WAL writes and LevelDB batches each stay in order.
-      const [walResult, levelResult] = await Promise.allSettled([
-        durable?.then(() => {
-          if (sync) observeFsync('raft_log', (performance.now() - started) / 1000);
-        }),
-        level,
-      ]);
+      level.add(ops, seq);
+      if (sync) {
+        await durable;
+        observeFsync('raft_log', (performance.now() - started) / 1000);
+        return;
+      }
+      // Both settle before the next batch starts, so WAL writes stay in order.
+      const [walResult, levelResult] = await Promise.allSettled([durable, level.caughtUp()]);
       if (walResult.status === 'rejected') throw walResult.reason;
       if (levelResult.status === 'rejected') throw levelResult.reason;
     } catch (error) {
@@ -364,8 +392,8 @@ export class LevelRaftLogStore implements RaftLogStore {
   }
 
   /** Between batches: make every LevelDB batch durable, then the WAL records are no longer needed. */
-  private async checkpoint(wal: RaftWal): Promise<void> {
-    await this.db.put(WAL_SEQ_KEY, encodeSeq(wal.nextSeq - 1), { sync: true });
+  private async checkpoint(wal: RaftWal, level: LevelApplier): Promise<void> {
+    await level.caughtUp(true);
     if (this.testHooks.failCheckpointAfter === 'level-sync') throw new Error('test: checkpoint stopped after the LevelDB sync');
     await wal.rotate(() => {
       if (this.testHooks.failCheckpointAfter === 'new-segment') throw new Error('test: checkpoint stopped after the new segment');
