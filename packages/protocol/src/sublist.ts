@@ -270,13 +270,22 @@ export class Sublist<S extends SublistEntry> {
    * knows the subject will not come again (a request's unique reply subject), so the cache is skipped.
    */
   match(subject: string, cache = true): SublistResult<S> {
+    return this.matchPublished(subject, cache) ?? EMPTY_RESULT;
+  }
+
+  /**
+   * match() that also says whether `subject` is a valid publish subject (null: an empty token or whitespace,
+   * what isValidPublishSubject rejects), so a caller need not scan it a second time.
+   */
+  matchPublished(subject: string, cache = true): SublistResult<S> | null {
     const cacheable = cache && !this.isUncached(subject);
     if (cacheable) {
+      // Only valid subjects are ever cached.
       const cached = this.cache.get(subject);
       if (cached !== undefined) return cached;
     }
     const tokens = this.tokens;
-    if (!tokens.split(subject)) return EMPTY_RESULT;
+    if (!tokens.split(subject)) return null;
     const acc = this.acc;
     acc.reset();
     matchLevel(this.root, tokens, 0, acc);

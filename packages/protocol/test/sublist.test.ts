@@ -411,4 +411,13 @@ describe('Sublist match cache', () => {
     list.remove(inbox);
     expect(list.match('_INBOX.a.1', false)).toBe(EMPTY_RESULT);
   });
+
+  it('matchPublished tells an invalid publish subject from one nobody matches', () => {
+    const list = new Sublist<TestSub>();
+    list.insert(sub('>'));
+    for (const bad of ['', 'a..b', '.a', 'a.', 'a b', 'a\tb']) expect(list.matchPublished(bad)).toBeNull();
+    expect(list.match('a..b')).toBe(EMPTY_RESULT);
+    expect(list.matchPublished('a.b')!.plain).toHaveLength(1);
+    expect(new Sublist<TestSub>().matchPublished('a.b')).toBe(EMPTY_RESULT);
+  });
 });

@@ -403,6 +403,14 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   private publish(subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
     this.inMsgs++;
     this.inBytes += message.length;
+    const host = this.host;
+    // Nothing to check or answer before routing (no pedantic, permissions, verbose or trace): the router's
+    // match validates the subject (-1: invalid, dropped silently as below), so it is not scanned twice.
+    if (!this.pedantic && this.permissions === null && !this.verbose && !host.traceEnabled) {
+      const delivered = host.router.publishUnchecked(subject, reply, headerBytes, message, this.cid, this.echo);
+      if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);
+      return;
+    }
     if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
       this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
       if (this.verbose) this.enqueue(OK_BYTES); // nats-server still acknowledges the op
@@ -416,7 +424,6 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     // The JetStream API is subjects too, so this also governs $JS.API.*.
     if (this.permissions !== null && !this.mayPublish(subject)) return this.publishViolation(subject);
     if (this.verbose) this.enqueue(OK_BYTES);
-    const host = this.host;
     if (host.traceEnabled) host.log.trace({ cid: this.cid, op: 'PUB', subject, reply, bytes: message.length }, 'client op');
     const delivered = host.router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
     if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);

@@ -1,7 +1,7 @@
 // Core NATS routing: the one Sublist of this server, and delivery of a published message to each matching
 // subscription (every plain one, one member per queue group). Clustering and JetStream plug in here as
 // further subscription owners.
-import { Sublist, encodeStatusHeaders } from '@flotilla/protocol';
+import { EMPTY_RESULT, Sublist, encodeStatusHeaders } from '@flotilla/protocol';
 import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
 
@@ -99,7 +99,15 @@ export class MessageRouter {
     publisherCid: number,
     echo: boolean,
   ): number {
-    return this.publishMatching(subject, null, subject, reply, headerBytes, message, publisherCid, echo);
+    return this.publishMatching(subject, null, subject, reply, headerBytes, message, publisherCid, echo, false);
+  }
+
+  /**
+   * publish() for a client's subject that was not checked yet: -1, and nothing counted or delivered, when it
+   * is not a valid publish subject (isValidPublishSubject); the match does that check on the way.
+   */
+  publishUnchecked(subject: string, reply: string | null, headerBytes: number, message: Buffer, publisherCid: number, echo: boolean): number {
+    return this.publishMatching(subject, null, subject, reply, headerBytes, message, publisherCid, echo, true);
   }
 
   /**
@@ -107,7 +115,7 @@ export class MessageRouter {
    * carries `subject`, as nats-server delivers JetStream messages; peers subscribed to `route` get it too.
    */
   publishTo(route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): number {
-    return this.publishMatching(route, route, subject, reply, headerBytes, message, 0, true);
+    return this.publishMatching(route, route, subject, reply, headerBytes, message, 0, true, false);
   }
 
   private publishMatching(
@@ -119,11 +127,16 @@ export class MessageRouter {
     message: Buffer,
     publisherCid: number,
     echo: boolean,
+    invalidIsMinusOne: boolean,
   ): number {
+    let result = this.sublist.matchPublished(matchSubject, route !== null || !matchSubject.startsWith(REPLY_PREFIX));
+    if (result === null) {
+      if (invalidIsMinusOne) return -1;
+      result = EMPTY_RESULT;
+    }
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
-    const result = this.sublist.match(matchSubject, route !== null || !matchSubject.startsWith(REPLY_PREFIX));
     let delivered = 0;
     const plain = result.plain;
     for (let i = 0; i < plain.length; i++) {
