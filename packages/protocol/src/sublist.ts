@@ -93,6 +93,8 @@ class MatchAccumulator<S extends SublistEntry> {
 class SubjectTokens {
   subject = '';
   count = 0;
+  /** The highest token index whose value a walk looked up (-1: none): the walk's result depends on no other. */
+  maxUsed = -1;
   private starts = new Int32Array(16);
   private ends = new Int32Array(16);
 
@@ -117,11 +119,18 @@ class SubjectTokens {
       }
     }
     this.count = count;
+    this.maxUsed = -1;
     return true;
   }
 
   token(i: number): string {
+    if (i > this.maxUsed) this.maxUsed = i;
     return this.subject.substring(this.starts[i]!, this.ends[i]!);
+  }
+
+  /** Where token `i` ends (i < count). */
+  endOf(i: number): number {
+    return this.ends[i]!;
   }
 
   private grow(): void {
@@ -172,6 +181,12 @@ export class Sublist<S extends SublistEntry> {
   private readonly cache = new Map<string, SublistResult<S>>();
   private readonly tokens = new SubjectTokens();
   private readonly acc = new MatchAccumulator<S>();
+  /**
+   * The last uncached-prefix match: a walk's result depends only on the tokens it looked up (up to
+   * `usedTokens`) and the token count, so a subject with the same leading `prefix` (ending at a token
+   * boundary) and count has the same result. One consumer's acks all share it. Cleared by every change.
+   */
+  private memo: { prefix: string; usedTokens: number; count: number; result: SublistResult<S> } | null = null;
   private readonly cacheMaxEntries: number;
   private readonly uncachedPrefixes: readonly string[];
   private subCount = 0;
@@ -229,6 +244,7 @@ export class Sublist<S extends SublistEntry> {
       members.add(sub);
     }
     this.subCount++;
+    this.memo = null;
     this.updateCache(sub, resultWithAdded);
   }
 
@@ -258,6 +274,7 @@ export class Sublist<S extends SublistEntry> {
       }
     }
     this.subCount--;
+    this.memo = null;
     this.prune(path, tokens);
     this.updateCache(sub, resultWithRemoved);
     return true;
@@ -286,12 +303,22 @@ export class Sublist<S extends SublistEntry> {
     }
     const tokens = this.tokens;
     if (!tokens.split(subject)) return null;
+    const memoable = !cacheable && cache;
+    const memo = this.memo;
+    if (memoable && memo !== null && memo.count === tokens.count) {
+      const boundary = memo.usedTokens < 0 || tokens.endOf(memo.usedTokens) === memo.prefix.length;
+      if (boundary && subject.startsWith(memo.prefix)) return memo.result;
+    }
     const acc = this.acc;
     acc.reset();
     matchLevel(this.root, tokens, 0, acc);
     const result = acc.toResult();
     acc.reset(); // drops the references to subscriptions
     if (cacheable) this.cacheResult(subject, result);
+    else if (memoable) {
+      const used = tokens.maxUsed;
+      this.memo = { prefix: used < 0 ? '' : subject.substring(0, tokens.endOf(used)), usedTokens: used, count: tokens.count, result };
+    }
     return result;
   }
 

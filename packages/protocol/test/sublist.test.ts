@@ -96,9 +96,9 @@ function randomPubSubject(rand: () => number): string {
   return tokens.join('.');
 }
 
-function runRandomized(seed: number, cacheMaxEntries: number, operations: number): void {
+function runRandomized(seed: number, cacheMaxEntries: number, operations: number, uncachedPrefixes: string[] = []): void {
   const rand = prng(seed);
-  const list = new Sublist<TestSub>({ cacheMaxEntries });
+  const list = new Sublist<TestSub>({ cacheMaxEntries, uncachedPrefixes });
   const live: TestSub[] = [];
   const liveSet = new Set<TestSub>();
   // earlier results with a copy of their contents: shared result arrays must never change afterwards
@@ -419,5 +419,27 @@ describe('Sublist match cache', () => {
     expect(list.match('a..b')).toBe(EMPTY_RESULT);
     expect(list.matchPublished('a.b')!.plain).toHaveLength(1);
     expect(new Sublist<TestSub>().matchPublished('a.b')).toBe(EMPTY_RESULT);
+  });
+
+  it('memoizes uncached-prefix matches only as far as the tokens the walk looked up (randomized)', () => {
+    // Every subject is under the uncached prefix '': each match goes through the one-entry memo.
+    for (const seed of [11, 12, 13, 14]) runRandomized(seed, 64, 3000, ['']);
+  });
+
+  it('memo: same leading tokens and count reuse the result; a change or another count does not', () => {
+    const list = new Sublist<TestSub>({ uncachedPrefixes: ['$JS.ACK.'] });
+    const d = sub('$JS.ACK.S.D.>');
+    list.insert(d);
+    const first = list.match('$JS.ACK.S.D.1.2.3.4.0');
+    expect(first.plain).toEqual([d]);
+    expect(list.match('$JS.ACK.S.D.1.3.4.5.9')).toBe(first);
+    expect(list.match('$JS.ACK.S.DX.1.3.4.5.9')).toBe(EMPTY_RESULT); // token 3 differs past the prefix
+    expect(list.match('$JS.ACK.S.D')).toBe(EMPTY_RESULT); // fewer tokens: '>' needs one more
+    const star = sub('$JS.ACK.S.D.*.*.*.*.7');
+    list.insert(star);
+    expect(list.match('$JS.ACK.S.D.1.2.3.4.7').plain).toEqual([d, star]);
+    expect(list.match('$JS.ACK.S.D.1.2.3.4.8').plain).toEqual([d]);
+    list.remove(d);
+    expect(list.match('$JS.ACK.S.D.1.2.3.4.7').plain).toEqual([star]);
   });
 });
