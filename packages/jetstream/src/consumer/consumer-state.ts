@@ -1,6 +1,7 @@
 // A consumer's replicated state as a state machine: every change is an entry given to apply(), so a
 // single node applies directly and the clustering work can feed the same entries through Raft.
 import type { AckPolicy } from './consumer-config.js';
+import { PendingAcks, type PendingAck } from './pending-acks.js';
 
 export type ConsumerEntry =
   /** A message went out: first delivery when `count` is 1, else a redelivery. */
@@ -16,12 +17,7 @@ export type ConsumerEntry =
   /** A filtered consumer found nothing for it below `sseq`: its stream position moves on (ack floor stays). */
   | { op: 'scan'; sseq: number };
 
-export interface PendingAck {
-  /** Consumer sequence of the first delivery (nats-server keeps the original). */
-  dseq: number;
-  /** Time of the latest delivery (ms). */
-  tsMs: number;
-}
+export type { PendingAck };
 
 export interface ConsumerStateSnapshot {
   delivered: { consumer_seq: number; stream_seq: number };
@@ -49,7 +45,7 @@ export class ConsumerState {
   adflr = 0;
   asflr = 0;
   /** Insertion order is ascending stream sequence (first deliveries only ever move forward). */
-  readonly pending = new Map<number, PendingAck>();
+  readonly pending = new PendingAcks();
   /** Redeliveries per stream sequence (delivery count - 1), only while > 0. */
   readonly redelivered = new Map<number, number>();
   lastDeliveredMs = 0;
