@@ -126,6 +126,13 @@ export class FileStore extends StoreCore {
   private readonly maxBlockMsgs: number;
   private readonly cacheBytes: number;
   private building: BlockEntry | null = null;
+  /**
+   * The building block's records go into this one reused buffer, hot in the CPU cache, and are copied out in
+   * one memcpy when the block is sealed. Written straight into a pooled block buffer (last touched some
+   * 16 MiB of blocks earlier) every record cost cache misses: ~6% of the publish path's CPU.
+   */
+  private staging: Buffer | null = null;
+  private stagingInUse = false;
   private readonly pool: BufferPool;
   private readonly dirty = new Set<BlockEntry>();
   /** Tombstones to delete once their segment file is gone, by segment id. */
@@ -209,7 +216,7 @@ export class FileStore extends StoreCore {
       }
     }
     if (e === null) {
-      e = newEntry(seq, seq, null, Block.building(seq, this.pool, recordBytes));
+      e = newEntry(seq, seq, null, this.newBuildingBlock(seq, recordBytes));
       this.table.push(e);
       this.dirty.add(e);
       this.building = e;
@@ -220,11 +227,35 @@ export class FileStore extends StoreCore {
     if (this.next === null) this.markDirty();
   }
 
+  private newBuildingBlock(first: number, recordBytes: number): Block {
+    if (this.stagingInUse || recordBytes > this.maxBlockBytes) return Block.building(first, this.pool, recordBytes);
+    this.staging ??= Buffer.allocUnsafeSlow(this.maxBlockBytes);
+    this.stagingInUse = true;
+    return new Block(first, this.staging);
+  }
+
   private sealBuilding(): void {
     const e = this.building;
     if (e === null) return;
     this.building = null;
     const b = e.block as Block;
+    if (this.stagingInUse && b.buf !== this.staging) this.stagingInUse = false; // it grew out of the staging buffer
+    if (b.buf === this.staging && this.staging !== null) {
+      this.stagingInUse = false;
+      if (b.exposed) {
+        // A reader holds views into it: the block keeps the buffer, the next block gets a new one.
+        this.staging = null;
+      } else if (b.end <= SMALL_BLOCK_BYTES) {
+        b.setBuffer(Buffer.from(b.value()));
+      } else {
+        const into = this.pool.take(b.end);
+        this.staging.copy(into, 0, 0, b.end);
+        b.setBuffer(into);
+        if (into.length === this.pool.bufferBytes) b.adopt(into, this.pool);
+      }
+      this.table.touch(e);
+      return;
+    }
     // A tiny block (a trickle of messages) moves to Node's small-buffer slab instead of holding a pooled one.
     if (b.end <= SMALL_BLOCK_BYTES && b.pooled !== null && !b.exposed) {
       const pooled = b.pooled;

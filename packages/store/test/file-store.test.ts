@@ -121,6 +121,34 @@ describe('FileStore durability and layout', () => {
     await s.close();
   });
 
+  it('builds blocks in one staging buffer without disturbing what readers saw of an unflushed block', async () => {
+    const dir = await tempDir();
+    const s = await FileStore.open({ dir, maxBlockBytes: 16 * 1024 });
+    const body = (tag: string, i: number) => enc(`${tag}-${i}-${'q'.repeat(200)}`);
+    // Read before the flush: the views point into the block being built.
+    for (let i = 0; i < 20; i++) s.appendNoWait('early', undefined, body('early', i));
+    const early = await s.readRange(1, 20);
+    const seen = early.map((m) => dec(m.data));
+    await s.flush();
+    // Many more blocks, each built in the staging buffer and copied out when sealed (big and small ones).
+    for (let round = 0; round < 40; round++) {
+      const n = round % 3 === 0 ? 3 : 150;
+      for (let i = 0; i < n; i++) s.appendNoWait(`r.${round % 4}`, undefined, body(`r${round}`, i));
+      await s.flush();
+    }
+    expect(early.map((m) => dec(m.data))).toEqual(seen);
+    const total = s.state().last_seq;
+    const all = await s.readRange(1, total);
+    expect(all.length).toBe(total);
+    expect(dec(all[20]!.data)).toBe(dec(body('r0', 0)));
+    expect(dec(all[total - 1]!.data)).toBe(dec(body('r39', 2))); // round 39 is a small one (3 messages)
+    await s.close();
+    const again = await FileStore.open({ dir, maxBlockBytes: 16 * 1024 });
+    const reread = await again.readRange(1, total);
+    expect(reread.map((m) => dec(m.data))).toEqual(all.map((m) => dec(m.data)));
+    await again.close();
+  });
+
   it('interval sync makes appends durable at close and at the interval', async () => {
     const dir = await tempDir();
     const s = await FileStore.open({ dir, sync: { intervalMs: 5 } });
