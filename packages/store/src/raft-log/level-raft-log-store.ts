@@ -404,16 +404,19 @@ export class LevelRaftLogStore implements RaftLogStore {
 
 /**
  * FLOTILLA_RAFT_LOG_WAL picks the defaults where the caller (the server) passes none, to measure the variants
- * in a cluster: `off` (LevelDB only), `dsync` (the default), `fdatasync`, `append` (no pre-zeroing, O_DSYNC).
+ * in a cluster: `off` (LevelDB only), `on` / `dsync` (the default), `fdatasync`, `append` (no pre-zeroing).
  */
 function walOptionsFromEnv(value: string | undefined): Partial<LevelRaftLogStoreOptions> {
   switch (value) {
     case 'off':
       return { wal: false };
+    case 'on':
+    case 'dsync':
+      return { wal: true, walSync: 'dsync' };
     case 'fdatasync':
-      return { walSync: 'fdatasync' };
+      return { wal: true, walSync: 'fdatasync' };
     case 'append':
-      return { walPrezero: false };
+      return { wal: true, walPrezero: false };
     default:
       return {};
   }
