@@ -2,7 +2,9 @@
 // Synced write latency and throughput of the Raft log store (LevelRaftLogStore), LevelDB-only against the
 // write-ahead file (O_DSYNC or write + fdatasync; pre-zeroed or appended; LevelDB applied per batch or deferred), in 1 process and in N processes at once (as N cluster
 // nodes on one disk). Each write is one 200 B entry + hard state, sync: true, like a Raft append; `writers`
-// concurrent groups per process each await their write before the next (group commit folds them).
+// concurrent groups per process each await their write before the next (group commit folds them);
+// `--writers 0` is lockstep: every process writes once at the same moment and the round waits for all of
+// them (the three nodes' synced writes of one R3 append; the figure includes a pipe round trip).
 // Modes alternate within every round (the disk is shared and noisy); the table shows medians over rounds.
 // Needs the built store (`npx tsc -b`). Run it under the shared bench lock.
 import { spawn } from 'node:child_process';
@@ -28,6 +30,31 @@ const CHILD_TIMEOUT_MS = 60_000;
 function option(args, name, fallback) {
   const i = args.indexOf(`--${name}`);
   return i >= 0 && args[i + 1] !== undefined ? args[i + 1] : fallback;
+}
+
+/**
+ * Lockstep child: one synced write per "w" line on stdin, "d" when it is durable; prints its CPU at "end".
+ * The parent sends "w" to every process at once and waits for all: the three nodes' writes of one R3 append.
+ */
+async function lockstepChild(mode) {
+  const dir = await mkdtemp(join(tmpdir(), 'flotilla-bench-raftlog-'));
+  const store = await LevelRaftLogStore.open({ dir, ...MODES[mode] });
+  const data = new Uint8Array(ENTRY_BYTES).fill(0x61);
+  let index = 0;
+  let cpuBefore = process.cpuUsage();
+  process.stdout.write('ready\n');
+  const stdin = createInterface({ input: process.stdin });
+  for await (const line of stdin) {
+    if (line === 'end') break;
+    if (index === 1) cpuBefore = process.cpuUsage();
+    index++;
+    await store.write({ group: 'g', entries: [{ index, term: 1, type: 0, data }], hardState: { term: 1, vote: 1, commit: index - 1 }, snapshot: null, sync: true });
+    process.stdout.write('d\n');
+  }
+  const cpu = process.cpuUsage(cpuBefore);
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+  process.stdout.write(`${JSON.stringify({ cpuUsPerWrite: (cpu.user + cpu.system) / Math.max(1, index - 1) })}\n`);
 }
 
 /** Child: open a store, wait for "go" on stdin, write for `sliceMs`, print one JSON line. */
@@ -75,6 +102,7 @@ async function child([mode, writersArg, sliceMsArg]) {
 
 /** Starts `procs` children, releases them together, returns their results. */
 async function runSlice(mode, procs, writers, sliceMs) {
+  if (writers === 0) return runLockstepSlice(mode, procs, sliceMs);
   const self = fileURLToPath(import.meta.url);
   const kids = Array.from({ length: procs }, () => spawn(process.execPath, [self, '--child', mode, String(writers), String(sliceMs)], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const lines = kids.map((k) => {
@@ -89,6 +117,40 @@ async function runSlice(mode, procs, writers, sliceMs) {
     await Promise.all(lines.map((next) => next()));
     for (const k of kids) k.stdin.end('go\n');
     return (await Promise.all(lines.map((next) => next()))).map((l) => JSON.parse(l));
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** `writers` 0: every process writes once per round, all at once; a round ends when all are durable. */
+async function runLockstepSlice(mode, procs, sliceMs) {
+  const self = fileURLToPath(import.meta.url);
+  const kids = Array.from({ length: procs }, () => spawn(process.execPath, [self, '--lockstep-child', mode], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const lines = kids.map((k) => {
+    const rl = createInterface({ input: k.stdout });
+    const queue = [];
+    const waiters = [];
+    rl.on('line', (l) => (waiters.length ? waiters.shift()(l) : queue.push(l)));
+    return () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
+  });
+  const timer = setTimeout(() => kids.forEach((k) => k.kill('SIGKILL')), CHILD_TIMEOUT_MS);
+  try {
+    await Promise.all(lines.map((next) => next()));
+    // One warm-up round, then rounds until the slice ends (bounded by time).
+    const roundsMs = [];
+    for (let round = 0, end = Infinity; performance.now() < end; round++) {
+      const t0 = performance.now();
+      for (const k of kids) k.stdin.write('w\n');
+      await Promise.all(lines.map((next) => next()));
+      if (round === 0) end = performance.now() + sliceMs;
+      else roundsMs.push(performance.now() - t0);
+    }
+    for (const k of kids) k.stdin.end('end\n');
+    const cpu = (await Promise.all(lines.map((next) => next()))).map((l) => JSON.parse(l).cpuUsPerWrite);
+    const sorted = [...roundsMs].sort((a, b) => a - b);
+    const at = (q) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+    const perSec = (roundsMs.length / roundsMs.reduce((a, b) => a + b, 0)) * 1000;
+    return cpu.map((c) => ({ writesPerSec: perSec, batchesPerSec: perSec, p50Ms: at(0.5), p99Ms: at(0.99), cpuUsPerWrite: c }));
   } finally {
     clearTimeout(timer);
   }
@@ -140,7 +202,10 @@ export async function main(args) {
   }
 }
 
-if (process.argv[2] === '--child') {
+if (process.argv[2] === '--lockstep-child') {
+  await lockstepChild(process.argv[3]);
+  process.exit(0);
+} else if (process.argv[2] === '--child') {
   await child(process.argv.slice(3));
   process.exit(0);
 }
