@@ -335,7 +335,10 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.permissions !== null && !this.admitDelivery(subject, reply)) return;
     // A client without header support gets the body only, as nats-server does.
     if (header !== null && !this.headers) header = null;
-    this.out.writeMsgParts(sub.framePrefix(subject, header !== null), reply, header, data);
+    // A reply to one request (a PubAck, an API answer) reaches a wildcard inbox subscription once: no
+    // cached MSG prefix is made for it. Deliveries (with an ack reply) and a subscription's own subject keep it.
+    if (reply === null && subject !== sub.subject) this.out.writeMsgPartsNamed(subject, sub.sid, null, header, data);
+    else this.out.writeMsgParts(sub.framePrefix(subject, header !== null), reply, header, data);
     this.outMsgs++;
     this.outBytes += (header === null ? 0 : header.length) + data.length;
     this.delivered(sub);

@@ -82,9 +82,41 @@ export class OutboundBuffer {
   private controlLine(prefix: Buffer, reply: string | null, headerBytes: number, total: number, extra: number): void {
     const need = prefix.length + (reply === null ? 0 : reply.length * 3 + 1) + 36 + extra;
     if (this.len + need > this.buf.length) this.grow(need);
+    this.buf.set(prefix, this.len);
+    this.lineTail(this.len + prefix.length, reply, headerBytes, total);
+  }
+
+  /**
+   * writeMsgParts for a subject the subscription will not see again (a request's reply inbox): the
+   * `MSG <subject> <sid> ` start is written from the strings instead of a cached prefix Buffer made for it.
+   */
+  writeMsgPartsNamed(subject: string, sid: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
+    const headerLen = header === null ? 0 : header.length;
+    const n = data.length;
+    const large = n >= LARGE_PAYLOAD_BYTES;
+    const need = 6 + (subject.length + sid.length) * 3 + (reply === null ? 0 : reply.length * 3 + 1) + 36 + headerLen + (large ? 0 : n + 2);
+    if (this.len + need > this.buf.length) this.grow(need);
     const buf = this.buf;
-    buf.set(prefix, this.len);
-    let len = this.len + prefix.length;
+    let len = this.len;
+    if (header !== null) buf[len++] = 72; // H
+    buf[len++] = 77; // M
+    buf[len++] = 83; // S
+    buf[len++] = 71; // G
+    buf[len++] = 32;
+    len += buf.write(subject, len, 'utf8');
+    buf[len++] = 32;
+    len += buf.write(sid, len, 'utf8');
+    buf[len++] = 32;
+    this.lineTail(len, reply, header === null ? -1 : headerLen, headerLen + n);
+    if (header !== null) this.copyIn(header);
+    if (large) return this.queueLarge(data);
+    this.copyIn(data);
+    this.crlf();
+  }
+
+  /** The control line from `len` on: `[reply ][hdr ]<total>\r\n`; room was reserved by the caller. */
+  private lineTail(len: number, reply: string | null, headerBytes: number, total: number): void {
+    const buf = this.buf;
     if (reply !== null) {
       len += buf.write(reply, len, 'utf8');
       buf[len++] = 32;

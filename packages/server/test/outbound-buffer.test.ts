@@ -88,3 +88,20 @@ describe('OutboundBuffer.flushTo buffer reuse', () => {
     }
   });
 });
+
+describe('OutboundBuffer.writeMsgPartsNamed', () => {
+  it.each(cases)('%s: same bytes as writeMsgParts with the MSG/HMSG prefix', (_name, header, data, reply) => {
+    const subject = '_INBOX.abc.é.7';
+    const sid = '42';
+    const a = new OutboundBuffer();
+    const b = new OutboundBuffer();
+    a.writeMsgPartsNamed(subject, sid, reply, header, data);
+    b.writeMsgParts(Buffer.from(`${header === null ? 'MSG' : 'HMSG'} ${subject} ${sid} `), reply, header, data);
+    expect(a.pendingBytes).toBe(b.pendingBytes);
+    const sa = sink();
+    const sb = sink();
+    a.flushTo(sa.socket);
+    b.flushTo(sb.socket);
+    expect(sa.bytes().equals(sb.bytes())).toBe(true);
+  });
+});
