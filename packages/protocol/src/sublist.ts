@@ -307,7 +307,7 @@ export class Sublist<S extends SublistEntry> {
     const memo = this.memo;
     if (memoable && memo !== null && memo.count === tokens.count) {
       const boundary = memo.usedTokens < 0 || tokens.endOf(memo.usedTokens) === memo.prefix.length;
-      if (boundary && subject.startsWith(memo.prefix)) return memo.result;
+      if (boundary && hasPrefix(subject, memo.prefix)) return memo.result;
     }
     const acc = this.acc;
     acc.reset();
@@ -333,7 +333,7 @@ export class Sublist<S extends SublistEntry> {
 
   private isUncached(subject: string): boolean {
     const prefixes = this.uncachedPrefixes;
-    for (let i = 0; i < prefixes.length; i++) if (subject.startsWith(prefixes[i]!)) return true;
+    for (let i = 0; i < prefixes.length; i++) if (hasPrefix(subject, prefixes[i]!)) return true;
     return false;
   }
 
@@ -428,6 +428,16 @@ export class Sublist<S extends SublistEntry> {
       this.cache.set(subject, patch(this.cache.get(subject)!, sub));
     }
   }
+}
+
+/**
+ * subject.startsWith(prefix) for the per-message checks: an inlined loop, from the end (where two ack
+ * subjects' prefixes differ, if at all), without the builtin call on a sliced string.
+ */
+function hasPrefix(subject: string, prefix: string): boolean {
+  if (subject.length < prefix.length) return false;
+  for (let i = prefix.length - 1; i >= 0; i--) if (subject.charCodeAt(i) !== prefix.charCodeAt(i)) return false;
+  return true;
 }
 
 /** The filter up to and including the '.' before its first wildcard token ('' if it starts with one). */
