@@ -46,6 +46,9 @@ const OPS = ['PUB', 'HPUB', 'SUB', 'UNSUB', 'PING', 'PONG', 'CONNECT'] as const;
 const MAX_CONNECT_LINE_BYTES = 1024 * 1024;
 const MAX_ARGS = 5;
 
+/** Subjects up to this long reuse one scratch buffer for the repeated-subject check. */
+const LAST_SUBJECT_SCRATCH_BYTES = 256;
+
 export class ClientParser {
   private state = ST_OP;
   // A control line split across reads is gathered here.
@@ -63,7 +66,9 @@ export class ClientParser {
   private readonly argEnd = new Int32Array(MAX_ARGS);
   // The last PUB subject, as bytes and as the string handed out: publishers usually repeat subjects, and
   // reusing the same string skips a decode and lets the Sublist cache reuse the string's hash.
-  private lastSubjectBytes: Buffer = Buffer.alloc(0);
+  /** The previous subject's bytes (first lastSubjectLength of them), reused across subjects that fit. */
+  private lastSubjectBytes: Buffer = Buffer.alloc(LAST_SUBJECT_SCRATCH_BYTES);
+  private lastSubjectLength = -1;
   private lastSubject = '';
 
   constructor(
@@ -243,17 +248,23 @@ export class ClientParser {
     return buf.toString('utf8', this.argStart[i]!, this.argEnd[i]!);
   }
 
-  /** Argument 0 as a string, reusing the previous string when the bytes are the same. */
+  /**
+   * Argument 0 as a string, reusing the previous string when the bytes are the same. Compared from the end:
+   * a stream of unique subjects with a shared prefix (JetStream acks, `$JS.ACK.<stream>.<consumer>.…<seq>…`)
+   * differs in its last tokens, and a new subject is kept in the same scratch bytes, not a new Buffer.
+   */
   private subjectArg(buf: Buffer): string {
     const s = this.argStart[0]!;
     const n = this.argEnd[0]! - s;
     const last = this.lastSubjectBytes;
-    if (last.length === n) {
-      let i = 0;
-      while (i < n && buf[s + i] === last[i]) i++;
-      if (i === n) return this.lastSubject;
+    if (this.lastSubjectLength === n) {
+      let i = n - 1;
+      while (i >= 0 && buf[s + i] === last[i]) i--;
+      if (i < 0) return this.lastSubject;
     }
-    this.lastSubjectBytes = Buffer.from(buf.subarray(s, s + n));
+    if (n <= last.length) buf.copy(last, 0, s, s + n);
+    else this.lastSubjectBytes = Buffer.from(buf.subarray(s, s + n));
+    this.lastSubjectLength = n;
     this.lastSubject = buf.toString('utf8', s, s + n);
     return this.lastSubject;
   }

@@ -182,3 +182,12 @@ describe('ClientParser', () => {
     expect(errors).toBeGreaterThan(8_000);
   });
 });
+
+describe('ClientParser repeated-subject reuse', () => {
+  it('tells apart same-length subjects differing at either end, long and short, and repeats', () => {
+    const long = (c: string) => `${c}${'x'.repeat(300)}`; // longer than the scratch buffer
+    const subjects = ['$JS.ACK.S.C.1.10.10', '$JS.ACK.S.C.1.10.10', '$JS.ACK.S.C.1.11.11', '%JS.ACK.S.C.1.11.11', 'ab', 'ab', 'ac', long('a'), long('a'), long('b'), 'é.ü', 'é.ü', 'a.b'];
+    const input = subjects.map((s) => `PUB ${s} 1\r\nx\r\n`).join('');
+    expect(parse(Buffer.from(input, 'utf8'))).toEqual(subjects.map((s) => ['PUB', s, null, 'x']));
+  });
+});
