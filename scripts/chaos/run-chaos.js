@@ -32,7 +32,10 @@ function connectionOptions(cluster, firstIndex, name) {
   // Put one node first so clients spread over the cluster; the rest are failover targets.
   const urls = cluster.nodes.map((n) => n.url);
   const servers = [...urls.slice(firstIndex), ...urls.slice(0, firstIndex)];
-  return { servers, name, noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true, timeout: 5_000, pingInterval: 2_000, maxPingOut: 3 };
+  // A SIGSTOPped server keeps its sockets open: only missed PINGs tell the client to move. 1 s × 2 lets a
+  // client on a paused node move within ~2–3 s; with 2 s × 3 a publisher sat out a whole 6 s pause, and once
+  // earlier kills had moved every publisher onto one node, a pause of that node showed as a 6 s window.
+  return { servers, name, noRandomize: true, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true, timeout: 5_000, pingInterval: 1_000, maxPingOut: 2 };
 }
 
 function supportedKinds(cluster, kinds) {
