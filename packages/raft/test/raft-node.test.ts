@@ -1,4 +1,4 @@
-import { type Entry, InMemoryNetwork, MemoryLogStore, NotLeaderError, RaftNode, type StateMachine } from '@flotilla/raft';
+import { type Entry, InMemoryNetwork, MemoryLogStore, MessageType, NotLeaderError, RaftNode, type StateMachine } from '@flotilla/raft';
 import { afterEach, describe, expect, it } from 'vitest';
 
 const enc = new TextEncoder();
@@ -252,6 +252,58 @@ describe('RaftNode', () => {
     expect(machines.get(lagging)!.values).toEqual(Array.from({ length: 40 }, (_, i) => `v${i}`));
     expect(machines.get(leader.id)!.fullImages).toBeGreaterThan(0);
     expect(nodes.get(lagging)!.core.log.snapshotIndex).toBeGreaterThan(10);
+  });
+
+  it('never sends a chunk of the stand-in, also not one a tick queued while the complete image was being made', async () => {
+    class SlowImageMachine extends ListMachine {
+      lastIndex = 0;
+      override apply(entry: Entry): unknown {
+        if (entry.index <= this.lastIndex) return this.values.length;
+        this.lastIndex = entry.index;
+        return super.apply(entry);
+      }
+      override snapshot(): Uint8Array {
+        return enc.encode('stand-in');
+      }
+      async fullSnapshot(): Promise<Uint8Array> {
+        const image = enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
+        await new Promise((r) => setTimeout(r, 300)); // dozens of 5 ms ticks pass meanwhile
+        return image;
+      }
+      override restore(data: Uint8Array): void {
+        const text = dec.decode(data);
+        if (text === 'stand-in') throw new Error('a stand-in snapshot reached a follower');
+        const image = JSON.parse(text) as { lastIndex: number; values: string[] };
+        this.lastIndex = image.lastIndex;
+        this.values = image.values;
+      }
+    }
+    const net = new InMemoryNetwork();
+    const chunksSent: string[] = [];
+    const makeTransport = net.transport.bind(net);
+    net.transport = () => {
+      const t = makeTransport();
+      return {
+        send: (messages) => {
+          for (const m of messages) if (m.type === MessageType.SnapshotChunk) chunksSent.push(dec.decode(m.data));
+          t.send(messages);
+        },
+        listen: (group, id, handler) => t.listen(group, id, handler),
+      };
+    };
+    const ids = [1, 2, 3];
+    const machines = new Map(ids.map((id) => [id, new SlowImageMachine()]));
+    const nodes = new Map<number, RaftNode>();
+    for (const id of ids) nodes.set(id, await startNode(id, ids, net, new MemoryLogStore(), machines.get(id)!, { snapshotEveryEntries: 10 }));
+    const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
+    const lagging = ids.find((id) => id !== leader.id)!;
+    net.isolate(lagging, ids);
+    for (let i = 0; i < 40; i++) await leader.propose(enc.encode(`v${i}`));
+    expect(leader.core.log.snapshotIndex).toBeGreaterThan(10);
+    net.heal();
+    await until(() => machines.get(lagging)!.values.length === 40, 10_000);
+    expect(chunksSent.length).toBeGreaterThan(0);
+    expect(chunksSent.filter((c) => c === 'stand-in')).toEqual([]);
   });
 
   it('lets a snapshot policy decide when to snapshot', async () => {
