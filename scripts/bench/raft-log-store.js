@@ -100,11 +100,10 @@ async function child([mode, writersArg, sliceMsArg]) {
   );
 }
 
-/** Starts `procs` children, releases them together, returns their results. */
-async function runSlice(mode, procs, writers, sliceMs) {
-  if (writers === 0) return runLockstepSlice(mode, procs, sliceMs);
+/** `procs` copies of this script with `args`; `lines[i]()` resolves with child i's next stdout line. */
+function spawnChildren(procs, args) {
   const self = fileURLToPath(import.meta.url);
-  const kids = Array.from({ length: procs }, () => spawn(process.execPath, [self, '--child', mode, String(writers), String(sliceMs)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+  const kids = Array.from({ length: procs }, () => spawn(process.execPath, [self, ...args], { stdio: ['pipe', 'pipe', 'inherit'] }));
   const lines = kids.map((k) => {
     const rl = createInterface({ input: k.stdout });
     const queue = [];
@@ -112,6 +111,13 @@ async function runSlice(mode, procs, writers, sliceMs) {
     rl.on('line', (l) => (waiters.length ? waiters.shift()(l) : queue.push(l)));
     return () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
   });
+  return { kids, lines };
+}
+
+/** Starts `procs` children, releases them together, returns their results. */
+async function runSlice(mode, procs, writers, sliceMs) {
+  if (writers === 0) return runLockstepSlice(mode, procs, sliceMs);
+  const { kids, lines } = spawnChildren(procs, ['--child', mode, String(writers), String(sliceMs)]);
   const timer = setTimeout(() => kids.forEach((k) => k.kill('SIGKILL')), CHILD_TIMEOUT_MS);
   try {
     await Promise.all(lines.map((next) => next()));
@@ -124,15 +130,7 @@ async function runSlice(mode, procs, writers, sliceMs) {
 
 /** `writers` 0: every process writes once per round, all at once; a round ends when all are durable. */
 async function runLockstepSlice(mode, procs, sliceMs) {
-  const self = fileURLToPath(import.meta.url);
-  const kids = Array.from({ length: procs }, () => spawn(process.execPath, [self, '--lockstep-child', mode], { stdio: ['pipe', 'pipe', 'inherit'] }));
-  const lines = kids.map((k) => {
-    const rl = createInterface({ input: k.stdout });
-    const queue = [];
-    const waiters = [];
-    rl.on('line', (l) => (waiters.length ? waiters.shift()(l) : queue.push(l)));
-    return () => (queue.length ? Promise.resolve(queue.shift()) : new Promise((r) => waiters.push(r)));
-  });
+  const { kids, lines } = spawnChildren(procs, ['--lockstep-child', mode]);
   const timer = setTimeout(() => kids.forEach((k) => k.kill('SIGKILL')), CHILD_TIMEOUT_MS);
   try {
     await Promise.all(lines.map((next) => next()));

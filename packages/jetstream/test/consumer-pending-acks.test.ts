@@ -1,17 +1,7 @@
 // PendingAcks behaves as the Map it replaces: same contents, sizes and iteration order (randomized, seeded).
+import { SeededRandom } from '@flotilla/raft';
 import { describe, expect, it } from 'vitest';
 import { PendingAcks, type PendingAck } from '../src/consumer/pending-acks.js';
-
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function check(p: PendingAcks, m: Map<number, PendingAck>, context: string): void {
   expect(p.size, context).toBe(m.size);
@@ -27,7 +17,8 @@ describe('PendingAcks', () => {
     [4, 20_000], // sparse keys: the Map fallback
   ] as const) {
     it(`matches a Map (seed ${seed}, gaps up to ${gapMax})`, () => {
-      const rand = prng(seed);
+      const rng = new SeededRandom(seed);
+      const rand = (): number => rng.next();
       const p = new PendingAcks();
       const m = new Map<number, PendingAck>();
       let next = 1;

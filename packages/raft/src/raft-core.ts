@@ -240,6 +240,9 @@ export class RaftCore {
    * demand): restart every snapshot transfer to it from the first byte.
    */
   snapshotDataReplaced(): void {
+    // Chunks already queued were cut from the old data (ticks keep queueing resends while the image is
+    // made): none may go out, or a follower could assemble a mix, or install a one-chunk stand-in.
+    this.msgs = this.msgs.filter((m) => m.type !== MessageType.SnapshotChunk);
     const snap = this.snapshot;
     if (this.role !== Role.Leader || !snap) return;
     for (const [id, pr] of this.progress) {

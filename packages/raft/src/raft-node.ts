@@ -5,7 +5,7 @@ import { type RandomSource, SeededRandom } from './seeded-random.js';
 import type { StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
 import { packProposals, unpackProposals } from './packed-proposals.js';
-import { type ConfChange, type Entry, EntryType, type HardState, type Message, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
+import { type ConfChange, type Entry, EntryType, type HardState, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
 
 export class NotLeaderError extends Error {
   constructor(
@@ -335,12 +335,10 @@ export class RaftNode {
   private async handleReady(ready: Ready): Promise<void> {
     const { transport, store, stateMachine, group } = this.options;
     let messages = ready.messages;
-    if (stateMachine.fullSnapshot && messages.some((m) => m.type === MessageType.SnapshotChunk && !this.isChunkOfFullImage(m))) {
-      // A stand-in must not leave this node: hold its chunks back and send the complete image instead. Chunks
-      // cut from the stand-in while the image was being made (ticks resend stalled transfers meanwhile) are
-      // dropped too: a stand-in fits one chunk, so a follower would install it at once and miss the messages.
-      messages = messages.filter((m) => m.type !== MessageType.SnapshotChunk || this.isChunkOfFullImage(m));
-      if (!this.snapshotIsFull) this.expandWanted = true;
+    if (stateMachine.fullSnapshot && !this.snapshotIsFull && messages.some((m) => m.type === MessageType.SnapshotChunk)) {
+      // A stand-in must not leave this node: hold the chunks back and send the complete image instead.
+      messages = messages.filter((m) => m.type !== MessageType.SnapshotChunk);
+      this.expandWanted = true;
     }
     transport.send(messages);
     // Committed entries below this Ready's first entry were written by earlier Readies (anything rewritten since
@@ -480,15 +478,6 @@ export class RaftNode {
     this.appliedBytes = 0;
     this.snapshotIsFull = false;
     await this.options.store.compact(this.options.group, snap);
-  }
-
-  /** A snapshot chunk cut from the current snapshot's data, and that data is a complete image. */
-  private isChunkOfFullImage(m: Message): boolean {
-    const snap = this.core.snapshot;
-    if (!this.snapshotIsFull || snap === null || m.snapshotMeta?.index !== snap.meta.index) return false;
-    const chunk = m.data;
-    const image = snap.data;
-    return chunk.buffer === image.buffer && chunk.byteOffset >= image.byteOffset && chunk.byteOffset + chunk.byteLength <= image.byteOffset + image.byteLength;
   }
 
   /** Replaces the stand-in snapshot by a complete image of the state now (no entry is applied meanwhile). */

@@ -23,6 +23,44 @@ afterEach(async () => {
   await Promise.all(running.splice(0).map((n) => n.stop()));
 });
 
+/**
+ * A file-stream-like state machine: its compaction snapshot is a stand-in without the data; fullSnapshot
+ * (after `imageDelayMs`) is the complete image. Idempotent by index, as fullSnapshot requires: the image is
+ * newer than the snapshot index it stands for.
+ */
+class StandInMachine extends ListMachine {
+  fullImages = 0;
+  standInsRestored = 0;
+  lastIndex = 0;
+  constructor(private readonly imageDelayMs = 0) {
+    super();
+  }
+  override apply(entry: Entry): unknown {
+    if (entry.index <= this.lastIndex) return this.values.length;
+    this.lastIndex = entry.index;
+    return super.apply(entry);
+  }
+  override snapshot(): Uint8Array {
+    return enc.encode('stand-in');
+  }
+  async fullSnapshot(): Promise<Uint8Array> {
+    this.fullImages++;
+    const image = enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
+    if (this.imageDelayMs > 0) await new Promise((r) => setTimeout(r, this.imageDelayMs));
+    return image;
+  }
+  override restore(data: Uint8Array): void {
+    const text = dec.decode(data);
+    if (text === 'stand-in') {
+      this.standInsRestored++;
+      return;
+    }
+    const image = JSON.parse(text) as { lastIndex: number; values: string[] };
+    this.lastIndex = image.lastIndex;
+    this.values = image.values;
+  }
+}
+
 async function startNode(
   id: number,
   peers: number[],
@@ -212,30 +250,6 @@ describe('RaftNode', () => {
   });
 
   it('sends a follower the complete image instead of a stand-in snapshot', async () => {
-    // Idempotent by index, as fullSnapshot requires: the image is newer than the snapshot index it stands for.
-    class StandInMachine extends ListMachine {
-      fullImages = 0;
-      lastIndex = 0;
-      override apply(entry: Entry): unknown {
-        if (entry.index <= this.lastIndex) return this.values.length;
-        this.lastIndex = entry.index;
-        return super.apply(entry);
-      }
-      override snapshot(): Uint8Array {
-        return enc.encode('stand-in');
-      }
-      fullSnapshot(): Uint8Array {
-        this.fullImages++;
-        return enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
-      }
-      override restore(data: Uint8Array): void {
-        const text = dec.decode(data);
-        if (text === 'stand-in') return;
-        const image = JSON.parse(text) as { lastIndex: number; values: string[] };
-        this.lastIndex = image.lastIndex;
-        this.values = image.values;
-      }
-    }
     const net = new InMemoryNetwork();
     const ids = [1, 2, 3];
     const machines = new Map(ids.map((id) => [id, new StandInMachine()]));
@@ -255,29 +269,6 @@ describe('RaftNode', () => {
   });
 
   it('never sends a chunk of the stand-in, also not one a tick queued while the complete image was being made', async () => {
-    class SlowImageMachine extends ListMachine {
-      lastIndex = 0;
-      override apply(entry: Entry): unknown {
-        if (entry.index <= this.lastIndex) return this.values.length;
-        this.lastIndex = entry.index;
-        return super.apply(entry);
-      }
-      override snapshot(): Uint8Array {
-        return enc.encode('stand-in');
-      }
-      async fullSnapshot(): Promise<Uint8Array> {
-        const image = enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
-        await new Promise((r) => setTimeout(r, 300)); // dozens of 5 ms ticks pass meanwhile
-        return image;
-      }
-      override restore(data: Uint8Array): void {
-        const text = dec.decode(data);
-        if (text === 'stand-in') throw new Error('a stand-in snapshot reached a follower');
-        const image = JSON.parse(text) as { lastIndex: number; values: string[] };
-        this.lastIndex = image.lastIndex;
-        this.values = image.values;
-      }
-    }
     const net = new InMemoryNetwork();
     const chunksSent: string[] = [];
     const makeTransport = net.transport.bind(net);
@@ -292,7 +283,7 @@ describe('RaftNode', () => {
       };
     };
     const ids = [1, 2, 3];
-    const machines = new Map(ids.map((id) => [id, new SlowImageMachine()]));
+    const machines = new Map(ids.map((id) => [id, new StandInMachine(300)])); // dozens of 5 ms ticks pass meanwhile
     const nodes = new Map<number, RaftNode>();
     for (const id of ids) nodes.set(id, await startNode(id, ids, net, new MemoryLogStore(), machines.get(id)!, { snapshotEveryEntries: 10 }));
     const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
@@ -304,6 +295,7 @@ describe('RaftNode', () => {
     await until(() => machines.get(lagging)!.values.length === 40, 10_000);
     expect(chunksSent.length).toBeGreaterThan(0);
     expect(chunksSent.filter((c) => c === 'stand-in')).toEqual([]);
+    expect(machines.get(lagging)!.standInsRestored).toBe(0);
   });
 
   it('lets a snapshot policy decide when to snapshot', async () => {

@@ -38,6 +38,8 @@ const PREFETCH_AT = READ_AHEAD / 2;
 const MAX_DELIVERIES_PER_TURN = 4096;
 /** How often a push consumer without interest looks again. */
 const INTEREST_POLL_MS = 100;
+/** deliverPaced: the candidate waits for its pacing time. */
+const PACED = -1;
 
 interface Candidate {
   msg: StoredMessage;
@@ -492,15 +494,25 @@ export class Consumer {
         this.storeNeeded = true;
         return sent;
       }
-      const waitMs = this.pacingDelay(cand, now);
-      if (waitMs > 0) {
-        this.putBack(cand);
-        this.schedulePacing(waitMs);
-        return sent;
-      }
-      if (this.deliver(cand, now)) sent++;
+      const outcome = this.deliverPaced(cand, now);
+      if (outcome === PACED) return sent;
+      sent += outcome;
     }
     return sent;
+  }
+
+  /**
+   * Delivers `cand` now, or — when pacing (rate_limit_bps, replay original) holds it until its time — puts it
+   * back and schedules the wake-up (PACED: the turn ends). 1 when it went out, 0 when it was dropped.
+   */
+  private deliverPaced(cand: Candidate, now: number): 0 | 1 | typeof PACED {
+    const waitMs = this.pacingDelay(cand, now);
+    if (waitMs > 0) {
+      this.putBack(cand);
+      this.schedulePacing(waitMs);
+      return PACED;
+    }
+    return this.deliver(cand, now) ? 1 : 0;
   }
 
   /** `alreadyDelivered`: what kick() sent in this turn before handing over. */
@@ -547,14 +559,9 @@ export class Consumer {
           return sent;
         }
       }
-      // Pacing (rate_limit_bps, replay original) holds the message until its time.
-      const waitMs = this.pacingDelay(cand, now);
-      if (waitMs > 0) {
-        this.putBack(cand);
-        this.schedulePacing(waitMs);
-        return sent;
-      }
-      if (this.deliver(cand, now)) sent++;
+      const outcome = this.deliverPaced(cand, now);
+      if (outcome === PACED) return sent;
+      sent += outcome;
     }
     return sent;
   }
