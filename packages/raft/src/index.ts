@@ -8,6 +8,6 @@ export { Progress, ProgressState } from './progress.js';
 export { simulate, replayCommand, type SimOptions, type SimResult } from './sim/simulation.js';
 export { MemoryLogStore, type RaftLogStore, type LogWrite, type PersistedState } from './log-store.js';
 export { InMemoryNetwork, type Transport, type MessageHandler } from './transport.js';
-export type { StateMachine } from './state-machine.js';
+export { SnapshotNotHeldError, type StateMachine } from './state-machine.js';
 export { RaftNode, NotLeaderError, realClock, type Clock, type RaftNodeOptions } from './raft-node.js';
 export { packProposals, unpackProposals } from './packed-proposals.js';

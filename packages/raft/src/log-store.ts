@@ -31,6 +31,11 @@ export interface RaftLogStore {
   compact(group: string, snapshot: Snapshot): Promise<void>;
   /** Deletes everything stored for `group` (the group was removed from this node). */
   drop(group: string): Promise<void>;
+  /**
+   * Atomically and durably replaces everything stored for `group` by an empty log (no snapshot, no entries) with
+   * `hardState`: a node discarding a log its state machine cannot stand on (see RaftNode.start).
+   */
+  reset(group: string, hardState: HardState): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,6 +73,11 @@ export class MemoryLogStore implements RaftLogStore {
 
   async drop(group: string): Promise<void> {
     this.groups.delete(group);
+  }
+
+  async reset(group: string, hardState: HardState): Promise<void> {
+    this.writes++;
+    this.groups.set(group, { hardState, snapshot: null, entries: [] });
   }
 
   async close(): Promise<void> {}

@@ -1,11 +1,11 @@
-import type { RaftLogStore } from './log-store.js';
+import type { PersistedState, RaftLogStore } from './log-store.js';
 import type { RaftOptions } from './options.js';
 import { RaftCore } from './raft-core.js';
 import { type RandomSource, SeededRandom } from './seeded-random.js';
-import type { StateMachine } from './state-machine.js';
+import { SnapshotNotHeldError, type StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
 import { packProposals, unpackProposals } from './packed-proposals.js';
-import { type ConfChange, type Entry, EntryType, type HardState, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
+import { type ConfChange, type Entry, EntryType, type HardState, type Message, MessageType, NONE, type NodeId, type Ready, Role } from './types.js';
 
 export class NotLeaderError extends Error {
   constructor(
@@ -56,6 +56,17 @@ export interface RaftNodeOptions {
   onLeaderChange?: (leader: NodeId, term: number) => void;
   onApplied?: (index: number) => void;
   onError?: (error: unknown) => void;
+  /**
+   * At start the state machine threw SnapshotNotHeldError for the stored snapshot: `logDiscarded` tells whether
+   * the log was discarded to receive a complete snapshot, or kept because no other voter could send one.
+   */
+  onSnapshotNotHeld?: (info: { logDiscarded: boolean; snapshotIndex: number; lastIndex: number }) => void;
+}
+
+/** Position of a log discarded at start (RaftNode.start). */
+interface DiscardedLog {
+  index: number;
+  term: number;
 }
 
 /** Proposals appended together: settled when the last one applies (log matching vouches for the rest). */
@@ -120,6 +131,8 @@ export class RaftNode {
   private unwrittenHardState: HardState | null = null;
   /** When (performance.now() ms) a message last arrived from each peer: `active` in cluster info. */
   private readonly heardAtMs = new Map<NodeId, number>();
+  /** The end of a log discarded at start, until this node's log is as up to date again (see ignoresVote). */
+  private discardedLog: DiscardedLog | null = null;
 
   private constructor(options: RaftNodeOptions, core: RaftCore) {
     this.options = options;
@@ -138,22 +151,34 @@ export class RaftNode {
   }
 
   static async start(options: RaftNodeOptions): Promise<RaftNode> {
-    const persisted = await options.store.load(options.group);
-    if (persisted.snapshot) await options.stateMachine.restore(persisted.snapshot.data);
+    let persisted = await options.store.load(options.group);
+    let discarded: DiscardedLog | null = null;
+    if (persisted.snapshot) {
+      try {
+        await options.stateMachine.restore(persisted.snapshot.data);
+      } catch (error) {
+        if (!(error instanceof SnapshotNotHeldError)) throw error;
+        discarded = await discardUnheldLog(options, persisted);
+        if (discarded) persisted = await options.store.load(options.group);
+      }
+    }
     const core = new RaftCore({
       ...options.raft,
       id: options.id,
       group: options.group,
-      peers: options.peers,
+      // A log emptied by a reset (term > 0) is not a new group: it waits for the leader instead of bootstrapping.
+      peers: persisted.hardState.term === 0 ? options.peers : [],
       random: options.random ?? new SeededRandom((Date.now() ^ (options.id * 2654435761)) >>> 0),
       hardState: persisted.hardState,
       snapshot: persisted.snapshot,
       entries: persisted.entries,
     });
     const node = new RaftNode(options, core);
+    node.discardedLog = discarded;
     node.stopListening = options.transport.listen(options.group, options.id, (m) => {
       if (node.stopped) return;
       node.heardAtMs.set(m.from, performance.now());
+      if (node.ignoresVote(m)) return;
       node.core.step(m);
       node.schedule();
     });
@@ -164,6 +189,22 @@ export class RaftNode {
 
   get id(): NodeId {
     return this.options.id;
+  }
+
+  /**
+   * Entries of a discarded log may have been committed with this node's acknowledgement: until its log is as up
+   * to date again, a (pre-)vote request from a candidate behind them is dropped (as if lost), so no leader
+   * lacking them is elected with this node's vote. Only in memory: a restart before catching up forgets it.
+   */
+  private ignoresVote(m: Message): boolean {
+    const d = this.discardedLog;
+    if (d === null || (m.type !== MessageType.Vote && m.type !== MessageType.PreVote)) return false;
+    const log = this.core.log;
+    if (log.lastTerm() > d.term || (log.lastTerm() === d.term && log.lastIndex() >= d.index)) {
+      this.discardedLog = null;
+      return false;
+    }
+    return !(m.logTerm > d.term || (m.logTerm === d.term && m.index >= d.index));
   }
 
   status(): { id: NodeId; role: Role; term: number; leader: NodeId; commit: number; applied: number; lastIndex: number } {
@@ -506,4 +547,34 @@ export class RaftNode {
     }
     this.options.onLeaderChange?.(leader, term);
   }
+}
+
+/**
+ * The state machine cannot stand on its own snapshot (its state was lost): replaying the entries after it would
+ * leave it silently incomplete. With another voter in the group, empty the log with commit 0 (all an empty log
+ * supports), never forgetting a vote: the term moves one up with no vote in it. The bump is what gets the
+ * snapshot sent: a leader of the old term counts this node's lost entries as matched and ignores its rejections
+ * (it would never send the snapshot); answered from a higher term it steps down, and the next leader starts from
+ * a fresh view of every follower, finds this one behind its compacted log and sends a complete snapshot. As the
+ * only voter (R1) nobody can send one, so the log stays and the machine goes on with what it has (emptying it
+ * would lose the entries too).
+ */
+async function discardUnheldLog(options: RaftNodeOptions, persisted: PersistedState): Promise<DiscardedLog | null> {
+  const probe = new RaftCore({
+    id: options.id,
+    group: options.group,
+    peers: [],
+    random: new SeededRandom(1),
+    hardState: persisted.hardState,
+    snapshot: persisted.snapshot,
+    entries: persisted.entries,
+  });
+  const info = { snapshotIndex: probe.log.snapshotIndex, lastIndex: probe.log.lastIndex() };
+  if (!probe.config().voters.some((v) => v !== options.id)) {
+    options.onSnapshotNotHeld?.({ logDiscarded: false, ...info });
+    return null;
+  }
+  await options.store.reset(options.group, { term: persisted.hardState.term + 1, vote: NONE, commit: 0 });
+  options.onSnapshotNotHeld?.({ logDiscarded: true, ...info });
+  return { index: probe.log.lastIndex(), term: probe.log.lastTerm() };
 }

@@ -3,7 +3,7 @@
 // them; every replica applies committed entries in log order at the leader's sequences; the leader acks after
 // commit + apply. See README "Cluster" for the entry rules (idempotent replay, purge bounds, snapshots).
 import { rm } from 'node:fs/promises';
-import { type Clock, type ConfChange, type Entry, NONE, type NodeId, RaftNode, type StateMachine } from '@flotilla/raft';
+import { type Clock, type ConfChange, type Entry, NONE, type NodeId, RaftNode, SnapshotNotHeldError, type StateMachine } from '@flotilla/raft';
 import { FileStore, MemoryStore, type MessageStore } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { messagesDir } from '../catalogue/stream-catalogue.js';
@@ -65,7 +65,8 @@ export interface StreamReplicaOptions {
 const TEST_BUGS = new Set((process.env['FLOTILLA_TEST_BUGS'] ?? '').split(',').map((s) => s.trim()));
 const ACK_BEFORE_COMMIT = TEST_BUGS.has('pub-ack-before-commit');
 
-const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
+/** TEST ONLY: FLOTILLA_TEST_STREAM_SNAPSHOT_ENTRIES lowers the default below so end-to-end tests compact. */
+const DEFAULT_SNAPSHOT_EVERY_ENTRIES = Number(process.env['FLOTILLA_TEST_STREAM_SNAPSHOT_ENTRIES']) || 8192;
 /** The Raft log is held in memory until a snapshot: this bounds it under heavy publishing. */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
 /** A snapshot (a copy of the store) waits until the log since the last one is at least store bytes / this. */
@@ -173,6 +174,11 @@ export class StreamReplica implements StreamReplicaView {
       raft: { electionTicks: this.timings.electionTicks, heartbeatTicks: this.timings.heartbeatTicks, preVote: true, checkQuorum: true },
       onLeaderChange: (leader, term) => this.leaderChanged(leader, term),
       onApplied: (index) => this.applied(index),
+      onSnapshotNotHeld: ({ logDiscarded, snapshotIndex, lastIndex }) => {
+        const fields = { stream: this.name, group: this.current.group, storeLastSeq: this.stream.store.state().last_seq, snapshotIndex, lastIndex };
+        if (logDiscarded) this.host.log.warn(fields, 'stream store behind its Raft snapshot; discarding the Raft log to receive a complete snapshot from the leader');
+        else this.host.log.error(fields, 'stream store behind its Raft snapshot and no other replica to copy from; this replica misses messages');
+      },
       onError: (error) => {
         this.host.log.error({ stream: this.name, group: this.current.group, err: String(error) }, 'stream raft node failed');
         this.unserve();
@@ -263,11 +269,10 @@ export class StreamReplica implements StreamReplicaView {
     if (this.startingUp && store.kind === 'file' && store.state().last_seq >= snap.lastSeq) return;
     const image = snap.storeBytes;
     if (image === null) {
-      // A stand-in whose state this store does not hold (its files were lost): nothing to restore from here.
-      this.host.log.error(
-        { stream: this.name, storeLastSeq: store.state().last_seq, snapshotLastSeq: snap.lastSeq },
-        'stream store is behind its Raft snapshot; this replica misses messages until it is re-created',
-      );
+      // A stand-in whose state this store does not hold (its files were lost). RaftNode discards the log so the
+      // leader sends a complete image, or (no other voter: R1) starts from the log as it is.
+      if (this.startingUp) throw new SnapshotNotHeldError(`stream store at ${store.state().last_seq}, its Raft snapshot at ${snap.lastSeq}`);
+      this.host.log.error({ stream: this.name, storeLastSeq: store.state().last_seq, snapshotLastSeq: snap.lastSeq }, 'stream snapshot without messages received from the leader; this replica misses messages');
       return;
     }
     await store.restore(

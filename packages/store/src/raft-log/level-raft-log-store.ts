@@ -9,7 +9,7 @@
  * batches unsynced, in order, a few at a time (LevelApplier). A full WAL segment is checkpointed (one synced
  * LevelDB write) and replaced; `open()` replays the records LevelDB lacks. LevelDB stays the store of record.
  */
-import type { LogWrite, PersistedState, RaftLogStore, Snapshot } from '@flotilla/raft';
+import type { HardState, LogWrite, PersistedState, RaftLogStore, Snapshot } from '@flotilla/raft';
 import { Level } from 'level';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -214,15 +214,25 @@ export class LevelRaftLogStore implements RaftLogStore {
   }
 
   drop(group: string): Promise<void> {
+    return this.replaceGroup(group, null);
+  }
+
+  reset(group: string, hardState: HardState): Promise<void> {
+    return this.replaceGroup(group, hardState);
+  }
+
+  /** Deletes the group's snapshot and blocks, and its hard state unless one replaces it: one atomic batch. */
+  private replaceGroup(group: string, hardState: HardState | null): Promise<void> {
     return this.inGroupOrder(group, async () => {
       const ops: BatchOp[] = [
         { type: 'del', key: snapshotKey(group) },
-        { type: 'del', key: hardStateKey(group) },
+        hardState === null ? { type: 'del', key: hardStateKey(group) } : { type: 'put', key: hardStateKey(group), value: encodeHardState(hardState) },
       ];
       // Every block key, read from disk (the span cache may not be loaded for this group).
       await this.level?.caughtUp();
       for await (const key of this.db.keys(blockRange(group))) ops.push({ type: 'del', key: asBuffer(key)! });
-      this.spans.delete(group);
+      if (hardState === null) this.spans.delete(group);
+      else this.spans.set(group, []);
       await this.enqueue(ops, true);
     });
   }
