@@ -3,7 +3,7 @@ import type { Entry } from './types.js';
 /**
  * Thrown by `restore()` for the node's OWN snapshot at startup when the machine's state is behind it and the
  * snapshot cannot bring it back (a stand-in whose state was lost with the machine's files). RaftNode then
- * discards its log (keeping term and vote) so a leader sends a complete image; see RaftNode.start.
+ * discards its log (never a vote) so a leader sends a complete image; see RaftNode.start.
  */
 export class SnapshotNotHeldError extends Error {
   constructor(message = 'state machine does not hold the state of its Raft snapshot') {
