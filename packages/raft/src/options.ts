@@ -25,6 +25,13 @@ export interface RaftOptions {
   checkQuorum?: boolean;
   /** In-flight appends per peer while replicating optimistically. */
   maxInflight?: number;
+  /**
+   * Followers already streaming appends learn a commit advance from the next append or heartbeat, not from an
+   * append without entries of its own (and its answer). Saves a round of messages per commit where followers
+   * need not apply promptly — their state is read only through the leader — at the cost of applying up to a
+   * heartbeat later when idle.
+   */
+  lazyCommit?: boolean;
   maxMsgBytes?: number;
   maxMsgEntries?: number;
   maxSnapshotChunkBytes?: number;

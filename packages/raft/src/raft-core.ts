@@ -81,6 +81,7 @@ export class RaftCore {
   private readonly preVote: boolean;
   private readonly checkQuorum: boolean;
   private readonly maxInflight: number;
+  private readonly lazyCommit: boolean;
   private readonly maxMsgBytes: number;
   private readonly maxMsgEntries: number;
   private readonly maxSnapshotChunkBytes: number;
@@ -99,6 +100,7 @@ export class RaftCore {
     this.preVote = options.preVote ?? true;
     this.checkQuorum = options.checkQuorum ?? true;
     this.maxInflight = options.maxInflight ?? 64;
+    this.lazyCommit = options.lazyCommit ?? false;
     this.maxMsgBytes = options.maxMsgBytes ?? 1 << 20;
     this.maxMsgEntries = options.maxMsgEntries ?? 4096;
     this.maxSnapshotChunkBytes = options.maxSnapshotChunkBytes ?? 256 * 1024;
@@ -803,7 +805,9 @@ export class RaftCore {
         return;
       }
       const entries = pr.next <= last ? this.log.slice(pr.next, last + 1, this.maxMsgBytes, this.maxMsgEntries) : [];
-      if (entries.length === 0 && pr.state === ProgressState.Replicate && pr.sentCommit >= this.log.committed) return;
+      // A peer streaming appends learns a commit advance with the next append or heartbeat when commits ride
+      // along (lazyCommit); otherwise an append without entries carries it now.
+      if (entries.length === 0 && pr.state === ProgressState.Replicate && (this.lazyCommit || pr.sentCommit >= this.log.committed)) return;
       const m = emptyMessage(this.group, MessageType.Append, this.id, to, this.term);
       m.index = prevIndex;
       m.logTerm = prevTerm;

@@ -169,6 +169,32 @@ describe('log replication', () => {
     expect(leader.log.committed).toBe(leader.log.lastIndex());
   });
 
+  // One proposal replicated to followers already streaming appends: what carries the commit to them.
+  for (const c of [
+    { lazyCommit: false, commitOnlyAppends: 2, followerCommitBeforeHeartbeat: true },
+    { lazyCommit: true, commitOnlyAppends: 0, followerCommitBeforeHeartbeat: false },
+  ]) {
+    it(`commit propagation with lazyCommit=${c.lazyCommit}: ${c.commitOnlyAppends} appends without entries`, () => {
+      const cluster = new Cluster([1, 2, 3], { lazyCommit: c.lazyCommit });
+      cluster.elect(1);
+      const leader = cluster.get(1);
+      const { index } = leader.propose(bytes('x')) as { index: number };
+      const delivered = cluster.settle();
+      expect(leader.log.committed).toBe(index);
+      const commitOnly = delivered.filter((m) => m.type === types.Append && m.entries.length === 0);
+      expect(commitOnly).toHaveLength(c.commitOnlyAppends);
+      for (const id of [2, 3]) expect(cluster.get(id).log.committed >= index).toBe(c.followerCommitBeforeHeartbeat);
+      // The next heartbeat carries it either way, and so does the next append.
+      cluster.tick(1);
+      for (const id of [2, 3]) expect(cluster.get(id).log.committed).toBe(index);
+      const next = leader.propose(bytes('y')) as { index: number };
+      const appends = cluster.settle().filter((m) => m.type === types.Append && m.entries.length > 0);
+      expect(appends.map((m) => m.commit)).toEqual([index, index]);
+      expect(leader.log.committed).toBe(next.index);
+      expect(cluster.applied.get(2)!.map((e) => text(e.data))).toContain('x');
+    });
+  }
+
   it('resends after lost appends', () => {
     const cluster = new Cluster([1, 2, 3]);
     cluster.elect(1);

@@ -74,6 +74,8 @@ export class SimNode {
       electionTicks: 10,
       heartbeatTicks: 1,
       maxInflight: 8,
+      // Odd seeds let commits ride on the next append or heartbeat (as stream groups do).
+      lazyCommit: this.seed % 2 === 1,
       maxMsgEntries: this.maxMsgEntries,
       maxSnapshotChunkBytes: 16,
       hardState: this.durable.hardState,
