@@ -18,6 +18,7 @@ export const USAGE = `usage: flotilla-bench [core|js|cluster|all ...] [options] 
   --msgs N (200000)            most messages per publish, drain, KV or request run
   --core-msgs N (1000000)      messages per core pub→sub run
   --duration-ms N (5000)       longest time a publish, KV or request run sends for
+  --warmup-ms N (2000)         the same requests sent first and not counted (0: none)
   --bytes N (128)  --window N (1000)  --batch N (500)  --keys N (1000)
   --clients N (1)              client processes a windowed publish or core publish is spread over
   --conns N (1000)             idle connections for the RSS measurement
@@ -48,6 +49,7 @@ export function parseBenchArgs(argv) {
       msgs: { type: 'string', default: '200000' },
       'core-msgs': { type: 'string', default: '1000000' },
       'duration-ms': { type: 'string', default: '5000' },
+      'warmup-ms': { type: 'string', default: '2000' },
       bytes: { type: 'string', default: '128' },
       window: { type: 'string', default: '1000' },
       batch: { type: 'string', default: '500' },
@@ -84,6 +86,7 @@ export function parseBenchArgs(argv) {
     msgs: smoke ? 2_000 : int(values.msgs, 'msgs', 1),
     coreMsgs: smoke ? 20_000 : int(values['core-msgs'], 'core-msgs', 1),
     durationMs: smoke ? 300 : int(values['duration-ms'], 'duration-ms', 1),
+    warmupMs: smoke ? 0 : int(values['warmup-ms'], 'warmup-ms', 0),
     bytes: int(values.bytes, 'bytes', 0),
     window: smoke ? 100 : int(values.window, 'window', 1),
     batch: int(values.batch, 'batch', 1),

@@ -39,7 +39,10 @@ try {
 }
 process.exit(0);
 
-/** Requests with up to `window` outstanding until maxOps were sent or durationMs passed. */
+/**
+ * Requests with up to `window` outstanding until maxOps were sent or durationMs passed, after `warmupMs` of
+ * the same requests that are not counted (both servers reach their steady state: JIT, caches, Raft pipelines).
+ */
 function requestWindow(nc, p) {
   const window = Math.max(1, p.window);
   const subjects = p.subjects;
@@ -59,17 +62,32 @@ function requestWindow(nc, p) {
   let firstError = null;
   let stopping = false;
   let lastProgress = performance.now();
-  const cpu0 = process.cpuUsage();
-  const start = performance.now();
+  let cpu0 = process.cpuUsage();
+  let start = performance.now();
+  const warmupMs = p.warmupMs ?? 0;
+  let warming = warmupMs > 0;
+  /** Requests sent before the measurement started. */
+  let warmupSent = 0;
 
   return new Promise((resolve) => {
     const finish = () => {
       clearInterval(watchdog);
-      resolve({ ops: ok, ms: performance.now() - start, errors, firstError, cpuMs: cpuMsSince(cpu0), hist: hist.toJSON(), sent });
+      resolve({ ops: ok, ms: performance.now() - start, errors, firstError, cpuMs: cpuMsSince(cpu0), hist: hist.toJSON(), sent: sent - warmupSent });
     };
     const pump = () => {
       while (inflight < window && !stopping) {
-        if (sent >= p.maxOps || performance.now() - start >= p.durationMs) {
+        if (warming && performance.now() - start >= warmupMs) {
+          // Measure from here: what the warm-up's replies still in flight bring is counted (their latency too).
+          warming = false;
+          warmupSent = sent;
+          ok = 0;
+          errors = 0;
+          firstError = null;
+          hist.reset();
+          cpu0 = process.cpuUsage();
+          start = performance.now();
+        }
+        if (!warming && (sent - warmupSent >= p.maxOps || performance.now() - start >= p.durationMs)) {
           stopping = true;
           break;
         }

@@ -18,6 +18,13 @@ export class LatencyHistogram {
     if (us > this.maxUs) this.maxUs = us;
   }
 
+  /** Forgets every sample (a warm-up's). */
+  reset() {
+    this.counts.fill(0);
+    this.total = 0;
+    this.maxUs = 0;
+  }
+
   merge(other) {
     for (let i = 0; i < BUCKETS; i++) this.counts[i] += other.counts[i];
     this.total += other.total;

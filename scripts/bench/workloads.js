@@ -102,13 +102,13 @@ async function coreConnsRss(c) {
 
 async function coreReqRep(c) {
   const { url } = c.topo.nodes[0];
-  const replier = await startWorker('replier', { url, subject: 'bench.echo', maxMs: c.opts.durationMs + WORKER_SLACK_MS }, { waitReady: true });
+  const replier = await startWorker('replier', { url, subject: 'bench.echo', maxMs: c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS }, { waitReady: true });
   try {
     const results = await runWorkers(
       'request-window',
-      () => ({ url, subjects: ['bench.echo'], bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
+      () => ({ url, subjects: ['bench.echo'], bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
       1,
-      c.opts.durationMs + WORKER_SLACK_MS,
+      c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
     );
     return aggregate(results, 'round trips/s');
   } finally {
@@ -168,10 +168,11 @@ async function jsPublish(c, replicas, window) {
       window: split(window, clients, i),
       maxOps: split(c.opts.msgs, clients, i),
       durationMs: c.opts.durationMs,
+      warmupMs: c.opts.warmupMs,
       errorNeedle: '"error"',
     }),
     clients,
-    c.opts.durationMs + WORKER_SLACK_MS,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'msgs/s');
 }
@@ -253,9 +254,9 @@ async function kvPut(c, replicas) {
   await c.admin.waitPublishable(`$KV.${KV_BUCKET}.k0`);
   const results = await runWorkers(
     'request-window',
-    () => ({ url, subjects: kvSubjects(c.opts.keys), bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, errorNeedle: '"error"' }),
+    () => ({ url, subjects: kvSubjects(c.opts.keys), bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs, errorNeedle: '"error"' }),
     1,
-    c.opts.durationMs + WORKER_SLACK_MS,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'ops/s');
 }
@@ -281,9 +282,9 @@ async function kvGet(c, replicas) {
   const payloads = kvSubjects(keys).map((s) => JSON.stringify({ last_by_subj: s }));
   const results = await runWorkers(
     'request-window',
-    () => ({ url, subjects: [`$JS.API.DIRECT.GET.${stream}`], payloads, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
+    () => ({ url, subjects: [`$JS.API.DIRECT.GET.${stream}`], payloads, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
     1,
-    c.opts.durationMs + WORKER_SLACK_MS,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'ops/s');
 }
