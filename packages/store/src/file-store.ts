@@ -51,7 +51,18 @@ export interface FileStoreOptions extends StoreCoreOptions {
   maxSegmentBytes?: number;
   /** Bytes of blocks kept in memory for reads (default 16 MiB). */
   cacheBytes?: number;
+  /**
+   * Interval-synced stores only: new records wait up to this long (or until WRITE_BEHIND_MAX_BYTES) for
+   * company before they are written, instead of one write per event-loop turn; 0 (default) writes every
+   * turn. For stores whose durable record is elsewhere (a stream replica's Raft log replays what a crash
+   * lost): one write per batch of publishes, not per publish. Reads are served from memory meanwhile;
+   * `flush()` writes at once.
+   */
+  writeDelayMs?: number;
 }
+
+/** A write-behind store writes at once when this many record bytes wait. */
+const WRITE_BEHIND_MAX_BYTES = 1024 * 1024;
 
 type DB = Level<Buffer, Buffer>;
 type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
@@ -149,6 +160,11 @@ export class FileStore extends StoreCore {
   private next: Deferred | null = null;
   private inFlight: Promise<void> | null = null;
   private flushScheduled = false;
+  private readonly writeDelayMs: number;
+  /** A write-behind write waiting for its delay. */
+  private writeTimer: NodeJS.Timeout | null = null;
+  /** Record bytes kept since the last flush was planned (bounds a write-behind wait). */
+  private unplannedBytes = 0;
   private syncRequested = false;
   private unsynced = false;
   /** LevelDB holds writes made without sync (limit-driven removals) since its last synced write. */
@@ -167,6 +183,7 @@ export class FileStore extends StoreCore {
     });
     const sync = opts.sync ?? 'always';
     this.syncAlways = sync === 'always';
+    this.writeDelayMs = this.syncAlways ? 0 : Math.max(0, opts.writeDelayMs ?? 0);
     this.maxBlockBytes = opts.maxBlockBytes ?? 256 * 1024;
     this.maxBlockMsgs = opts.maxBlockMsgs ?? 1024;
     this.pool = new BufferPool(this.maxBlockBytes, POOLED_BUFFERS);
@@ -224,7 +241,9 @@ export class FileStore extends StoreCore {
     (e.block as Block).add(seq, ts, this.subjects.bytes[subjectId], header, data);
     e.last = seq;
     e.live++;
-    if (this.next === null) this.markDirty();
+    this.unplannedBytes += recordBytes;
+    if (this.next === null) this.markDirty(true);
+    else if (this.unplannedBytes >= WRITE_BEHIND_MAX_BYTES) this.writeSoon();
   }
 
   private newBuildingBlock(first: number, recordBytes: number): Block {
@@ -306,15 +325,37 @@ export class FileStore extends StoreCore {
     this.markDirty();
   }
 
-  private markDirty(): void {
+  /** `newRecord`: only new records may wait for a write-behind delay; anything else is written next turn. */
+  private markDirty(newRecord = false): void {
     if (this.next === null) this.next = deferred();
+    if (!newRecord) this.writeSoon();
     if (!this.flushScheduled && this.inFlight === null) {
       this.flushScheduled = true;
-      setImmediate(() => {
-        this.flushScheduled = false;
-        this.writeBatch();
-      });
+      if (newRecord && this.writeDelayMs > 0 && this.unplannedBytes < WRITE_BEHIND_MAX_BYTES) {
+        this.writeTimer = setTimeout(this.scheduledWrite, this.writeDelayMs);
+      } else {
+        setImmediate(this.scheduledWrite);
+      }
     }
+  }
+
+  private readonly scheduledWrite = (): void => {
+    this.flushScheduled = false;
+    this.writeTimer = null;
+    this.writeBatch();
+  };
+
+  /** A write-behind write waiting for its delay goes out on the next turn instead. */
+  private writeSoon(): void {
+    if (this.writeTimer === null) return;
+    clearTimeout(this.writeTimer);
+    this.writeTimer = null;
+    setImmediate(this.scheduledWrite);
+  }
+
+  override flush(): Promise<void> {
+    this.writeSoon();
+    return super.flush();
   }
 
   protected durable(): Promise<void> {
@@ -333,6 +374,7 @@ export class FileStore extends StoreCore {
     const fullSync = this.syncRequested;
     const sync = this.syncAlways || fullSync;
     this.syncRequested = false;
+    this.unplannedBytes = 0;
     let plan: FlushPlan;
     try {
       plan = this.plan(fullSync && this.indexUnsynced);
@@ -729,6 +771,7 @@ export class FileStore extends StoreCore {
       if (this.failure === null) {
         this.syncRequested = true;
         if (this.unsynced || this.indexUnsynced) this.markDirty();
+        this.writeSoon();
         // A flush can queue one more (tombstones of a deleted segment): wait until nothing is left, so no
         // write lands after close. Bounded: each round only follows up on the previous one.
         for (let round = 0; round < 8 && (this.next !== null || this.inFlight !== null); round++) await this.durable();

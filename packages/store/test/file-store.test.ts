@@ -26,6 +26,13 @@ runStoreSuite('FileStore', {
     header.length === 0 ? 30 + Buffer.byteLength(subject) + data.length : 34 + Buffer.byteLength(subject) + header.length + data.length,
 });
 
+// The same contract when writes wait for company (a stream replica's store: interval sync, write-behind).
+runStoreSuite('FileStore write-behind', {
+  create: async (opts) => FileStore.open({ ...opts, dir: await tempDir(), sync: { intervalMs: 1000 }, writeDelayMs: 5 }),
+  sizeOf: (subject, header, data) =>
+    header.length === 0 ? 30 + Buffer.byteLength(subject) + data.length : 34 + Buffer.byteLength(subject) + header.length + data.length,
+});
+
 /** Everything observable about a store, to compare before and after a reopen. */
 async function observe(s: MessageStore): Promise<unknown> {
   const msgs = await s.readRange(1, 100_000);
@@ -39,6 +46,31 @@ async function observe(s: MessageStore): Promise<unknown> {
 describe('FileStore durability and layout', () => {
   const small = (dir: string, extra?: Partial<FileStoreOptions>): Promise<FileStore> =>
     FileStore.open({ dir, maxBlockMsgs: 8, maxBlockBytes: 4096, ...extra });
+
+  it('write-behind: records wait for the delay, are readable meanwhile, and flush() or 1 MiB writes them at once', async () => {
+    const dir = await tempDir();
+    // A delay far past the test timeout: anything that resolves did not wait for it.
+    const s = await FileStore.open({ dir, sync: { intervalMs: 60_000 }, writeDelayMs: 600_000 });
+    let written = false;
+    const first = s.append('wb.a', undefined, enc('one')).then(() => (written = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(written).toBe(false);
+    expect(dec((await s.readRange(1, 1))[0]!.data)).toBe('one');
+    await s.flush();
+    await first;
+    expect(written).toBe(true);
+    // Past the byte bound the write goes out without flush().
+    const big = new Uint8Array(64 * 1024).fill(7);
+    const appends: Promise<unknown>[] = [];
+    for (let i = 0; i < 17; i++) appends.push(s.append('wb.big', undefined, big));
+    await Promise.all(appends);
+    expect(s.state().messages).toBe(18);
+    await s.close();
+    const reopened = await FileStore.open({ dir, sync: { intervalMs: 60_000 } });
+    expect(reopened.state().messages).toBe(18);
+    expect(dec((await reopened.readRange(1, 1))[0]!.data)).toBe('one');
+    await reopened.close();
+  });
 
   it('reopens to the same messages, index, per-subject counts and state', async () => {
     const dir = await tempDir();

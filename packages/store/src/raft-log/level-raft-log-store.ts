@@ -71,7 +71,8 @@ const MAX_CHUNK_BYTES = 1024 * 1024;
 const MAX_PENDING_RECORD_BYTES = 1024 * 1024;
 /** LevelDB ops waiting to be applied beyond this are applied at once; twice this holds back new batches. */
 const MAX_LEVEL_BACKLOG_BYTES = 4 * 1024 * 1024;
-const DEFAULT_LEVEL_APPLY_DELAY_MS = 10;
+/** WAL batches wait this long to be applied to LevelDB together (an awaited R3 publish is ~3 ms: ~15 per batch). */
+const DEFAULT_LEVEL_APPLY_DELAY_MS = 50;
 /** Subdirectory of the LevelDB directory holding the WAL segments (LevelDB ignores it). */
 const WAL_DIR = 'wal';
 
