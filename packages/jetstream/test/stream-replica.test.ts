@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
 import { existsSync } from 'node:fs';
-import { LevelRaftLogStore } from '@flotilla/store';
+import { LevelRaftLogStore, setFsyncObserver } from '@flotilla/store';
 import { MemoryLogStore, type RaftLogStore, type RaftNode } from '@flotilla/raft';
 import { ReplicaCluster, contentOf, waitFor } from './stream-replica-harness.js';
 
@@ -196,6 +196,28 @@ describe('StreamReplica: restart and catch-up', () => {
     expect(raftOf(restarted).core.log.snapshotIndex).toBeGreaterThan(8);
     // Consumer state travels in the snapshot (the entry itself was compacted away).
     expect(lagging.consumerEntries).toEqual(['c1']);
+  });
+
+  it('a file replica syncs its interval-synced message store before its log compacts', async () => {
+    let storeSyncs = 0;
+    const previous = setFsyncObserver((kind) => {
+      if (kind === 'stream_store') storeSyncs++;
+    });
+    try {
+      const c = (cluster = await ReplicaCluster.start(
+        { name: 'S', subjects: ['s.>'], storage: 'file', num_replicas: 3 },
+        // The stores' own interval never comes round during the test: a sync can only come from compaction.
+        { options: { snapshotEveryEntries: 8, storeSyncIntervalMs: 600_000 } },
+      ));
+      await c.waitForLeader();
+      const before = storeSyncs;
+      for (let i = 0; i < 12; i++) await c.waitForAcks([c.publish(`s.${i}`, `m${i}`)]);
+      const raftOf = (r: unknown) => (r as { raftNode: RaftNode }).raftNode;
+      await waitFor(() => raftOf(c.leader()!).core.log.snapshotIndex > 0, 2000, 'leader compaction');
+      expect(storeSyncs).toBeGreaterThan(before);
+    } finally {
+      setFsyncObserver(previous);
+    }
   });
 
   it('a memory stream restarts from its snapshot plus log', async () => {

@@ -358,6 +358,15 @@ export class FileStore extends StoreCore {
     return super.flush();
   }
 
+  /** An interval store syncs now (segments and LevelDB), as its timer would. */
+  override sync(): Promise<void> {
+    if (this.syncAlways) return this.flush();
+    if (this.failure !== null) return this.durable();
+    this.syncRequested = true;
+    this.markDirty();
+    return this.durable();
+  }
+
   protected durable(): Promise<void> {
     if (this.failure !== null) return Promise.reject(new StoreError('IO', String(this.failure)));
     if (this.next !== null) return this.next.promise;

@@ -61,7 +61,9 @@ export interface MessageStore {
   snapshot(): AsyncIterable<Uint8Array>;
   restore(source: AsyncIterable<Uint8Array>): Promise<void>;
 
-  /** Resolves when every mutation so far is durable. */
+  /** Resolves when every mutation so far is durable under the sync policy (an interval store: written). */
   flush(): Promise<void>;
+  /** Resolves when every mutation so far is synced to disk, whatever the sync policy. */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }

@@ -752,6 +752,10 @@ export abstract class StoreCore implements MessageStore {
     return this.durable();
   }
 
+  sync(): Promise<void> {
+    return this.flush();
+  }
+
   abstract close(): Promise<void>;
 
   protected assertOpen(): void {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Level } from 'level';
-import { FileStore, MemoryStore, type FileStoreOptions, type MessageStore } from '@flotilla/store';
+import { FileStore, MemoryStore, setFsyncObserver, type FileStoreOptions, type MessageStore } from '@flotilla/store';
 import { runStoreSuite } from './store-suite.js';
 
 const dirs: string[] = [];
@@ -70,6 +70,22 @@ describe('FileStore durability and layout', () => {
     expect(reopened.state().messages).toBe(18);
     expect(dec((await reopened.readRange(1, 1))[0]!.data)).toBe('one');
     await reopened.close();
+  });
+
+  it('sync() syncs an interval store now; flush() only writes it', async () => {
+    const kinds: string[] = [];
+    const previous = setFsyncObserver((kind) => kinds.push(kind));
+    try {
+      const s = await FileStore.open({ dir: await tempDir(), sync: { intervalMs: 600_000 } });
+      await s.append('sy.a', undefined, enc('one'));
+      await s.flush();
+      expect(kinds.filter((k) => k === 'stream_store')).toEqual([]);
+      await s.sync();
+      expect(kinds.filter((k) => k === 'stream_store').length).toBeGreaterThanOrEqual(1);
+      await s.close();
+    } finally {
+      setFsyncObserver(previous);
+    }
   });
 
   it('reopens to the same messages, index, per-subject counts and state', async () => {

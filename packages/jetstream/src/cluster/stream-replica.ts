@@ -250,11 +250,14 @@ export class StreamReplica implements StreamReplicaView {
     return bytes * SNAPSHOT_COST_RATIO >= this.stream.store.state().bytes;
   }
 
-  /** Compaction snapshot: the store made durable first; a stand-in for file streams, a complete image for memory. */
+  /**
+   * Compaction snapshot: a stand-in for file streams, a complete image for memory. The store is synced first
+   * (not just written: it syncs on an interval): the log entries this snapshot lets go of must be on disk in it.
+   */
   private async takeSnapshot(): Promise<Uint8Array> {
     if (this.stream.store.kind !== 'file') return this.fullImage();
     const store = this.stream.store;
-    await store.flush();
+    await store.sync();
     const consumers = (await this.host.snapshotConsumers?.(this)) ?? new Uint8Array(0);
     return encodeReplicaSnapshot(store.state().last_seq, consumers, null);
   }
