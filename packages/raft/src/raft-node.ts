@@ -151,28 +151,18 @@ export class RaftNode {
   }
 
   static async start(options: RaftNodeOptions): Promise<RaftNode> {
-    let persisted = await options.store.load(options.group);
+    const persisted = await options.store.load(options.group);
+    let core = coreOf(options, persisted);
     let discarded: DiscardedLog | null = null;
     if (persisted.snapshot) {
       try {
         await options.stateMachine.restore(persisted.snapshot.data);
       } catch (error) {
         if (!(error instanceof SnapshotNotHeldError)) throw error;
-        discarded = await discardUnheldLog(options, persisted);
-        if (discarded) persisted = await options.store.load(options.group);
+        discarded = await discardUnheldLog(options, core);
+        if (discarded) core = coreOf(options, await options.store.load(options.group));
       }
     }
-    const core = new RaftCore({
-      ...options.raft,
-      id: options.id,
-      group: options.group,
-      // A log emptied by a reset (term > 0) is not a new group: it waits for the leader instead of bootstrapping.
-      peers: persisted.hardState.term === 0 ? options.peers : [],
-      random: options.random ?? new SeededRandom((Date.now() ^ (options.id * 2654435761)) >>> 0),
-      hardState: persisted.hardState,
-      snapshot: persisted.snapshot,
-      entries: persisted.entries,
-    });
     const node = new RaftNode(options, core);
     node.discardedLog = discarded;
     node.stopListening = options.transport.listen(options.group, options.id, (m) => {
@@ -559,22 +549,28 @@ export class RaftNode {
  * only voter (R1) nobody can send one, so the log stays and the machine goes on with what it has (emptying it
  * would lose the entries too).
  */
-async function discardUnheldLog(options: RaftNodeOptions, persisted: PersistedState): Promise<DiscardedLog | null> {
-  const probe = new RaftCore({
+async function discardUnheldLog(options: RaftNodeOptions, core: RaftCore): Promise<DiscardedLog | null> {
+  const info = { snapshotIndex: core.log.snapshotIndex, lastIndex: core.log.lastIndex() };
+  if (!core.config().voters.some((v) => v !== options.id)) {
+    options.onSnapshotNotHeld?.({ logDiscarded: false, ...info });
+    return null;
+  }
+  await options.store.reset(options.group, { term: core.term + 1, vote: NONE, commit: 0 });
+  options.onSnapshotNotHeld?.({ logDiscarded: true, ...info });
+  return { index: core.log.lastIndex(), term: core.log.lastTerm() };
+}
+
+/** The core over a group's persisted state. */
+function coreOf(options: RaftNodeOptions, persisted: PersistedState): RaftCore {
+  return new RaftCore({
+    ...options.raft,
     id: options.id,
     group: options.group,
-    peers: [],
-    random: new SeededRandom(1),
+    // A log emptied by a reset (term > 0) is not a new group: it waits for the leader instead of bootstrapping.
+    peers: persisted.hardState.term === 0 ? options.peers : [],
+    random: options.random ?? new SeededRandom((Date.now() ^ (options.id * 2654435761)) >>> 0),
     hardState: persisted.hardState,
     snapshot: persisted.snapshot,
     entries: persisted.entries,
   });
-  const info = { snapshotIndex: probe.log.snapshotIndex, lastIndex: probe.log.lastIndex() };
-  if (!probe.config().voters.some((v) => v !== options.id)) {
-    options.onSnapshotNotHeld?.({ logDiscarded: false, ...info });
-    return null;
-  }
-  await options.store.reset(options.group, { term: persisted.hardState.term + 1, vote: NONE, commit: 0 });
-  options.onSnapshotNotHeld?.({ logDiscarded: true, ...info });
-  return { index: probe.log.lastIndex(), term: probe.log.lastTerm() };
 }

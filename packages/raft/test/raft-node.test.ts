@@ -1,110 +1,23 @@
-import { type Entry, InMemoryNetwork, MemoryLogStore, MessageType, NotLeaderError, RaftNode, type StateMachine } from '@flotilla/raft';
+import { InMemoryNetwork, MemoryLogStore, MessageType, NotLeaderError, RaftNode } from '@flotilla/raft';
 import { afterEach, describe, expect, it } from 'vitest';
+import { GROUP, ListMachine, StandInMachine, cluster as clusterOf, dec, enc, startNode, stopAllNodes, trackNode, until } from './raft-node-fixtures.js';
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
+afterEach(stopAllNodes);
 
-class ListMachine implements StateMachine {
-  values: string[] = [];
-  apply(entry: Entry): unknown {
-    this.values.push(dec.decode(entry.data));
-    return this.values.length;
-  }
-  snapshot(): Uint8Array {
-    return enc.encode(JSON.stringify(this.values));
-  }
-  restore(data: Uint8Array): void {
-    this.values = JSON.parse(dec.decode(data)) as string[];
-  }
-}
-
-const running: RaftNode[] = [];
-afterEach(async () => {
-  await Promise.all(running.splice(0).map((n) => n.stop()));
-});
+const cluster = (ids: number[], opts: { snapshotEveryEntries?: number; snapshotEveryBytes?: number } = {}) => clusterOf(ids, () => new ListMachine(), opts);
 
 /**
- * A file-stream-like state machine: its compaction snapshot is a stand-in without the data; fullSnapshot
- * (after `imageDelayMs`) is the complete image. Idempotent by index, as fullSnapshot requires: the image is
- * newer than the snapshot index it stands for.
+ * Three StandInMachine nodes compacting every 10 entries; one follower is cut off while 40 entries commit and
+ * the leader compacts past them, then the network heals: only a snapshot can catch it up.
  */
-class StandInMachine extends ListMachine {
-  fullImages = 0;
-  standInsRestored = 0;
-  lastIndex = 0;
-  constructor(private readonly imageDelayMs = 0) {
-    super();
-  }
-  override apply(entry: Entry): unknown {
-    if (entry.index <= this.lastIndex) return this.values.length;
-    this.lastIndex = entry.index;
-    return super.apply(entry);
-  }
-  override snapshot(): Uint8Array {
-    return enc.encode('stand-in');
-  }
-  async fullSnapshot(): Promise<Uint8Array> {
-    this.fullImages++;
-    const image = enc.encode(JSON.stringify({ lastIndex: this.lastIndex, values: this.values }));
-    if (this.imageDelayMs > 0) await new Promise((r) => setTimeout(r, this.imageDelayMs));
-    return image;
-  }
-  override restore(data: Uint8Array): void {
-    const text = dec.decode(data);
-    if (text === 'stand-in') {
-      this.standInsRestored++;
-      return;
-    }
-    const image = JSON.parse(text) as { lastIndex: number; values: string[] };
-    this.lastIndex = image.lastIndex;
-    this.values = image.values;
-  }
-}
-
-async function startNode(
-  id: number,
-  peers: number[],
-  net: InMemoryNetwork,
-  store: MemoryLogStore,
-  sm: ListMachine,
-  extra: { snapshotEveryEntries?: number; snapshotEveryBytes?: number; leaders?: number[] } = {},
-): Promise<RaftNode> {
-  const node = await RaftNode.start({
-    group: 'g1',
-    id,
-    peers,
-    store,
-    transport: net.transport(),
-    stateMachine: sm,
-    tickMs: 5,
-    snapshotEveryEntries: extra.snapshotEveryEntries ?? 10_000,
-    snapshotEveryBytes: extra.snapshotEveryBytes,
-    raft: { electionTicks: 10 },
-    onLeaderChange: (leader) => extra.leaders?.push(leader),
-  });
-  running.push(node);
-  return node;
-}
-
-async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
-async function cluster(ids: number[], opts: { snapshotEveryEntries?: number; snapshotEveryBytes?: number } = {}) {
-  const net = new InMemoryNetwork();
-  const stores = new Map(ids.map((id) => [id, new MemoryLogStore()]));
-  const machines = new Map(ids.map((id) => [id, new ListMachine()]));
-  const leaders: number[] = [];
-  const nodes = new Map<number, RaftNode>();
-  for (const id of ids) nodes.set(id, await startNode(id, ids, net, stores.get(id)!, machines.get(id)!, { ...opts, leaders }));
-  const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
-  return { net, stores, machines, nodes, leader, leaders };
+async function followerBehindCompaction(machine: () => StandInMachine, net?: InMemoryNetwork) {
+  const c = await clusterOf([1, 2, 3], machine, { snapshotEveryEntries: 10, net });
+  const lagging = c.ids.find((id) => id !== c.leader.id)!;
+  c.net.isolate(lagging, c.ids);
+  for (let i = 0; i < 40; i++) await c.leader.propose(enc.encode(`v${i}`));
+  expect(c.leader.core.log.snapshotIndex).toBeGreaterThan(10);
+  c.net.heal();
+  return { ...c, lagging };
 }
 
 describe('RaftNode', () => {
@@ -129,16 +42,16 @@ describe('RaftNode', () => {
     const store = new SlowStore();
     const node = await startNode(1, [1], new InMemoryNetwork(), store, new ListMachine());
     await until(() => node.isLeader());
-    await until(async () => (await store.load('g1')).hardState.commit === node.core.log.committed);
+    await until(async () => (await store.load(GROUP)).hardState.commit === node.core.log.committed);
     const before = synced.length;
     const { index } = await node.propose(enc.encode('x'));
     // One synced write (the entry); applying it waited for no second write.
     expect(synced.slice(before)).toEqual([true]);
     expect(node.appliedIndex).toBe(index);
     expect(node.core.log.applied).toBe(index);
-    expect((await store.load('g1')).hardState.commit).toBeLessThan(index);
+    expect((await store.load(GROUP)).hardState.commit).toBeLessThan(index);
     // The commit index alone is written, unsynced, at a following tick.
-    await until(async () => (await store.load('g1')).hardState.commit === index);
+    await until(async () => (await store.load(GROUP)).hardState.commit === index);
     expect(synced.slice(before)).toEqual([true, false]);
   });
 
@@ -250,18 +163,7 @@ describe('RaftNode', () => {
   });
 
   it('sends a follower the complete image instead of a stand-in snapshot', async () => {
-    const net = new InMemoryNetwork();
-    const ids = [1, 2, 3];
-    const machines = new Map(ids.map((id) => [id, new StandInMachine()]));
-    const stores = new Map(ids.map((id) => [id, new MemoryLogStore()]));
-    const nodes = new Map<number, RaftNode>();
-    for (const id of ids) nodes.set(id, await startNode(id, ids, net, stores.get(id)!, machines.get(id)!, { snapshotEveryEntries: 10 }));
-    const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
-    const lagging = ids.find((id) => id !== leader.id)!;
-    net.isolate(lagging, ids);
-    for (let i = 0; i < 40; i++) await leader.propose(enc.encode(`v${i}`));
-    expect(leader.core.log.snapshotIndex).toBeGreaterThan(10);
-    net.heal();
+    const { machines, nodes, leader, lagging } = await followerBehindCompaction(() => new StandInMachine());
     await until(() => machines.get(lagging)!.values.length === 40);
     expect(machines.get(lagging)!.values).toEqual(Array.from({ length: 40 }, (_, i) => `v${i}`));
     expect(machines.get(leader.id)!.fullImages).toBeGreaterThan(0);
@@ -282,19 +184,11 @@ describe('RaftNode', () => {
         listen: (group, id, handler) => t.listen(group, id, handler),
       };
     };
-    const ids = [1, 2, 3];
-    const machines = new Map(ids.map((id) => [id, new StandInMachine(300)])); // dozens of 5 ms ticks pass meanwhile
-    const nodes = new Map<number, RaftNode>();
-    for (const id of ids) nodes.set(id, await startNode(id, ids, net, new MemoryLogStore(), machines.get(id)!, { snapshotEveryEntries: 10 }));
-    const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()));
-    const lagging = ids.find((id) => id !== leader.id)!;
-    net.isolate(lagging, ids);
-    for (let i = 0; i < 40; i++) await leader.propose(enc.encode(`v${i}`));
-    expect(leader.core.log.snapshotIndex).toBeGreaterThan(10);
-    net.heal();
+    // dozens of 5 ms ticks pass while the complete image is made
+    const { machines, lagging } = await followerBehindCompaction(() => new StandInMachine(300), net);
     await until(() => machines.get(lagging)!.values.length === 40, 10_000);
     expect(chunksSent.length).toBeGreaterThan(0);
-    expect(chunksSent.filter((c) => c === 'stand-in')).toEqual([]);
+    expect(chunksSent.filter((c) => c.startsWith('stand-in'))).toEqual([]);
     expect(machines.get(lagging)!.standInsRestored).toBe(0);
   });
 
@@ -314,7 +208,7 @@ describe('RaftNode', () => {
         return bytes >= 30;
       },
     });
-    running.push(node);
+    trackNode(node);
     await until(() => node.isLeader());
     for (let i = 0; i < 3; i++) await node.propose(enc.encode('0123456789'));
     await until(() => node.core.log.snapshotIndex > 0);

@@ -28,6 +28,17 @@ const cases: Array<[string, Uint8Array | null, Uint8Array, string | null]> = [
   ['large body, no header', null, new Uint8Array(20_000).fill(98), null],
 ];
 
+/** Both buffers hold and flush exactly the same bytes; returns them. */
+function expectSameBytes(a: OutboundBuffer, b: OutboundBuffer): Buffer {
+  expect(a.pendingBytes).toBe(b.pendingBytes);
+  const sa = sink();
+  const sb = sink();
+  a.flushTo(sa.socket);
+  b.flushTo(sb.socket);
+  expect(sa.bytes().equals(sb.bytes())).toBe(true);
+  return sb.bytes();
+}
+
 describe('OutboundBuffer.writeMsgParts', () => {
   it.each(cases)('%s: same bytes as writeMsg', (_name, header, data, reply) => {
     const prefix = Buffer.from(header === null ? 'MSG s 1 ' : 'HMSG s 1 ');
@@ -38,14 +49,9 @@ describe('OutboundBuffer.writeMsgParts', () => {
     const [headerBytes, message] = joined(header, data);
     b.writeMsg(prefix, reply, headerBytes, message);
     b.writeMsg(prefix, reply, headerBytes, message);
-    expect(a.pendingBytes).toBe(b.pendingBytes);
-    const sa = sink();
-    const sb = sink();
-    a.flushTo(sa.socket);
-    b.flushTo(sb.socket);
-    expect(sa.bytes().equals(sb.bytes())).toBe(true);
+    const written = expectSameBytes(a, b);
     const hdr = headerBytes >= 0 ? `${headerBytes} ` : '';
-    expect(sb.bytes().subarray(0, prefix.length + 40).toString('latin1')).toContain(`${reply === null ? '' : Buffer.from(reply).toString('latin1') + ' '}${hdr}${message.length}\r\n`);
+    expect(written.subarray(0, prefix.length + 40).toString('latin1')).toContain(`${reply === null ? '' : Buffer.from(reply).toString('latin1') + ' '}${hdr}${message.length}\r\n`);
   });
 });
 
@@ -97,11 +103,6 @@ describe('OutboundBuffer.writeMsgPartsNamed', () => {
     const b = new OutboundBuffer();
     a.writeMsgPartsNamed(subject, sid, reply, header, data);
     b.writeMsgParts(Buffer.from(`${header === null ? 'MSG' : 'HMSG'} ${subject} ${sid} `), reply, header, data);
-    expect(a.pendingBytes).toBe(b.pendingBytes);
-    const sa = sink();
-    const sb = sink();
-    a.flushTo(sa.socket);
-    b.flushTo(sb.socket);
-    expect(sa.bytes().equals(sb.bytes())).toBe(true);
+    expectSameBytes(a, b);
   });
 });

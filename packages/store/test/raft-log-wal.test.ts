@@ -1,4 +1,4 @@
-import { cp, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { cp, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Entry, HardState } from '@flotilla/raft';
@@ -132,44 +132,41 @@ describe('LevelRaftLogStore write-ahead file', () => {
       return { copy, segment: segment!, ends };
     }
 
-    it('truncated inside the last record', async () => {
-      const { copy, segment, ends } = await threeWalOnlyBatches('torn');
-      await truncate(segment, ends[1]! + 11);
-      const store = await openStore(copy);
-      expect(store.stats.replayedBatches).toBe(2);
-      expect(texts((await store.load('g')).entries)).toEqual(expectedTexts(6));
-    });
-
-    it('a bad crc in the last record', async () => {
-      const { copy, segment, ends } = await threeWalOnlyBatches('crc');
-      const buf = await readFile(segment);
-      buf[ends[2]! - 1] ^= 0xff;
-      await writeFile(segment, buf);
-      const store = await openStore(copy);
-      expect(store.stats.replayedBatches).toBe(2);
-      expect(texts((await store.load('g')).entries)).toEqual(expectedTexts(6));
-    });
-
-    it('garbage after the last record', async () => {
-      const { copy, segment, ends } = await threeWalOnlyBatches('garbage');
-      const buf = await readFile(segment);
-      for (let i = 0; i < 64; i++) buf[ends[2]! + i] = (i * 37 + 11) & 0xff;
-      await writeFile(segment, buf);
-      const store = await openStore(copy);
-      expect(store.stats.replayedBatches).toBe(3);
-      expect(texts((await store.load('g')).entries)).toEqual(expectedTexts(9));
-    });
-
-    it('a record out of sequence ends the replay (a gap is never applied across)', async () => {
-      const { copy, segment, ends } = await threeWalOnlyBatches('gap');
-      // Cut the middle record out: the third now follows the first, with a sequence gap.
-      const buf = await readFile(segment);
-      const spliced = Buffer.concat([buf.subarray(0, ends[0]), buf.subarray(ends[1]!, ends[2]), Buffer.alloc(1024)]);
-      await writeFile(segment, spliced);
-      const store = await openStore(copy);
-      expect(store.stats.replayedBatches).toBe(1);
-      expect(texts((await store.load('g')).entries)).toEqual(expectedTexts(3));
-    });
+    // What is done to the segment's bytes (`ends`: where each record ends), and how many batches replay.
+    const torn: Array<{ name: string; corrupt: (buf: Buffer, ends: number[]) => Buffer; replayed: number }> = [
+      { name: 'truncated inside the last record', corrupt: (buf, ends) => buf.subarray(0, ends[1]! + 11), replayed: 2 },
+      {
+        name: 'a bad crc in the last record',
+        corrupt: (buf, ends) => {
+          buf[ends[2]! - 1] ^= 0xff;
+          return buf;
+        },
+        replayed: 2,
+      },
+      {
+        name: 'garbage after the last record',
+        corrupt: (buf, ends) => {
+          for (let i = 0; i < 64; i++) buf[ends[2]! + i] = (i * 37 + 11) & 0xff;
+          return buf;
+        },
+        replayed: 3,
+      },
+      {
+        // Cut the middle record out: the third now follows the first, with a sequence gap.
+        name: 'a record out of sequence ends the replay (a gap is never applied across)',
+        corrupt: (buf, ends) => Buffer.concat([buf.subarray(0, ends[0]), buf.subarray(ends[1]!, ends[2]), Buffer.alloc(1024)]),
+        replayed: 1,
+      },
+    ];
+    for (const [i, c] of torn.entries()) {
+      it(c.name, async () => {
+        const { copy, segment, ends } = await threeWalOnlyBatches(`torn${i}`);
+        await writeFile(segment, c.corrupt(await readFile(segment), ends));
+        const store = await openStore(copy);
+        expect(store.stats.replayedBatches).toBe(c.replayed);
+        expect(texts((await store.load('g')).entries)).toEqual(expectedTexts(3 * c.replayed));
+      });
+    }
   });
 
   it('checkpoints rotate the segments and keep everything', async () => {
