@@ -101,8 +101,15 @@ describe('re-created replicated stream', () => {
     const js = nc.jetstream();
     const body = new Uint8Array(64);
     const times: number[] = [];
+    const groups: string[] = [];
     for (let round = 0; round < 4; round++) {
-      await addStream(jsm, { name: 'LOOP', subjects: ['loop.>'], num_replicas: 3 });
+      const created = await addStream(jsm, { name: 'LOOP', subjects: ['loop.>'], num_replicas: 3 });
+      // Answered by the new group's leader, never by the just-deleted group's (still retiring) one: the
+      // publishes below then find a leader serving the subjects.
+      const group = (created.cluster as { raft_group?: string } | undefined)?.raft_group;
+      expect(group).toMatch(/^S-LOOP-/);
+      expect(groups).not.toContain(group);
+      groups.push(group!);
       await Promise.all(Array.from({ length: 100 }, (_, k) => js.publish(`loop.${k % 8}`, body)));
       if (round % 2 === 1) await createConsumerTimed(nc, 'LOOP', `X${round}`, 15_000);
       times.push((await createConsumerTimed(nc, 'LOOP', 'C', 15_000)).ms);

@@ -86,6 +86,7 @@ describe('stream replica snapshot and cluster block', () => {
     const base = { group: 'g', kind: 'stream' as const, role: 'leader' as const, term: 2, commit: 9, applied: 9, leaderChanges: 1 };
     expect(clusterBlockOf('C1', 1, { ...base, leader: 1, replicas }, names)).toEqual({
       name: 'C1',
+      raft_group: 'g',
       leader: 'n1',
       replicas: [
         { name: 'n2', current: true, active: 1_250_000, peer: '44jzkV9D' },

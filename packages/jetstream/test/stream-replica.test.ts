@@ -389,7 +389,7 @@ describe('StreamReplica: leadership and membership', () => {
   it('runs an R1 stream as a one-voter group and grows it to R3', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'file', num_replicas: 1 }, { nodes: 1 }));
     const only = await c.waitForLeader();
-    expect(only.clusterInfo()).toEqual({ name: 'C1', leader: 'n1' });
+    expect(only.clusterInfo()).toEqual({ name: 'C1', raft_group: c.assignment.group, leader: 'n1' });
     expect(only.stepDown()).toBeNull();
     for (let i = 0; i < 10; i++) await c.waitForAcks([c.publish('s.x', `m${i}`)]);
     c.assignment = { ...c.assignment, config: { ...c.assignment.config, num_replicas: 3 }, peers: [1, 2, 3] };

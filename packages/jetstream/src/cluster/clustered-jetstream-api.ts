@@ -117,7 +117,7 @@ export class ClusterApi {
       matched.slice(offset, offset + LIST_PAGE_LIMIT).map(async (a) => {
         const local = this.cjs.replicaSet.byGroupId(a.group);
         if (local?.isLeader()) return this.js.streamApi.info(local.stream);
-        return (await this.probe(a.config, LIST_WAIT_MS, false)) ?? this.knownInfo(a);
+        return (await this.probe(a, LIST_WAIT_MS, false)) ?? this.knownInfo(a);
       }),
     );
     return { total: matched.length, offset, limit: LIST_PAGE_LIMIT, streams };
@@ -219,14 +219,19 @@ export class ClusterApi {
    * CREATE finds it); after LEADER_WAIT_MS, the catalogue's view.
    */
   private async leaderInfo(a: StreamAssignment): Promise<object> {
-    const info = await this.probe(a.config, LEADER_WAIT_MS);
+    const info = await this.probe(a, LEADER_WAIT_MS);
     if (info !== null) return info;
     this.js.log.warn({ stream: a.config.name, group: a.group }, 'stream group has no leader yet; answering with the catalogue view');
     return this.knownInfo(a);
   }
 
-  /** The stream leader's StreamInfo (with `cfg` as its config when `sameConfig`), or null after timeoutMs. */
-  private probe(cfg: StreamConfig, timeoutMs: number, sameConfig = true): Promise<object | null> {
+  /**
+   * The StreamInfo of the leader of `a`'s group (with `a`'s config when `sameConfig`), or null after timeoutMs.
+   * Only that group's leader counts: right after a delete and re-create, the deleted group's leader may still
+   * answer for the name for a moment.
+   */
+  private probe(a: StreamAssignment, timeoutMs: number, sameConfig = true): Promise<object | null> {
+    const cfg = a.config;
     const bus = this.js.bus;
     const inbox = `_INBOX.${randomBytes(12).toString('hex')}`;
     const subject = `$JS.API.STREAM.INFO.${cfg.name}`;
@@ -243,8 +248,8 @@ export class ClusterApi {
       const unsubscribe = bus.subscribe(inbox, (m) => {
         try {
           const body = JSON.parse(Buffer.from(m.data).toString('utf8')) as Record<string, unknown>;
-          const cluster = body['cluster'] as { leader?: string } | undefined;
-          if (body['error'] !== undefined || cluster?.leader === undefined) return;
+          const cluster = body['cluster'] as { leader?: string; raft_group?: string } | undefined;
+          if (body['error'] !== undefined || cluster?.leader === undefined || cluster.raft_group !== a.group) return;
           if (sameConfig && !sameStreamConfig(body['config'] as StreamConfig, cfg)) return;
           // STREAM.INFO's own fields (type, subjects paging) are not part of a create/update answer.
           for (const k of ['type', 'total', 'offset', 'limit']) delete body[k];

@@ -17,13 +17,15 @@ export function peerIdOf(serverName: string): string {
 
 export interface ReplicaClusterBlock {
   name: string;
+  /** The group's Raft group id (nats-server 2.10). */
+  raft_group: string;
   leader?: string;
   replicas?: Array<{ name: string; current: boolean; offline?: true; active: number; lag?: number; peer: string }>;
 }
 
 /** Builds the block from a status: the leader is omitted from `replicas`; leaderless lists every member. */
 export function clusterBlockOf(clusterName: string, selfId: NodeId, status: RaftGroupStatus, names: Map<NodeId, ClusterPeer>): ReplicaClusterBlock {
-  const block: ReplicaClusterBlock = { name: clusterName };
+  const block: ReplicaClusterBlock = { name: clusterName, raft_group: status.group };
   const leader = status.leader !== 0 ? names.get(status.leader) : undefined;
   if (leader !== undefined) block.leader = leader.name;
   const rows: NonNullable<ReplicaClusterBlock['replicas']> = [];
