@@ -22,7 +22,6 @@ const NO_QUEUES: readonly string[] = [];
 export class RemoteInterestTable {
   readonly sublist = new Sublist<RemoteInterest>();
   private readonly byPeer = new Map<string, Map<string, RemoteInterest>>();
-  private queueCursor = 0;
   /** Plans without queue groups depend only on the match result, which the Sublist caches: reuse them. */
   private plainPlans = new WeakMap<object, ForwardPlan>();
 
@@ -46,7 +45,8 @@ export class RemoteInterestTable {
 
   /**
    * Peers to forward `subject` to. `servedLocally(queue)` says whether a local member took the message for
-   * that queue group; otherwise one peer with members is picked (rotating) and told to serve it.
+   * that queue group (or drew a peer's: see queueWeight); otherwise one peer with members is picked at random,
+   * weighted by its member count, and told to serve it.
    */
   plan(subject: string, servedLocally: (queue: string) => boolean): ForwardPlan | null {
     const result = this.sublist.match(subject);
@@ -72,6 +72,22 @@ export class RemoteInterestTable {
       queues.push(queue);
     }
     return targets.size === 0 ? null : [...targets];
+  }
+
+  /**
+   * How many members queue group `queue` has on all peers for `subject`: their weight when the publishing
+   * node draws one member among its own and these. A cached match and a short scan; nothing allocated.
+   */
+  queueWeight(subject: string, queue: string): number {
+    const groups = this.sublist.match(subject).queues;
+    for (let g = 0; g < groups.length; g++) {
+      const members = groups[g]!;
+      if (members[0]!.queue !== queue) continue;
+      let total = 0;
+      for (let i = 0; i < members.length; i++) total += members[i]!.count;
+      return total;
+    }
+    return 0;
   }
 
   private applyEntry(peerId: string, e: InterestEntry): void {
@@ -100,12 +116,15 @@ export class RemoteInterestTable {
     entries.set(key, ri);
   }
 
-  /** One peer per message, weighted by how many members each has, so members share the load evenly. */
+  /**
+   * One peer per message, at random weighted by how many members each has, so members share the load evenly;
+   * each group draws on its own (one shared cursor would lock a group to one peer when groups share a subject).
+   */
   private pickPeer(members: readonly RemoteInterest[]): string {
     if (members.length === 1) return members[0]!.peerId;
     let total = 0;
     for (const m of members) total += m.count;
-    let slot = this.queueCursor++ % total;
+    let slot = Math.floor(Math.random() * total);
     for (const m of members) {
       if (slot < m.count) return m.peerId;
       slot -= m.count;

@@ -1,6 +1,6 @@
 // Core NATS routing: the one Sublist of this server, and delivery of a published message to each matching
-// subscription (every plain one, one member per queue group). Clustering and JetStream plug in here as
-// further subscription owners.
+// subscription (every plain one, one member per queue group, picked at random). Clustering and JetStream plug
+// in here as further subscription owners.
 import { EMPTY_RESULT, Sublist, encodeStatusHeaders } from '@flotilla/protocol';
 import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
@@ -20,6 +20,8 @@ export interface ClusterRoute {
   unsubscribed(sub: Subscription): void;
   /** true when some peer has a subscription matching `subject`. */
   hasRemoteInterest(subject: string): boolean;
+  /** How many members queue group `queue` has on peers for `subject` (0: none); allocation-free. */
+  remoteQueueWeight(subject: string, queue: string): number;
   /** Sends a locally published message to peers with interest; returns how many peers it went to. */
   forward(
     subject: string,
@@ -69,7 +71,6 @@ export class MessageRouter {
   // Every JetStream ack has its own subject: caching those would only evict the subjects that repeat.
   readonly sublist = new Sublist<Subscription>({ uncachedPrefixes: UNCACHED_PREFIXES });
   readonly stats: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
-  private queueCursor = 0;
   /** Set while this node is part of a cluster. */
   cluster: ClusterRoute | null = null;
 
@@ -150,8 +151,9 @@ export class MessageRouter {
     let served: string[] | null = null;
     for (let q = 0; q < queues.length; q++) {
       const members = queues[q]!;
-      const chosen = this.pickMember(members, echo ? -1 : publisherCid);
-      if (chosen === null) continue;
+      const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
+      const chosen = pickMember(members, echo ? -1 : publisherCid, false, remote);
+      if (chosen === null) continue; // a peer's member serves it (forward picks which), or nobody can
       this.deliver(chosen, subject, reply, headerBytes, message);
       delivered++;
       if (cluster !== null) (served ??= []).push(chosen.queue!);
@@ -172,6 +174,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += size;
+    const matchSubject = route ?? subject;
     const result = route !== null ? this.sublist.match(route) : this.sublist.match(subject, !subject.startsWith(REPLY_PREFIX));
     let joined: JoinedMessage | null = null;
     let delivered = 0;
@@ -189,7 +192,9 @@ export class MessageRouter {
     const cluster = this.cluster;
     let served: string[] | null = null;
     for (let q = 0; q < queues.length; q++) {
-      const chosen = this.pickMember(queues[q]!, -1);
+      const members = queues[q]!;
+      const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
+      const chosen = pickMember(members, -1, false, remote);
       if (chosen === null) continue;
       if (writesParts(chosen.owner)) this.deliverPartsTo(chosen, chosen.owner, subject, reply, header, data, size);
       else {
@@ -236,7 +241,7 @@ export class MessageRouter {
     for (let q = 0; q < groups.length; q++) {
       const members = groups[q]!;
       if (!queues.includes(members[0]!.queue!)) continue;
-      const chosen = this.pickMember(members, -1, true);
+      const chosen = pickMember(members, -1, true, 0); // the sender chose this node: a local member serves it
       if (chosen === null) continue;
       this.deliver(chosen, subject, reply, headerBytes, message);
       delivered++;
@@ -270,15 +275,38 @@ export class MessageRouter {
     this.stats.outBytes += message.length;
     sub.owner.deliverMessage(sub, subject, reply, headerBytes, message);
   }
+}
 
-  /** Rotates through the group so load spreads evenly; skips the publisher when echo is off. */
-  private pickMember(members: readonly Subscription[], excludeCid: number, clusterVisibleOnly = false): Subscription | null {
-    const n = members.length;
-    const start = this.queueCursor++ % n;
-    for (let i = 0; i < n; i++) {
-      const sub = members[(start + i) % n]!;
-      if (sub.owner.cid !== excludeCid && (!clusterVisibleOnly || isClusterVisible(sub))) return sub;
-    }
-    return null;
+/**
+ * One member of a queue group, uniformly at random as nats-server picks, so every group on a subject spreads
+ * its load on its own. `remoteWeight` members of the group are on peers: they are part of the draw, and null
+ * (a peer serves it) is the answer when one of them is drawn, so members on every node get an equal share.
+ * Null too when no local member is eligible: the publisher itself with echo off, or one the cluster cannot see
+ * (`clusterVisibleOnly`, for a routed message).
+ */
+export function pickMember(
+  members: readonly Subscription[],
+  excludeCid: number,
+  clusterVisibleOnly: boolean,
+  remoteWeight: number,
+): Subscription | null {
+  const n = members.length;
+  const slot = n === 1 && remoteWeight === 0 ? 0 : Math.floor(Math.random() * (n + remoteWeight));
+  if (slot >= n) return null;
+  const drawn = members[slot]!;
+  if (eligible(drawn, excludeCid, clusterVisibleOnly)) return drawn;
+  // Drawn one cannot take it: draw again among those that can, so none of them gets a double share.
+  let count = 0;
+  for (let i = 0; i < n; i++) if (eligible(members[i]!, excludeCid, clusterVisibleOnly)) count++;
+  if (count === 0) return null;
+  let k = Math.floor(Math.random() * count);
+  for (let i = 0; i < n; i++) {
+    const sub = members[i]!;
+    if (eligible(sub, excludeCid, clusterVisibleOnly) && k-- === 0) return sub;
   }
+  return null;
+}
+
+function eligible(sub: Subscription, excludeCid: number, clusterVisibleOnly: boolean): boolean {
+  return sub.owner.cid !== excludeCid && (!clusterVisibleOnly || isClusterVisible(sub));
 }

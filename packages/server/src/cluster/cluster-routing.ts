@@ -1,6 +1,8 @@
 // Core NATS across the cluster, as nats-server routes do it: local interest goes to every peer (deltas, and a
 // full sync when a link comes up); a message published here goes once to each peer with matching interest,
-// naming the queue groups that peer must serve; a message from a peer is delivered locally only.
+// naming the queue groups that peer must serve; a message from a peer is delivered locally only. A queue group
+// draws its member among all of the cluster's (a peer's counted as many times as it has members), as
+// nats-server does, so a member on the publishing node gets no more than its share.
 import {
   ClusterNode,
   GrpcRaftTransport,
@@ -132,6 +134,10 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
 
   hasRemoteInterest(subject: string): boolean {
     return this.remoteInterest.sublist.hasInterest(subject);
+  }
+
+  remoteQueueWeight(subject: string, queue: string): number {
+    return this.remoteInterest.queueWeight(subject, queue);
   }
 
   forward(
