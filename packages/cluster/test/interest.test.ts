@@ -44,21 +44,48 @@ describe('RemoteInterestTable', () => {
     expect(t.entriesOf('p1')).toBe(0);
   });
 
-  it('picks one peer per queue group, weighted by member counts, and none when served locally', () => {
+  // 4000 random draws: a count's standard deviation is under 32, the bounds (±20% of the share) 6 or more.
+  it('picks one peer per queue group at random, weighted by member counts, and none when served locally', () => {
     const t = new RemoteInterestTable();
     t.apply('p1', { full: true, entries: [{ subject: 'w', queue: 'g', count: 1 }] });
     t.apply('p2', { full: true, entries: [{ subject: 'w', queue: 'g', count: 3 }] });
     const counts = new Map<string, number>();
-    for (let i = 0; i < 400; i++) {
+    for (let i = 0; i < 4000; i++) {
       const plan = t.plan('w', none)!;
       expect(plan).toHaveLength(1);
       const [[peer, queues]] = plan;
       expect(queues).toEqual(['g']);
       counts.set(peer!, (counts.get(peer!) ?? 0) + 1);
     }
-    expect(counts.get('p1')).toBe(100);
-    expect(counts.get('p2')).toBe(300);
+    expect(counts.get('p1')).toBeGreaterThanOrEqual(800);
+    expect(counts.get('p1')).toBeLessThanOrEqual(1200);
+    expect(counts.get('p1')! + counts.get('p2')!).toBe(4000);
     expect(t.plan('w', (q) => q === 'g')).toBeNull();
+  });
+
+  it('draws a peer for each queue group on its own when groups share a subject', () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'w', queue: 'a', count: 1 }, { subject: 'w', queue: 'b', count: 1 }] });
+    t.apply('p2', { full: true, entries: [{ subject: 'w', queue: 'a', count: 1 }, { subject: 'w', queue: 'b', count: 1 }] });
+    const toP1 = { a: 0, b: 0 };
+    for (let i = 0; i < 4000; i++) {
+      for (const [peer, queues] of t.plan('w', none)!) if (peer === 'p1') for (const q of queues) toP1[q as 'a' | 'b']++;
+    }
+    for (const n of Object.values(toP1)) {
+      expect(n).toBeGreaterThanOrEqual(1600);
+      expect(n).toBeLessThanOrEqual(2400);
+    }
+  });
+
+  it("reports a queue group's members on all peers for a subject", () => {
+    const t = new RemoteInterestTable();
+    t.apply('p1', { full: true, entries: [{ subject: 'w.*', queue: 'g', count: 2 }, { subject: 'w.x', queue: '', count: 1 }] });
+    t.apply('p2', { full: true, entries: [{ subject: 'w.x', queue: 'g', count: 3 }, { subject: 'w.x', queue: 'h', count: 1 }] });
+    expect(t.queueWeight('w.x', 'g')).toBe(5);
+    expect(t.queueWeight('w.y', 'g')).toBe(2);
+    expect(t.queueWeight('w.x', 'h')).toBe(1);
+    expect(t.queueWeight('w.x', 'none')).toBe(0);
+    expect(t.queueWeight('v', 'g')).toBe(0);
   });
 
   it('combines plain interest and queue duties for the same peer into one send', () => {
