@@ -4,6 +4,7 @@
 import { EMPTY_RESULT, Sublist, encodeStatusHeaders } from '@flotilla/protocol';
 import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
+import { randomBelow } from './random-below.js';
 
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
 const NO_QUEUES: readonly string[] = [];
@@ -291,7 +292,7 @@ export function pickMember(
   remoteWeight: number,
 ): Subscription | null {
   const n = members.length;
-  const slot = n === 1 && remoteWeight === 0 ? 0 : Math.floor(Math.random() * (n + remoteWeight));
+  const slot = n === 1 && remoteWeight === 0 ? 0 : randomBelow(n + remoteWeight);
   if (slot >= n) return null;
   const drawn = members[slot]!;
   if (eligible(drawn, excludeCid, clusterVisibleOnly)) return drawn;
@@ -299,7 +300,7 @@ export function pickMember(
   let count = 0;
   for (let i = 0; i < n; i++) if (eligible(members[i]!, excludeCid, clusterVisibleOnly)) count++;
   if (count === 0) return null;
-  let k = Math.floor(Math.random() * count);
+  let k = randomBelow(count);
   for (let i = 0; i < n; i++) {
     const sub = members[i]!;
     if (eligible(sub, excludeCid, clusterVisibleOnly) && k-- === 0) return sub;
