@@ -296,11 +296,12 @@ export function pickMember(
   if (slot >= n) return null;
   const drawn = members[slot]!;
   if (eligible(drawn, excludeCid, clusterVisibleOnly)) return drawn;
-  // Drawn one cannot take it: draw again among those that can, so none of them gets a double share.
+  // Drawn one cannot take it: draw again among those that can (peers' too), so none gets a double share.
   let count = 0;
   for (let i = 0; i < n; i++) if (eligible(members[i]!, excludeCid, clusterVisibleOnly)) count++;
   if (count === 0) return null;
-  let k = randomBelow(count);
+  let k = randomBelow(count + remoteWeight);
+  if (k >= count) return null;
   for (let i = 0; i < n; i++) {
     const sub = members[i]!;
     if (eligible(sub, excludeCid, clusterVisibleOnly) && k-- === 0) return sub;

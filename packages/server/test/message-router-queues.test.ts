@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { MessageRouter, type ClusterRoute } from '../src/message-router.js';
 import { Subscription, type SubscriptionOwner } from '../src/subscription.js';
+import { randomBelow } from '../src/random-below.js';
 
 const DRAWS = 3000;
 
@@ -88,6 +89,25 @@ describe('MessageRouter queue groups', () => {
     expectShare(local!.got, DRAWS / 3);
     expect(peers.leftToPeers.get('g')).toBe(DRAWS - local!.got);
     expect(peers.leftToPeers.get('elsewhere')).toBe(DRAWS); // no member here: always a peer's
+  });
+
+  it("shares an echo-off publisher's part among the other members here and on peers alike", () => {
+    const router = new MessageRouter();
+    const peers = new PeersStandIn({ g: 1 });
+    router.cluster = peers;
+    const [self, other] = members(router, 'c', 'g', [1, 2]);
+    for (let i = 0; i < DRAWS; i++) router.publish('c', null, -1, body, 1, false);
+    expect(self!.got).toBe(0);
+    expectShare(other!.got, DRAWS / 2);
+    expect(peers.leftToPeers.get('g')).toBe(DRAWS - other!.got);
+  });
+
+  it('draws integers in range, uniformly', () => {
+    const counts = [0, 0, 0, 0, 0];
+    for (let i = 0; i < 5 * DRAWS; i++) counts[randomBelow(5)]!++;
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(5 * DRAWS);
+    for (const c of counts) expectShare(c, DRAWS);
+    for (let i = 0; i < 1000; i++) expect(randomBelow(1)).toBe(0);
   });
 
   it('serves a routed message from local members the cluster sees, evenly', () => {
