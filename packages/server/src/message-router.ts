@@ -151,9 +151,7 @@ export class MessageRouter {
     const cluster = this.cluster;
     let served: string[] | null = null;
     for (let q = 0; q < queues.length; q++) {
-      const members = queues[q]!;
-      const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
-      const chosen = pickMember(members, echo ? -1 : publisherCid, false, remote);
+      const chosen = this.drawMember(queues[q]!, matchSubject, echo ? -1 : publisherCid);
       if (chosen === null) continue; // a peer's member serves it (forward picks which), or nobody can
       this.deliver(chosen, subject, reply, headerBytes, message);
       delivered++;
@@ -193,9 +191,7 @@ export class MessageRouter {
     const cluster = this.cluster;
     let served: string[] | null = null;
     for (let q = 0; q < queues.length; q++) {
-      const members = queues[q]!;
-      const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
-      const chosen = pickMember(members, -1, false, remote);
+      const chosen = this.drawMember(queues[q]!, matchSubject, -1);
       if (chosen === null) continue;
       if (writesParts(chosen.owner)) this.deliverPartsTo(chosen, chosen.owner, subject, reply, header, data, size);
       else {
@@ -253,6 +249,13 @@ export class MessageRouter {
   /** The 503 status a requester that negotiated no_responders gets when nobody received its request. */
   publishNoResponders(reply: string): void {
     this.publish(reply, null, NO_RESPONDERS_HEADERS.length, NO_RESPONDERS_HEADERS, 0, true);
+  }
+
+  /** The member of a group a locally published message goes to; null when a peer's is drawn (or none can). */
+  private drawMember(members: readonly Subscription[], matchSubject: string, excludeCid: number): Subscription | null {
+    const cluster = this.cluster;
+    const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
+    return pickMember(members, excludeCid, false, remote);
   }
 
   private deliverPartsTo(
