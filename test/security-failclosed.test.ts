@@ -144,3 +144,18 @@ describe('blocks not served yet', () => {
     }
   });
 });
+
+describe('numbers nats-server refuses', () => {
+  it.concurrent.each([
+    { name: 'int64', text: 'max_payload: 99999999999999999999', error: "integer '99999999999999999999' is out of the range" },
+    { name: 'sized', text: 'jetstream { store_dir: "js", max_file_store: 10000P }', error: "integer '10000P' is out of the range" },
+    { name: 'exponent', text: 'authorization { users: [ { user: a, password: a, permissions: { allow_responses: { max_msgs: 1e30 } } } ] }', error: "invalid number '1e30'" },
+  ])('$text — exit 1 with -t and without', async ({ name, text, error }) => {
+    const file = writeConf(`number-${name}`, text);
+    for (const args of [['-c', file], ['-t', '-c', file]]) {
+      const r = await runFlotilla(args, dir);
+      expect(r.stderr).toContain(error);
+      expect(r.code).toBe(1);
+    }
+  });
+});
