@@ -158,6 +158,18 @@ describe('BcryptVerifier', () => {
     await v.close();
   });
 
+  it('keeps a worker free for other addresses: one address holds at most all workers but one', async () => {
+    const v = new BcryptVerifier(2);
+    const hash = bcrypt.hashSync('pw', 4);
+    const flood = Array.from({ length: 10 }, (_, i) => v.verify(`bad${i}`, hash, { source: '10.0.0.1' }));
+    expect(v.runningSources).toEqual(['10.0.0.1']); // two workers, but the flood gets one
+    const right = v.verify('pw', hash, { source: '10.0.0.2' });
+    expect(v.runningSources.sort()).toEqual(['10.0.0.1', '10.0.0.2']); // started at once on the free one
+    expect(await right).toBe(true);
+    expect(await Promise.all(flood)).toEqual(Array.from({ length: 10 }, () => false));
+    await v.close();
+  });
+
   it('runs identical checks once and remembers refused and verified pairs', async () => {
     const v = new BcryptVerifier(1);
     const hash = bcrypt.hashSync('pw', 4);

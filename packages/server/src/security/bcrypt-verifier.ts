@@ -1,7 +1,8 @@
 // bcrypt password checks off the event loop: bcryptjs is pure JavaScript (tens to hundreds of ms per check
 // at cost 11) and would stall every client, so checks run in a small pool of worker threads. A flood of
 // wrong passwords must not lock out the user who knows the right one, so the queue is scheduled, not FIFO:
-// - one lane per client address, served round-robin: one source cannot starve the others;
+// - one lane per client address, served round-robin, and one address never holds every worker (with 2+
+//   workers one is kept for the other addresses): one source cannot starve the others;
 // - newest first within a lane, and a check whose connection's auth deadline has passed is dropped
 //   unworked: after a burst the latest attempt is served next and the burst ages out by itself;
 // - bounded (256 checks): when full, the oldest check of the longest lane is refused at once;
@@ -78,11 +79,21 @@ export class BcryptVerifier {
   private readonly refused = new RememberedPairs();
   private closed = false;
 
-  constructor(private readonly poolSize = DEFAULT_BCRYPT_WORKERS) {}
+  /** workers one source may hold at once: all but one, so another address always finds one free */
+  private readonly perSourceWorkers: number;
+
+  constructor(private readonly poolSize = DEFAULT_BCRYPT_WORKERS) {
+    this.perSourceWorkers = Math.max(1, poolSize - 1);
+  }
 
   /** Checks queued or running, for tests and monitoring. */
   get queued(): number {
     return this.byKey.size;
+  }
+
+  /** The source of each running check, for tests and monitoring. */
+  get runningSources(): string[] {
+    return this.workers.flatMap((w) => (w.running === null ? [] : [w.running.source]));
   }
 
   /** Resolves true when `password` matches the bcrypt `hash`; false when wrong, refused early, or too late. */
@@ -150,6 +161,7 @@ export class BcryptVerifier {
   private nextCheck(): Check | undefined {
     const now = Date.now();
     for (const [source, lane] of this.lanes) {
+      if (this.runningFor(source) >= this.perSourceWorkers) continue;
       this.lanes.delete(source);
       let check: Check | undefined;
       while ((check = lane.pop()) !== undefined) {
@@ -161,6 +173,12 @@ export class BcryptVerifier {
       if (check !== undefined) return check;
     }
     return undefined;
+  }
+
+  private runningFor(source: string): number {
+    let n = 0;
+    for (const w of this.workers) if (w.running?.source === source) n++;
+    return n;
   }
 
   private settle(check: Check, ok: boolean): void {
