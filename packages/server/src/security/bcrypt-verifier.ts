@@ -121,9 +121,12 @@ export class BcryptVerifier {
     return promise;
   }
 
-  /** Starts a worker ahead of the first check (loading bcryptjs there takes a few hundred ms). */
+  /**
+   * Starts the pool ahead of the first check (loading bcryptjs takes a few hundred ms per worker), so the
+   * worker kept for other addresses is ready when a flood has the rest.
+   */
   warm(): void {
-    if (this.workers.length === 0 && !this.closed) this.startWorker();
+    while (this.workers.length < this.poolSize && !this.closed) this.startWorker();
   }
 
   async close(): Promise<void> {
