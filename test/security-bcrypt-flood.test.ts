@@ -2,6 +2,8 @@
 // 300 CONNECTs with distinct wrong passwords (and during a sustained flood from another address), a
 // client with the right password gets PONG, not 'Authentication Timeout' or 'Authorization Violation'.
 // The time it took is printed (measured, not asserted: the server's own auth timeout is the bound).
+// nats-server 2.9.10 (E2E_SERVER=nats-server) passes the burst (1.1 s) but not the sustained flood: there the
+// requirement is Flotilla's own (issue 15), met by scheduling checks per client address.
 import { afterAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect as tcpConnect, type Socket } from 'node:net';
