@@ -8,8 +8,13 @@ import { reopenLogFile } from './logger.js';
 
 export function handleOperatorSignals(log: Logger): void {
   process.on('SIGUSR1', () => {
-    if (reopenLogFile(log)) log.info({ signal: 'SIGUSR1' }, 'log file reopened');
-    else log.info({ signal: 'SIGUSR1' }, 'log file reopen ignored: not logging to a file');
+    try {
+      if (reopenLogFile(log)) log.info({ signal: 'SIGUSR1' }, 'log file reopened');
+      else log.info({ signal: 'SIGUSR1' }, 'log file reopen ignored: not logging to a file');
+    } catch (err) {
+      // a signal must never take the server down
+      log.warn({ signal: 'SIGUSR1', err: (err as Error).message }, 'log file reopen failed');
+    }
   });
   process.on('SIGHUP', () => {
     log.warn({ signal: 'SIGHUP' }, 'config reload is not supported by flotilla yet; SIGHUP ignored, the server keeps running');
