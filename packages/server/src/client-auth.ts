@@ -51,19 +51,20 @@ export class ClientAuth {
 
   /**
    * The authenticated identity, or null when refused. A promise only when a bcrypt hash must be checked
-   * (off the event loop); everything else answers synchronously.
+   * (off the event loop); everything else answers synchronously. `source` (the client's address) keeps a
+   * flood of bcrypt checks from one address from starving the others.
    */
-  check(creds: ConnectCredentials, certIdentities: readonly string[] | null = null): AuthResult | null | Promise<AuthResult | null> {
+  check(creds: ConnectCredentials, certIdentities: readonly string[] | null = null, source = ''): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
     if (this.mapsCertificates) return this.mapCertificate(certIdentities);
     if (this.token !== undefined && typeof creds.auth_token === 'string') {
-      return this.outcome(this.secretMatches(creds.auth_token, this.token), NO_AUTH);
+      return this.outcome(this.secretMatches(creds.auth_token, this.token, source), NO_AUTH);
     }
     if (typeof creds.user === 'string' && typeof creds.pass === 'string') {
       const record = this.users.get(creds.user);
       if (record === undefined) return null;
       const result: AuthResult = { user: creds.user, permissions: record.permissions };
-      return this.outcome(this.secretMatches(creds.pass, record.password), result);
+      return this.outcome(this.secretMatches(creds.pass, record.password, source), result);
     }
     return null;
   }
@@ -81,8 +82,11 @@ export class ClientAuth {
     return null;
   }
 
-  private secretMatches(given: string, expected: string): boolean | Promise<boolean> {
-    return isBcryptHash(expected) ? this.bcrypt.verify(given, expected) : sameText(given, expected);
+  private secretMatches(given: string, expected: string, source: string): boolean | Promise<boolean> {
+    if (!isBcryptHash(expected)) return sameText(given, expected);
+    // The connection's auth timer started before its CONNECT, so this deadline is never early.
+    const deadlineMs = this.timeoutMs > 0 ? Date.now() + this.timeoutMs : Number.POSITIVE_INFINITY;
+    return this.bcrypt.verify(given, expected, { source, deadlineMs });
   }
 
   private outcome(matched: boolean | Promise<boolean>, result: AuthResult): AuthResult | null | Promise<AuthResult | null> {

@@ -174,7 +174,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     }
     const identities =
       this.host.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
-    const auth = this.host.auth.check(opts, identities);
+    const auth = this.host.auth.check(opts, identities, this.remoteIp);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];

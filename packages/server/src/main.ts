@@ -1,8 +1,10 @@
-// The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals.
+// The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals
+// (SIGUSR1/SIGHUP: operator-signals.ts).
 import { resolveOptions, type OptionsResult } from './config/load-options.js';
 import { gracefulShutdown } from './graceful-shutdown.js';
 import { enterLameDuck, lameDuckTimingFrom } from './lame-duck.js';
 import { createLogger } from './logger.js';
+import { handleOperatorSignals } from './operator-signals.js';
 import { FlotillaServer } from './server.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
 
@@ -47,6 +49,7 @@ export async function main(argv: string[]): Promise<number | null> {
   }
   const options = result.options;
   const log = createLogger(options.logLevel, options.logFile);
+  handleOperatorSignals(log);
   for (const w of result.warnings) log.warn(w);
   const server = new FlotillaServer(options, log);
   // Signals are handled from the start: a SIGTERM while starting (npm start's Ctrl-C, say) waits for the

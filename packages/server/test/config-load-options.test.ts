@@ -223,13 +223,25 @@ describe('resolveOptions: ignored blocks and unknown keys', () => {
 websocket { port: 8080, no_tls: true }
 gateway { name: g, port: 7222 }
 mqtt { port: 1883 }
-accounts { A: { users: [ { user: a, password: b } ] } }
 server_tags: ["az:1", "ssd"]`;
     const { options, warnings } = runOptions(withConf(conf));
-    expect(options.ignoredBlocks).toEqual(['leafnodes', 'websocket', 'gateway', 'mqtt', 'accounts', 'server_tags']);
-    expect(warnings).toHaveLength(6);
+    expect(options.ignoredBlocks).toEqual(['leafnodes', 'websocket', 'gateway', 'mqtt', 'server_tags']);
+    expect(warnings).toHaveLength(5);
     expect(warnings[0]).toMatch(/^test\.conf:1: 'leafnodes' is not supported/);
-    expect(warnings[5]).toMatch(/^test\.conf:6: 'server_tags'/);
+    expect(warnings[4]).toMatch(/^test\.conf:5: 'server_tags'/);
+  });
+
+  it('refuses keys whose absence would weaken security, naming the key and its line', () => {
+    expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ] } }'))).toBe(
+      "test.conf:2: 'accounts' is not supported by flotilla yet; ignoring it would leave the users and isolation it relies on unenforced (accounts are not implemented), so the server refuses to start",
+    );
+    expect(configError(withConf('jetstream {\n store_dir: x\n  KEY: s3cr3t }'))).toMatch(/^test\.conf:3: 'KEY' in jetstream is not supported .* unencrypted/);
+    expect(configError(withConf('authorization { users: [ { nkey: UA } ] }'))).toMatch(/^test\.conf:1: 'nkey' in users is not supported[^\n]*$/);
+  });
+
+  it('reads a user entry\'s authorization as its permissions (a nats-server alias)', () => {
+    const { options } = runOptions(withConf('authorization { users: [ { user: a, password: b, authorization: { publish: "x" } } ] }'));
+    expect(options.authorization?.users?.[0]?.permissions).toEqual({ publish: { allow: ['x'] } });
   });
 
   it('rejects unknown top-level and nested keys like nats-server 2.9.10', () => {
@@ -413,10 +425,8 @@ cluster {
   ]
 }
 
-accounts {
-  SYS: { users: [ { user: sys, password: sys } ] }
-}
-system_account: SYS
+server_tags: ["az:1"]
+pid_file: "/var/run/nats.pid"
 
 leafnodes {
   port: 7422
@@ -458,7 +468,7 @@ include "conf.d/websocket.conf"
         ],
       },
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
-      ignoredBlocks: ['accounts', 'system_account', 'leafnodes', 'websocket'],
+      ignoredBlocks: ['server_tags', 'pid_file', 'leafnodes', 'websocket'],
       configFile: file,
     });
     expect(warnings).toHaveLength(4);

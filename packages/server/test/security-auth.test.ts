@@ -15,6 +15,7 @@ import { redactedConnect } from '../src/security/connect-redaction.js';
 import { ErrorRateBound } from '../src/security/error-rate-bound.js';
 
 const HASH = bcrypt.hashSync('s3cret', 4);
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const auths: ClientAuth[] = [];
 function auth(...args: ConstructorParameters<typeof ClientAuth>): ClientAuth {
   const a = new ClientAuth(...args);
@@ -120,12 +121,65 @@ describe('BcryptVerifier', () => {
     expect(maxGapMs).toBeLessThan(4 * oneSyncCheckMs);
   });
 
-  it('refuses when its queue is full rather than queueing without bound', async () => {
-    const v = new BcryptVerifier();
+  it('stays bounded: when 256 checks wait, the oldest waiting one is refused at once', async () => {
+    const v = new BcryptVerifier(1);
     const hash = bcrypt.hashSync('pw', 4);
     const pending = Array.from({ length: 300 }, (_, i) => v.verify(`bad${i}`, hash));
-    expect(pending.filter((p) => p === false).length).toBe(300 - 256);
-    await Promise.all(pending);
+    expect(v.queued).toBe(257); // 256 waiting + 1 running
+    // check 0 runs; checks 1..43 were the oldest waiting when 257..299 arrived
+    const early = await Promise.race([Promise.all(pending.slice(1, 44)), sleep(5_000).then(() => 'late')]);
+    expect(early).toEqual(Array.from({ length: 43 }, () => false));
+    expect(await Promise.all(pending)).toEqual(Array.from({ length: 300 }, () => false));
+    await v.close();
+  });
+
+  it('drops a check whose deadline passed before a worker was free, even with the right password', async () => {
+    const v = new BcryptVerifier(1);
+    const hash = bcrypt.hashSync('pw', 4);
+    const first = v.verify('bad', hash); // occupies the only worker while it starts (hundreds of ms)
+    const late = v.verify('pw', hash, { deadlineMs: Date.now() + 1 });
+    expect(await late).toBe(false);
+    expect(await first).toBe(false);
+    expect(await v.verify('pw', hash)).toBe(true);
+    await v.close();
+  });
+
+  it('serves sources in turn, newest first: one address flooding does not starve another', async () => {
+    const v = new BcryptVerifier(1);
+    const hash = bcrypt.hashSync('pw', 4);
+    const order: string[] = [];
+    const flood = Array.from({ length: 20 }, (_, i) =>
+      Promise.resolve(v.verify(`bad${i}`, hash, { source: '10.0.0.1' })).then(() => order.push(`flood${i}`)),
+    );
+    const right = Promise.resolve(v.verify('pw', hash, { source: '10.0.0.2' })).then((ok) => order.push(`right:${ok}`));
+    await Promise.all([...flood, right]);
+    // flood0 was running; then the flood's newest (flood19), then the other address
+    expect(order.slice(0, 3)).toEqual(['flood0', 'flood19', 'right:true']);
+    await v.close();
+  });
+
+  it('keeps a worker free for other addresses: one address holds at most all workers but one', async () => {
+    const v = new BcryptVerifier(2);
+    const hash = bcrypt.hashSync('pw', 4);
+    const flood = Array.from({ length: 10 }, (_, i) => v.verify(`bad${i}`, hash, { source: '10.0.0.1' }));
+    expect(v.runningSources).toEqual(['10.0.0.1']); // two workers, but the flood gets one
+    const right = v.verify('pw', hash, { source: '10.0.0.2' });
+    expect(v.runningSources.sort()).toEqual(['10.0.0.1', '10.0.0.2']); // started at once on the free one
+    expect(await right).toBe(true);
+    expect(await Promise.all(flood)).toEqual(Array.from({ length: 10 }, () => false));
+    await v.close();
+  });
+
+  it('runs identical checks once and remembers refused and verified pairs', async () => {
+    const v = new BcryptVerifier(1);
+    const hash = bcrypt.hashSync('pw', 4);
+    const a = v.verify('bad', hash);
+    const b = v.verify('bad', hash);
+    expect(v.queued).toBe(1);
+    expect(await Promise.all([a, b])).toEqual([false, false]);
+    expect(v.verify('bad', hash)).toBe(false); // answered without a worker
+    expect(await v.verify('pw', hash)).toBe(true);
+    expect(v.verify('pw', hash)).toBe(true);
     await v.close();
   });
 });

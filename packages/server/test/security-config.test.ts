@@ -103,12 +103,13 @@ describe('tls {} in the config file', () => {
     expect(options(withConf('tls { cert_file: a, key_file: b, verify_and_map: true }')).tls).toMatchObject({ verify: true, verifyAndMap: true });
   });
 
-  it('needs cert_file and key_file; unknown keys are errors, Go-only tuning keys are warnings', () => {
+  it('needs cert_file and key_file; unknown keys and unimplemented restrictions are errors, other Go-only keys warnings', () => {
     expect(configError(withConf('tls {\n  key_file: b\n}'))).toMatch(/test\.conf:1: missing 'cert_file' in TLS configuration/);
     expect(configError(withConf('tls { cert_file: a }'))).toMatch(/missing 'key_file'/);
     expect(configError(withConf('tls { cert_file: a, key_file: b, nonsense: 1 }'))).toMatch(/unknown field "nonsense"/);
-    const r = withConf('tls { cert_file: a, key_file: b, cipher_suites: ["x"] }');
-    expect(r.kind === 'run' && r.warnings.some((w) => /cipher_suites/.test(w))).toBe(true);
+    expect(configError(withConf('tls { cert_file: a, key_file: b, cipher_suites: ["x"] }'))).toMatch(/'cipher_suites' in tls is not supported/);
+    const r = withConf('tls { cert_file: a, key_file: b, handshake_first: true }');
+    expect(r.kind === 'run' && r.warnings.some((w) => /handshake_first/.test(w))).toBe(true);
   });
 });
 

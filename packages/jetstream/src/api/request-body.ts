@@ -12,6 +12,14 @@ export function parseRequestBody(data: Uint8Array): unknown {
   }
 }
 
+/**
+ * Go's decoder refuses a JSON number outside int64 for an integer field (10025). JSON.parse rounds
+ * 2^63 - 1 up to 2^63, so 2^63 itself has to pass; 1e30 or 1e19 do not.
+ */
+export function isGoInt64(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) <= 2 ** 63;
+}
+
 /** Reads optional typed fields of a request object; a wrong type is "invalid JSON" (Go's decoder). */
 export class RequestFields {
   private readonly o: Record<string, unknown>;
@@ -29,7 +37,7 @@ export class RequestFields {
   int(key: string): number | undefined {
     const v = this.o[key];
     if (v === undefined || v === null) return undefined;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw JsErrors.invalidJson();
+    if (!isGoInt64(v) || v < 0) throw JsErrors.invalidJson();
     return v;
   }
 

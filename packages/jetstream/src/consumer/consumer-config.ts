@@ -3,6 +3,7 @@
 import { isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
+import { isGoInt64 } from '../api/request-body.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import { subjectIsSubset, subjectsCollide } from './subject-overlap.js';
 
@@ -86,7 +87,7 @@ export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
     setNum(cfg, 'max_deliver', intField(r, 'max_deliver'));
     const backoff = r['backoff'];
     if (backoff !== undefined && backoff !== null) {
-      if (!Array.isArray(backoff) || backoff.some((b) => typeof b !== 'number' || !Number.isInteger(b))) throw new BadJson();
+      if (!Array.isArray(backoff) || backoff.some((b) => !isGoInt64(b))) throw new BadJson();
       if (backoff.length > 0) cfg.backoff = backoff as number[];
     }
     setStr(cfg, 'filter_subject', strField(r, 'filter_subject'));
@@ -139,7 +140,7 @@ function strField(r: Record<string, unknown>, key: string): string | undefined {
 function intField(r: Record<string, unknown>, key: string): number | undefined {
   const v = r[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) throw new BadJson();
+  if (!isGoInt64(v)) throw new BadJson();
   return v;
 }
 function boolField(r: Record<string, unknown>, key: string): boolean {

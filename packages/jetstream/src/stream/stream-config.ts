@@ -3,6 +3,7 @@
 // rules for what an update may change (configUpdateCheck). Pure functions: they throw ApiError.
 import { isValidSubject } from '@flotilla/protocol';
 import { JsErrors } from '../api/api-errors.js';
+import { isGoInt64 } from '../api/request-body.js';
 import type { StreamConfig } from './stream-config-types.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 
@@ -36,7 +37,7 @@ function optString(o: Json, key: string): string | undefined {
 function optInt(o: Json, key: string): number | undefined {
   const v = o[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v)) fail();
+  if (!isGoInt64(v)) fail();
   return v;
 }
 

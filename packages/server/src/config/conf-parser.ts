@@ -412,7 +412,13 @@ class ConfReader {
       const n = BigInt(sized[1]!) * base ** BigInt(SIZE_SHIFT_BY_LETTER[letter]!);
       return { value: this.toInteger(n, token), kind: 'integer', raw: token };
     }
-    if (/^-?\d+\.\d+$/.test(token)) return { value: Number(token), kind: 'float', raw: token };
+    if (/^-?\d+\.\d+$/.test(token)) {
+      const value = Number(token);
+      if (!Number.isFinite(value)) this.fail(`float '${token}' is out of the range`);
+      return { value, kind: 'float', raw: token };
+    }
+    // nats-server has no exponent notation: `1e30` lexes as the size `1e` (10^18) followed by garbage.
+    if (/^-?\d+(\.\d+)?e[+-]?\d+$/i.test(token)) this.fail(`invalid number '${token}': config numbers have no exponent notation`);
     if (/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/.test(token)) {
       const date = new Date(token);
       if (Number.isNaN(date.getTime())) this.fail(`invalid date-time '${token}'`);
@@ -426,7 +432,7 @@ class ConfReader {
   }
 
   private toInteger(n: bigint, token: string): number {
-    if (n > INT64_MAX || n < INT64_MIN) this.fail(`integer '${token}' is out of range`);
+    if (n > INT64_MAX || n < INT64_MIN) this.fail(`integer '${token}' is out of the range`);
     return Number(n);
   }
 

@@ -2,11 +2,13 @@
 // processConfigFileLine does: keys are matched case-insensitively, wrong types and unknown keys are
 // errors naming file:line, integer durations are seconds (with a warning), and a key that only served
 // as a `$variable` definition is not an unknown field. Blocks Flotilla does not serve yet are accepted
-// with one warning each.
+// with one warning each; keys Flotilla knows but does not implement are refused or warned about as
+// unimplemented-keys.ts says.
 import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
 import { parseGoDurationMs } from './go-duration.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
+import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
 import {
   DEFAULT_TLS_TIMEOUT_MS,
   type AuthorizationOptions,
@@ -35,21 +37,6 @@ export interface ConfApplyResult {
   debug: boolean;
   trace: boolean;
 }
-
-/** The blocks the brief names as "not served yet". */
-const UNSERVED_BLOCKS = new Set(['leaf', 'leafnodes', 'websocket', 'ws', 'gateway', 'mqtt', 'accounts', 'server_tags']);
-
-/** Other top-level keys nats-server 2.9.10 knows that Flotilla accepts without acting on them. */
-const UNSUPPORTED_KEYS = new Set([
-  'client_advertise', 'logtime', 'mappings', 'maps', 'disable_sublist_cache', 'no_sublist_cache', 'https',
-  'https_port', 'http_base_path', 'logfile_size_limit', 'log_size_limit', 'syslog', 'remote_syslog', 'pidfile',
-  'pid_file', 'prof_port', 'max_traced_msg_len', 'max_sub_tokens',
-  'max_subscription_tokens', 'ocsp', 'allow_non_tls', 'lame_duck_duration', 'lame_duck_grace_period',
-  'operator', 'operators', 'roots', 'root', 'root_operators', 'root_operator', 'resolver', 'account_resolver',
-  'accounts_resolver', 'resolver_tls', 'resolver_preload', 'resolver_pinned_accounts', 'no_auth_user',
-  'system_account', 'system', 'no_system_account', 'no_system', 'no_sys_acc', 'no_header_support', 'trusted',
-  'trusted_keys', 'connect_error_reports', 'reconnect_error_reports', 'default_js_domain',
-]);
 
 const MAX_INT32 = 2 ** 31 - 1;
 
@@ -190,10 +177,23 @@ class ConfApplier {
     if (typeof hp === 'string') return void this.error(e, `${e.name}: ${hp}`);
     return hp;
   }
-  private ignoreWithWarning(e: Located, where: string): void {
-    this.warn(e, `'${e.name}'${where} is not supported by flotilla yet and is ignored`);
+  /**
+   * A key Flotilla does not act on (unimplemented-keys.ts): refused when ignoring it would weaken security
+   * or durability, otherwise a warning. An unknown key is an error unless it only defined a variable used
+   * elsewhere (as nats-server). Returns true when the key was accepted with a warning.
+   */
+  private unhandled(e: Located, scope: ConfScope): boolean {
+    const where = scope === 'top' ? '' : ` in ${scope}`;
+    const known = unimplementedKey(scope, e.name);
+    if (known?.effect === 'warn') {
+      this.warn(e, `'${e.name}'${where} is not supported by flotilla yet and is ignored`);
+      return true;
+    }
+    if (known?.effect === 'refuse') {
+      this.error(e, `'${e.name}'${where} is not supported by flotilla yet; ignoring it would ${known.why}, so the server refuses to start`);
+    } else this.unknown(e);
+    return false;
   }
-  /** An unknown key is an error unless it only defined a variable used elsewhere (as nats-server). */
   private unknown(e: Located): void {
     if (e.pos?.usedAsVariable) return;
     this.error(e, `unknown field "${e.name}"`);
@@ -325,12 +325,7 @@ class ConfApplier {
       case 'cluster':
         return this.applyCluster(e);
     }
-    if (UNSERVED_BLOCKS.has(key) || UNSUPPORTED_KEYS.has(key)) {
-      this.ignoreWithWarning(e, '');
-      if (!o.ignoredBlocks.includes(key)) o.ignoredBlocks.push(key);
-      return;
-    }
-    this.unknown(e);
+    if (this.unhandled(e, 'top') && !o.ignoredBlocks.includes(key)) o.ignoredBlocks.push(key);
   }
 
   private debug = false;
@@ -405,18 +400,8 @@ class ConfApplier {
           if (b !== undefined) enable = b;
           break;
         }
-        case 'key':
-        case 'ek':
-        case 'encryption_key':
-        case 'cipher':
-        case 'extension_hint':
-        case 'limits':
-        case 'unique_tag':
-        case 'max_outstanding_catchup':
-          this.ignoreWithWarning(item, ' in jetstream');
-          break;
         default:
-          this.unknown(item);
+          this.unhandled(item, 'jetstream');
       }
     }
     js.enabled = enable;
@@ -508,7 +493,7 @@ class ConfApplier {
       let user: string | undefined;
       let password = '';
       let permissions: Permissions | undefined;
-      let nkey = false;
+      const errorsBefore = this.errors.length;
       for (const k of Object.keys(um)) {
         const item = this.entry(um, k);
         switch (k.toLowerCase()) {
@@ -520,25 +505,16 @@ class ConfApplier {
           case 'password':
             password = this.str(item) ?? '';
             break;
-          case 'nkey':
-            nkey = true;
-            this.ignoreWithWarning(item, ' (nkey users)');
-            break;
           case 'permission':
           case 'permissions':
+          case 'authorization':
             permissions = this.parsePermissions(item);
             break;
-          case 'authorization':
-          case 'allowed_connection_types':
-          case 'connection_types':
-          case 'clients':
-            this.ignoreWithWarning(item, ' in users');
-            break;
           default:
-            this.unknown(item);
+            this.unhandled(item, 'users');
         }
       }
-      if (nkey) return;
+      if (this.errors.length > errorsBefore) return; // the entry's own error says enough
       if (user === undefined) return this.error(ue, 'User entry requires a user');
       if (seen.has(user)) return this.error(ue, `Duplicate user "${user}" detected`);
       seen.add(user);
@@ -717,19 +693,8 @@ class ConfApplier {
           else tls.timeoutMs = Math.round((item.value as number) * 1000);
           break;
         }
-        case 'cipher_suites':
-        case 'curve_preferences':
-        case 'insecure':
-        case 'pinned_certs':
-        case 'verify_cert_and_check_known_urls':
-        case 'cert_store':
-        case 'cert_match':
-        case 'cert_match_by':
-        case 'handshake_first':
-          this.ignoreWithWarning(item, ' in tls');
-          break;
         default:
-          this.unknown(item);
+          this.unhandled(item, 'tls');
       }
     }
     if (certFile === undefined) return this.error(e, "missing 'cert_file' in TLS configuration");
@@ -784,15 +749,8 @@ class ConfApplier {
           if (tls !== undefined) cluster.tls = tls;
           break;
         }
-        case 'cluster_advertise':
-        case 'advertise':
-        case 'no_advertise':
-        case 'connect_retries':
-        case 'permissions':
-          this.ignoreWithWarning(item, ' in cluster');
-          break;
         default:
-          this.unknown(item);
+          this.unhandled(item, 'cluster');
       }
     }
     // Without a port there is no cluster listener (nats-server: cluster port 0 = none).
@@ -868,16 +826,8 @@ class ConfApplier {
           else this.typeError(item, 'a number of seconds');
           break;
         }
-        case 'cipher_suites':
-        case 'curve_preferences':
-        case 'insecure':
-        case 'pinned_certs':
-        case 'verify_and_map':
-        case 'verify_cert_and_check_known_urls':
-          this.ignoreWithWarning(item, ' in cluster tls');
-          break;
         default:
-          this.unknown(item);
+          this.unhandled(item, 'cluster tls');
       }
     }
     if (certFile === undefined) return void this.error(e, "missing 'cert_file' in cluster TLS configuration");

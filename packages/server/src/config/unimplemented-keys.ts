@@ -1,0 +1,137 @@
+// The one table of nats-server config keys Flotilla recognises but does not implement, per block. A key
+// whose absence would weaken authentication, authorisation, encryption, a limit or durability is refused
+// (the server does not start, `-t` fails): a config that asks for it must not run open. A key whose
+// absence only changes something cosmetic, or leaves the server stricter (a listener not opened, a
+// relaxation not applied), is accepted with a warning.
+
+/** The block a key sits in; names appear in messages ("'cipher' in jetstream"). */
+export type ConfScope = 'top' | 'jetstream' | 'tls' | 'cluster' | 'cluster tls' | 'users';
+
+export type UnimplementedKey =
+  /** refuse to start; `why` completes "ignoring it would …" */
+  | { effect: 'refuse'; why: string }
+  | { effect: 'warn' };
+
+const WARN: UnimplementedKey = { effect: 'warn' };
+const refuse = (why: string): UnimplementedKey => ({ effect: 'refuse', why });
+
+const NO_ACCOUNTS = refuse('leave the users and isolation it relies on unenforced (accounts are not implemented)');
+const NO_OPERATOR = refuse('leave clients unauthenticated (operator/JWT mode is not implemented)');
+const NO_TLS_TUNING = refuse('let TLS negotiate what the config excludes');
+const NO_PINNING = refuse('accept certificates the config does not pin');
+
+export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<string, UnimplementedKey>>>> = {
+  top: {
+    // listeners not served yet: nothing is opened, so nothing is exposed
+    leaf: WARN,
+    leafnodes: WARN,
+    websocket: WARN,
+    ws: WARN,
+    gateway: WARN,
+    mqtt: WARN,
+    server_tags: WARN,
+    client_advertise: WARN,
+    logtime: WARN,
+    mappings: WARN,
+    maps: WARN,
+    disable_sublist_cache: WARN,
+    no_sublist_cache: WARN,
+    https: WARN,
+    https_port: WARN,
+    http_base_path: WARN,
+    logfile_size_limit: WARN,
+    log_size_limit: WARN,
+    syslog: WARN,
+    remote_syslog: WARN,
+    pidfile: WARN,
+    pid_file: WARN,
+    prof_port: WARN,
+    max_traced_msg_len: WARN,
+    // with tls {} Flotilla already refuses plain clients: ignoring the relaxation is stricter
+    allow_non_tls: WARN,
+    lame_duck_duration: WARN,
+    lame_duck_grace_period: WARN,
+    // there is no system account to disable
+    no_system_account: WARN,
+    no_system: WARN,
+    no_sys_acc: WARN,
+    no_header_support: WARN,
+    connect_error_reports: WARN,
+    reconnect_error_reports: WARN,
+    default_js_domain: WARN,
+
+    accounts: NO_ACCOUNTS,
+    system_account: NO_ACCOUNTS,
+    system: NO_ACCOUNTS,
+    no_auth_user: refuse('give clients without credentials a different identity than the config says'),
+    operator: NO_OPERATOR,
+    operators: NO_OPERATOR,
+    root: NO_OPERATOR,
+    roots: NO_OPERATOR,
+    root_operator: NO_OPERATOR,
+    root_operators: NO_OPERATOR,
+    trusted: NO_OPERATOR,
+    trusted_keys: NO_OPERATOR,
+    resolver: NO_OPERATOR,
+    account_resolver: NO_OPERATOR,
+    accounts_resolver: NO_OPERATOR,
+    resolver_tls: NO_OPERATOR,
+    resolver_preload: NO_OPERATOR,
+    resolver_pinned_accounts: NO_OPERATOR,
+    max_sub_tokens: refuse('lift the limit on subject tokens per subscription'),
+    max_subscription_tokens: refuse('lift the limit on subject tokens per subscription'),
+    ocsp: refuse('keep serving with a certificate OCSP reports revoked'),
+  },
+  jetstream: {
+    extension_hint: WARN,
+    max_outstanding_catchup: WARN,
+    key: refuse('write stream data unencrypted'),
+    ek: refuse('write stream data unencrypted'),
+    encryption_key: refuse('write stream data unencrypted'),
+    prev_encryption_key: refuse('write stream data unencrypted'),
+    cipher: refuse('write stream data unencrypted'),
+    limits: refuse('lift the JetStream limits it sets'),
+    unique_tag: refuse('let replicas of one stream share the failure domain the tag separates'),
+  },
+  tls: {
+    // client-side TLS knob: ignoring it verifies more, not less
+    insecure: WARN,
+    cert_store: WARN,
+    cert_match: WARN,
+    cert_match_by: WARN,
+    handshake_first: WARN,
+    cipher_suites: NO_TLS_TUNING,
+    curve_preferences: NO_TLS_TUNING,
+    pinned_certs: NO_PINNING,
+    verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
+  },
+  cluster: {
+    cluster_advertise: WARN,
+    advertise: WARN,
+    no_advertise: WARN,
+    connect_retries: WARN,
+    permissions: refuse('forward subjects across routes that the route permissions forbid'),
+  },
+  'cluster tls': {
+    insecure: WARN, // routes are always verified against ca_file
+    cipher_suites: NO_TLS_TUNING,
+    curve_preferences: NO_TLS_TUNING,
+    pinned_certs: NO_PINNING,
+    verify_and_map: refuse('admit routes without mapping their certificate to a route user'),
+    verify_cert_and_check_known_urls: refuse('accept route certificates whose names are not checked'),
+  },
+  users: {
+    nkey: refuse('leave the nkey user out, and with no other user clients unauthenticated'),
+    allowed_connection_types: refuse('let the user connect over connection types the config forbids'),
+    connection_types: refuse('let the user connect over connection types the config forbids'),
+    clients: refuse('let the user connect over connection types the config forbids'),
+    proxy_required: refuse('let the user connect without the trusted proxy the config requires'),
+  },
+};
+
+/** The entry for `key` (any case) in `scope`, or undefined when Flotilla implements it or does not know it. */
+export function unimplementedKey(scope: ConfScope, key: string): UnimplementedKey | undefined {
+  const table = UNIMPLEMENTED_KEYS[scope];
+  const k = key.toLowerCase();
+  return Object.hasOwn(table, k) ? table[k] : undefined;
+}
