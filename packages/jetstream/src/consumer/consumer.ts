@@ -168,7 +168,7 @@ export class Consumer {
     this.unsubscribers.push(bus.subscribe(`${this.ackPrefix}>`, (m) => this.onAck(m)));
     if (this.isPush) {
       this.unsubscribers.push(bus.subscribe(`$JS.FC.${this.stream.name}.${this.name}.*`, (m) => this.onFlowControlReply(m)));
-      this.pushBound = bus.hasInterest(this.config.deliver_subject!);
+      this.pushBound = bus.hasClientInterest(this.config.deliver_subject!);
       if (this.config.idle_heartbeat) this.scheduleHeartbeat();
     }
     this.scheduleAckTimer();
@@ -210,7 +210,7 @@ export class Consumer {
   updateConfig(next: ConsumerConfig): void {
     const prevDeliver = this.config.deliver_subject;
     this.config = next;
-    if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasInterest(next.deliver_subject!);
+    if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasClientInterest(next.deliver_subject!);
     const filters = consumerFilters(next);
     if (filters.join('\u0000') !== this.filters.join('\u0000')) {
       // New filters (2.10 allows it): read ahead again from the current position with them.
@@ -245,7 +245,7 @@ export class Consumer {
     };
     const cluster = this.host.clusterInfo?.(this);
     if (cluster) out['cluster'] = cluster;
-    if (this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!)) out['push_bound'] = true;
+    if (this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) out['push_bound'] = true;
     return out;
   }
 
@@ -258,7 +258,7 @@ export class Consumer {
 
   /** True when a deliver subject has a subscriber right now (push re-bind checks). */
   hasDeliveryInterest(): boolean {
-    return this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!);
+    return this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!);
   }
 
   /** nats-server's needAck for interest retention. */
@@ -572,7 +572,7 @@ export class Consumer {
     if (this.waiting) {
       if (this.waiting.length === 0) return false;
     } else {
-      if (!this.ctx.bus.hasInterest(cfg.deliver_subject!)) {
+      if (!this.ctx.bus.hasClientInterest(cfg.deliver_subject!)) {
         this.pushBound = false;
         this.startInterestPoll();
         return false;
@@ -1040,7 +1040,7 @@ export class Consumer {
       this.cancelHeartbeat = null;
       if (this.closed) return;
       const t = this.clock.nowMs();
-      if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+      if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) {
         // While a flow-control request is unanswered the heartbeat names it (the client answers it too).
         const stalled = this.flowControl.outstandingSubject;
         this.ctx.bus.publish(this.config.deliver_subject!, null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
@@ -1055,7 +1055,7 @@ export class Consumer {
     this.cancelInterestPoll = this.clock.setTimer(() => {
       this.cancelInterestPoll = null;
       if (this.closed) return;
-      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) this.kick();
+      if (this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) this.kick();
       else this.startInterestPoll();
     }, INTEREST_POLL_MS);
   }
@@ -1088,7 +1088,7 @@ export class Consumer {
   private isInactive(thresholdMs: number): boolean {
     const now = this.clock.nowMs();
     if (this.isPush) {
-      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+      if (this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) {
         this.noInterestSinceMs = 0;
         return false;
       }
