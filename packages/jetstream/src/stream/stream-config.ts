@@ -147,8 +147,9 @@ export function firstSelfOverlap(subjects: readonly string[]): [number, number] 
   return null;
 }
 
+/** nats-server 2.14's isValidAssetName, plus NUL: the name is a directory name. */
 export function isValidStreamName(name: string): boolean {
-  return name.length > 0 && !/[\s.*>]/.test(name);
+  return name.length > 0 && !/[\s.*>\\/\0]/.test(name);
 }
 
 const negOneIfZero = (v: number | undefined): number => (v === undefined || v === 0 ? -1 : v);
@@ -159,7 +160,7 @@ const negOneIfZero = (v: number | undefined): number => (v === undefined || v ==
  */
 export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   if (!isValidStreamName(req.name)) {
-    throw JsErrors.streamInvalidConfig("stream name is required and can not contain '.', '*', '>'");
+    throw JsErrors.streamInvalidConfig("stream name is required and can not contain '.', '*', '>', '\\', '/'");
   }
   if (req.name.length > MAX_NAME_LEN) {
     throw JsErrors.streamInvalidConfig(`stream name is too long, maximum allowed is ${MAX_NAME_LEN}`);
