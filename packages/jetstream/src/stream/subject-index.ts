@@ -3,30 +3,32 @@
 // with 2,000 subjects next to one with 10,000 was 20 million pairwise checks. Overlap is subjectsCollide's:
 // some literal subject matches both (wildcards on either side).
 
+// Fields are made on first use: a 10,000-subject stream makes tens of thousands of nodes, most of them leaves.
 class IndexNode {
-  readonly literals = new Map<string, IndexNode>();
+  literals: Map<string, IndexNode> | null = null;
   star: IndexNode | null = null;
   /** Streams with a subject ending here (a path of tokens, `*` included). */
-  readonly ends = new Set<string>();
+  ends: Set<string> | null = null;
   /** Streams with a subject ending in `>` right below this node. */
-  readonly tails = new Set<string>();
+  tails: Set<string> | null = null;
   /** Streams with any subject at or below this node (ends and tails included). */
-  readonly below = new Set<string>();
+  below: Set<string> | null = null;
 
   child(token: string): IndexNode {
     if (token === '*') return (this.star ??= new IndexNode());
-    let c = this.literals.get(token);
+    const literals = (this.literals ??= new Map());
+    let c = literals.get(token);
     if (c === undefined) {
       c = new IndexNode();
-      this.literals.set(token, c);
+      literals.set(token, c);
     }
     return c;
   }
 }
 
 /** True when `owners` has a stream other than `except`. */
-function hasOther(owners: ReadonlySet<string>, except: string | null): boolean {
-  return owners.size > (except !== null && owners.has(except) ? 1 : 0);
+function hasOther(owners: ReadonlySet<string> | null, except: string | null): boolean {
+  return owners !== null && owners.size > (except !== null && owners.has(except) ? 1 : 0);
 }
 
 export class SubjectIndex {
@@ -51,16 +53,16 @@ export class SubjectIndex {
       path.push(node);
       const t = tokens[i]!;
       if (t === '>' && i === tokens.length - 1) {
-        node.tails.add(stream);
+        (node.tails ??= new Set()).add(stream);
         break;
       }
       node = node.child(t);
       if (i === tokens.length - 1) {
         path.push(node);
-        node.ends.add(stream);
+        (node.ends ??= new Set()).add(stream);
       }
     }
-    for (const n of path) n.below.add(stream);
+    for (const n of path) (n.below ??= new Set()).add(stream);
   }
 
   /** Whether tokens[i…] collides with some other stream's subject stored at or below `node`. */
@@ -76,15 +78,15 @@ export class SubjectIndex {
     }
     if (node.star !== null && this.collides(node.star, tokens, i + 1, except)) return true;
     if (t === '*') {
-      for (const c of node.literals.values()) if (this.collides(c, tokens, i + 1, except)) return true;
+      if (node.literals !== null) for (const c of node.literals.values()) if (this.collides(c, tokens, i + 1, except)) return true;
       return false;
     }
-    const c = node.literals.get(t);
+    const c = node.literals?.get(t);
     return c !== undefined && this.collides(c, tokens, i + 1, except);
   }
 
   private *children(node: IndexNode): Iterable<IndexNode> {
     if (node.star !== null) yield node.star;
-    yield* node.literals.values();
+    if (node.literals !== null) yield* node.literals.values();
   }
 }
