@@ -36,6 +36,8 @@ const READ_AHEAD = 256;
 const PREFETCH_AT = READ_AHEAD / 2;
 /** Deliveries per pump turn before yielding the event loop. */
 const MAX_DELIVERIES_PER_TURN = 4096;
+/** Delivery rounds per turn, even when rounds deliver nothing (a kick re-armed while dropping candidates). */
+const MAX_ROUNDS_PER_TURN = 64;
 /** How often a push consumer without interest looks again. */
 const INTEREST_POLL_MS = 100;
 /** deliverPaced: the candidate waits for its pacing time. */
@@ -453,7 +455,7 @@ export class Consumer {
     let delivered = 0;
     let needStore = false;
     try {
-      for (;;) {
+      for (let round = 1; ; round++) {
         this.kickAgain = false;
         const n = this.deliverInMemory();
         delivered += n;
@@ -463,7 +465,7 @@ export class Consumer {
           break;
         }
         if (n === 0 && !this.kickAgain) break;
-        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+        if (delivered >= MAX_DELIVERIES_PER_TURN || round >= MAX_ROUNDS_PER_TURN) {
           this.kickAgain = true;
           break;
         }
@@ -519,13 +521,14 @@ export class Consumer {
   private async pump(alreadyDelivered: number): Promise<void> {
     try {
       let delivered = alreadyDelivered;
-      for (;;) {
+      // Store reads may resolve at once (memory store): without the bounds this would be a microtask chain.
+      for (let round = 1; ; round++) {
         this.kickAgain = false;
         const n = await this.deliverBatch();
         delivered += n;
         if (this.closed) return;
         if (n === 0 && !this.kickAgain) return;
-        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+        if (delivered >= MAX_DELIVERIES_PER_TURN || round >= MAX_ROUNDS_PER_TURN) {
           this.kickAgain = true;
           return;
         }
