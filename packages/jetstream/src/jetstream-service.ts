@@ -436,6 +436,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
         if (sameStreamConfig(existing.config, cfg)) return existing;
         throw JsErrors.streamNameInUse();
       }
+      // The request was parsed and checked in this turn: let other clients in before the next long step.
+      await yieldToIo();
       if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
       this.checkReservation(cfg);
       const dir = streamDir(this.options.storeDir, cfg.name);
@@ -456,7 +458,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       const stream = new Stream(this, cfg, created, dir, store);
       await stream.start();
       this.table.set(cfg.name, stream);
-      this.subjectIndex = null;
+      this.subjectIndex?.add(cfg.name, cfg.subjects); // a create only adds: no rebuild
       await this.consumers.streamAdded(stream);
       this.streamAdvisory('CREATED', cfg.name, 'create');
       return stream;
@@ -504,6 +506,10 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       ...(this.domain ? { domain: this.domain } : {}),
     });
   }
+}
+
+function yieldToIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isOutsideApiStats(tokens: string[]): boolean {

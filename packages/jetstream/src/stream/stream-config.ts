@@ -130,6 +130,12 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
 /** Subject spaces of the JetStream and Raft APIs: a stream capturing them must not acknowledge. */
 const API_NAMESPACES: readonly string[] = ['$JS.>', '$JSC.>', '$NRG.>'];
 
+/** Only a subject starting with `$` or a wildcard can meet `$JS.>`, `$JSC.>`, `$NRG.>` or `$SYS.>` (skips the splits). */
+function mayCollideWithApi(subject: string): boolean {
+  const c = subject.charCodeAt(0);
+  return c === 0x24 /* $ */ || c === 0x2a /* * */ || c === 0x3e /* > */;
+}
+
 /**
  * The pair nats-server reports when a stream's own subjects overlap: the first subject that collides with a
  * later one, and the first such later one (positions), or null. Built on a SubjectIndex of the later
@@ -216,10 +222,10 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
       if (!noAck) throw JsErrors.streamInvalidConfig('capturing all subjects requires no-ack to be true');
       if (replicas !== 1) throw JsErrors.streamInvalidConfig('capturing all subjects requires replicas of 1');
     }
-    if (!noAck && API_NAMESPACES.some((ns) => subjectsCollide(subj, ns)) && !subjectIsSubsetOf(subj, '$JS.EVENT.>')) {
+    if (!noAck && mayCollideWithApi(subj) && API_NAMESPACES.some((ns) => subjectsCollide(subj, ns)) && !subjectIsSubsetOf(subj, '$JS.EVENT.>')) {
       throw JsErrors.streamInvalidConfig('subjects that overlap with jetstream api require no-ack to be true');
     }
-    if (!noAck && subjectsCollide(subj, '$SYS.>') && !subjectIsSubsetOf(subj, '$SYS.ACCOUNT.>')) {
+    if (!noAck && mayCollideWithApi(subj) && subjectsCollide(subj, '$SYS.>') && !subjectIsSubsetOf(subj, '$SYS.ACCOUNT.>')) {
       throw JsErrors.streamInvalidConfig('subjects that overlap with system api require no-ack to be true');
     }
     if (overlap !== null && overlap[0] === i) {
