@@ -27,4 +27,4 @@ export class TurnBudget {
 }
 
 /** Messages stored streams may release (ack, announce to consumers) per event-loop turn, all streams together. */
-export const storedMessagesPerTurn = new TurnBudget(8192);
+export const storedMessagesPerTurn = new TurnBudget(2048);
