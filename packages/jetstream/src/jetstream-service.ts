@@ -14,7 +14,7 @@ import type { MessageBus, BusMessage, JetStreamLogger } from './message-bus.js';
 import { checkStreamUpdate, sameStreamConfig } from './stream/stream-config.js';
 import type { StreamConfig } from './stream/stream-config-types.js';
 import type { StreamHandle } from './stream/stream-handle.js';
-import { anySubjectsCollide } from './stream/subjects-collide.js';
+import { SubjectIndex } from './stream/subject-index.js';
 import { Stream, storeLimitsOf, type StreamHost } from './stream/stream.js';
 import type { ClusterEnvironment, ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
 import { ClusteredJetStream, type OpenReplica } from './cluster/clustered-jetstream.js';
@@ -44,6 +44,8 @@ const MAX_PENDING_MUTATIONS = 4096;
 export class JetStreamService implements JetStreamContext, StreamHost {
   readonly consumers: ConsumerService;
   private readonly table = new Map<string, Stream>();
+  /** Every stream's subjects for the overlap check; null after any change to the table (rebuilt on use). */
+  private subjectIndex: SubjectIndex | null = null;
   readonly streamApi: StreamApi;
   /** The cluster side (meta group, replicas, who answers what); null on a single node. */
   private readonly clustered: ClusteredJetStream | null;
@@ -98,6 +100,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
         const stream = new Stream(this, rec.config, rec.created, rec.dir, store);
         await stream.start();
         this.table.set(rec.config.name, stream);
+        this.subjectIndex = null;
         await this.consumers.streamAdded(stream);
       } catch (err) {
         this.log.error({ stream: rec.config.name, err: String(err) }, 'stream could not be loaded');
@@ -128,6 +131,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       await s.store.close().catch(() => undefined);
     }
     this.table.clear();
+    this.subjectIndex = null;
   }
 
   // ---- JetStreamContext -------------------------------------------------------------------------
@@ -348,6 +352,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   /** A replica opened: its stream serves local requests, its consumers start. */
   async replicaAdded(replica: LocalReplica): Promise<void> {
     this.table.set(replica.name, replica.stream);
+    this.subjectIndex = null;
     if (replica instanceof StreamReplica) await this.replicaConsumers.added(replica);
   }
 
@@ -359,6 +364,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   /** A replica is closing; `destroyed` when its stream leaves this node for good (consumers go too). */
   async replicaRemoving(replica: LocalReplica, destroyed: boolean): Promise<void> {
     if (this.table.get(replica.name) === replica.stream) this.table.delete(replica.name);
+    this.subjectIndex = null;
     if (replica instanceof StreamReplica) await this.replicaConsumers.removing(replica);
     if (destroyed) await this.consumers.streamRemoved(replica.stream);
   }
@@ -406,11 +412,14 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     return run;
   }
 
+  /** Checked against an index of every stream's subjects: the cost follows `cfg`'s subjects, not all pairs. */
   private overlapsOthers(cfg: StreamConfig): boolean {
-    for (const s of this.table.values()) {
-      if (s.name !== cfg.name && anySubjectsCollide(cfg.subjects, s.config.subjects)) return true;
+    if (this.subjectIndex === null) {
+      const index = new SubjectIndex();
+      for (const s of this.table.values()) index.add(s.name, s.config.subjects);
+      this.subjectIndex = index;
     }
-    return false;
+    return this.subjectIndex.overlaps(cfg.subjects, cfg.name);
   }
 
   private async openStore(cfg: StreamConfig, dir: string): Promise<MessageStore> {
@@ -427,6 +436,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
         if (sameStreamConfig(existing.config, cfg)) return existing;
         throw JsErrors.streamNameInUse();
       }
+      // The request was parsed and checked in this turn: let other clients in before the next long step.
+      await yieldToIo();
       if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
       this.checkReservation(cfg);
       const dir = streamDir(this.options.storeDir, cfg.name);
@@ -447,6 +458,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       const stream = new Stream(this, cfg, created, dir, store);
       await stream.start();
       this.table.set(cfg.name, stream);
+      this.subjectIndex?.add(cfg.name, cfg.subjects); // a create only adds: no rebuild
       await this.consumers.streamAdded(stream);
       this.streamAdvisory('CREATED', cfg.name, 'create');
       return stream;
@@ -463,6 +475,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       if (next.max_bytes > stream.config.max_bytes) this.checkReservation(next);
       if (next.storage === 'file') await saveStream(stream.dir, { config: next, created: stream.created });
       await stream.updateConfig(next);
+      this.subjectIndex = null;
       this.consumers.streamUpdated(stream);
       this.streamAdvisory('UPDATED', next.name, 'modify');
       return stream;
@@ -475,6 +488,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       if (stream === undefined) throw JsErrors.streamNotFound();
       stream.stop();
       this.table.delete(name);
+      this.subjectIndex = null;
       await this.consumers.streamRemoved(stream);
       await stream.store.close().catch(() => undefined);
       await removeStream(stream.dir);
@@ -492,6 +506,10 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       ...(this.domain ? { domain: this.domain } : {}),
     });
   }
+}
+
+function yieldToIo(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function isOutsideApiStats(tokens: string[]): boolean {

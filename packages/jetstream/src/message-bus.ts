@@ -25,6 +25,11 @@ export interface MessageBus {
   publishTo?(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
   /** True when some subscription (client or internal) matches `subject`. */
   hasInterest(subject: string): boolean;
+  /**
+   * True when a client connection's (or a peer's) subscription matches `subject`; the server's own
+   * subscriptions (a stream's capture) do not count. What a push consumer delivers to, as in nats-server.
+   */
+  hasClientInterest(subject: string): boolean;
 }
 
 /** pino-compatible structural logger, so this package does not depend on pino. */

@@ -28,6 +28,9 @@ class LoopBus implements MessageBus {
   hasInterest(subject: string): boolean {
     return [...this.subs].some((s) => subjectMatchesFilter(subject, s.filter));
   }
+  hasClientInterest(subject: string): boolean {
+    return this.hasInterest(subject);
+  }
   private n = 0;
   /** Publishes with a fresh reply subject and waits (bounded) for the first answer. */
   async request(subject: string, body: string | object = '', waitMs = 500): Promise<Record<string, any> | null> {

@@ -67,15 +67,21 @@ describe('stream config defaults', () => {
   });
 });
 
+/** nats-server 2.14's text for every refused stream name. */
+const NAME_RULE = "stream name is required and can not contain '.', '*', '>', '\\', '/'";
+
 describe('stream config validation', () => {
   it.each([
     ['bad retention enum', { name: 'A', retention: 'forever' }, 400, 10025, 'invalid JSON'],
     ['bad storage enum', { name: 'A', storage: 'disk' }, 400, 10025, 'invalid JSON'],
     ['wrong type', { name: 'A', max_msgs: 'ten' }, 400, 10025, 'invalid JSON'],
     ['subjects not strings', { name: 'A', subjects: [1] }, 400, 10025, 'invalid JSON'],
-    ['empty name', { name: '' }, 500, 10052, "stream name is required and can not contain '.', '*', '>'"],
-    ['dot in name', { name: 'a.b' }, 500, 10052, "stream name is required and can not contain '.', '*', '>'"],
-    ['space in name', { name: 'a b' }, 500, 10052, "stream name is required and can not contain '.', '*', '>'"],
+    ['empty name', { name: '' }, 500, 10052, NAME_RULE],
+    ['dot in name', { name: 'a.b' }, 500, 10052, NAME_RULE],
+    ['space in name', { name: 'a b' }, 500, 10052, NAME_RULE],
+    ['slash in name', { name: 'a/b' }, 500, 10052, NAME_RULE],
+    ['backslash in name', { name: 'a\\b' }, 500, 10052, NAME_RULE],
+    ['NUL in name', { name: 'a\0b' }, 500, 10052, NAME_RULE],
     ['long name', { name: 'x'.repeat(256) }, 500, 10052, 'stream name is too long, maximum allowed is 255'],
     ['replicas > 5', { name: 'A', num_replicas: 6 }, 500, 10052, 'maximum replicas is 5'],
     ['tiny max_age', { name: 'A', max_age: 1_000 }, 500, 10052, 'max age needs to be >= 100ms'],
@@ -86,8 +92,14 @@ describe('stream config validation', () => {
     ['per-subject discard needs discard new', { name: 'A', max_msgs_per_subject: 1, discard_new_per_subject: true }, 500, 10052, 'discard new per subject requires discard new policy to be set'],
     ['per-subject discard needs a limit', { name: 'A', discard: 'new', discard_new_per_subject: true }, 500, 10052, 'discard new per subject requires max msgs per subject > 0'],
     ['invalid subject', { name: 'A', subjects: ['a..b'] }, 500, 10052, 'invalid subject'],
-    ['duplicate subjects', { name: 'A', subjects: ['a', 'a'] }, 500, 10052, 'duplicate subjects detected'],
+    // nats-server 2.14 compares each subject with the later ones first: a duplicate is reported as an overlap.
+    ['duplicate subjects', { name: 'A', subjects: ['a', 'a'] }, 500, 10052, 'subject "a" overlaps with "a"'],
     ['overlapping own subjects', { name: 'A', subjects: ['a.*', 'a.b'] }, 500, 10052, 'subject "a.*" overlaps with "a.b"'],
+    ['the first subject with a later overlap, and its first one', { name: 'A', subjects: ['x', 'b.c', 'a.>', 'b.*', 'a.q', 'b.c'] }, 500, 10052, 'subject "b.c" overlaps with "b.*"'],
+    ['an overlap before a later invalid subject', { name: 'A', subjects: ['q.*', 'q.r', 'a..b'] }, 500, 10052, 'subject "q.*" overlaps with "q.r"'],
+    ['an invalid subject before a later overlap', { name: 'A', subjects: ['a..b', 'q.*', 'q.r'] }, 500, 10052, 'invalid subject'],
+    ['a wildcard over the $JS API needs no_ack', { name: 'A', subjects: ['*.API.x'] }, 500, 10052, 'subjects that overlap with jetstream api require no-ack to be true'],
+    ['$NRG needs no_ack', { name: 'A', subjects: ['$NRG.>'] }, 500, 10052, 'subjects that overlap with jetstream api require no-ack to be true'],
     ['> needs no_ack', { name: 'A', subjects: ['>'] }, 500, 10052, 'capturing all subjects requires no-ack to be true'],
     ['$JS API needs no_ack', { name: 'A', subjects: ['$JS.API.>'] }, 500, 10052, 'subjects that overlap with jetstream api require no-ack to be true'],
     ['$SYS needs no_ack', { name: 'A', subjects: ['$SYS.REQ.>'] }, 500, 10052, 'subjects that overlap with system api require no-ack to be true'],

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { DurableQueue, type DurableSink } from '../src/stream/durable-queue.js';
+import { TurnBudget } from '../src/turn-budget.js';
 
 interface Flush {
   promise: Promise<void>;
@@ -112,5 +113,32 @@ describe('DurableQueue', () => {
     later.resolve();
     await ticks();
     expect(events).toEqual(['ok 1', 'ok 2']);
+  });
+
+  it('a chain of already-resolved flushes gives the event loop back once the turn budget is spent', async () => {
+    const events: string[] = [];
+    const budget = new TurnBudget(3);
+    // Each stored message pushes the next one under a resolved flush: a microtask chain without end.
+    const q: DurableQueue = new DurableQueue(
+      {
+        stored: (seq) => {
+          events.push(`ok ${seq}`);
+          if (seq < 10) q.push(seq + 1, 's', null, Promise.resolve());
+        },
+        failed: () => events.push('fail'),
+      },
+      budget,
+    );
+    let immediateRan = false;
+    setImmediate(() => (immediateRan = true));
+    q.push(1, 's', null, Promise.resolve());
+    // Microtasks only: the chain stops at the budget instead of running to the end.
+    for (let i = 0; i < 50; i++) await Promise.resolve();
+    expect(immediateRan).toBe(false);
+    expect(events).toEqual(['ok 1', 'ok 2', 'ok 3']);
+    // Later turns go on where it stopped, in order.
+    for (let i = 0; i < 20 && events.length < 10; i++) await ticks();
+    expect(events).toEqual(Array.from({ length: 10 }, (_, i) => `ok ${i + 1}`));
+    expect(q.size).toBe(0);
   });
 });

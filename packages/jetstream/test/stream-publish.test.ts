@@ -82,6 +82,9 @@ class FakeBus implements MessageBus {
   hasInterest(): boolean {
     return true;
   }
+  hasClientInterest(): boolean {
+    return true;
+  }
   deliver(subject: string, data: string, reply: string | null, header: Buffer | null = null): void {
     for (const [filter, handler] of this.subs) {
       if (subjectMatchesFilter(subject, filter)) handler({ subject, reply, header, data: Buffer.from(data) });

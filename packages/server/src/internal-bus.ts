@@ -60,4 +60,8 @@ export class InternalBus implements MessageBus {
   hasInterest(subject: string): boolean {
     return this.router.hasInterest(subject);
   }
+
+  hasClientInterest(subject: string): boolean {
+    return this.router.hasClientInterest(subject);
+  }
 }

@@ -1,7 +1,7 @@
 // Core NATS routing: the one Sublist of this server, and delivery of a published message to each matching
 // subscription (every plain one, one member per queue group, picked at random). Clustering and JetStream plug
 // in here as further subscription owners.
-import { EMPTY_RESULT, Sublist, encodeStatusHeaders } from '@flotilla/protocol';
+import { EMPTY_RESULT, Sublist, encodeStatusHeaders, type SublistResult } from '@flotilla/protocol';
 import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
 import { randomBelow } from './random-below.js';
@@ -61,6 +61,17 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+function hasClientSubscriber(result: SublistResult<Subscription>): boolean {
+  const plain = result.plain;
+  for (let i = 0; i < plain.length; i++) if (plain[i]!.owner.cid !== 0) return true;
+  const queues = result.queues;
+  for (let q = 0; q < queues.length; q++) {
+    const members = queues[q]!;
+    for (let i = 0; i < members.length; i++) if (members[i]!.owner.cid !== 0) return true;
+  }
+  return false;
+}
+
 export interface RouterStats {
   inMsgs: number;
   inBytes: number;
@@ -87,6 +98,16 @@ export class MessageRouter {
   /** Interest anywhere in the cluster: a local subscription, or a peer's. */
   hasInterest(subject: string): boolean {
     return this.sublist.hasInterest(subject) || (this.cluster?.hasRemoteInterest(subject) ?? false);
+  }
+
+  /**
+   * Interest a JetStream push consumer may deliver to: a client connection's subscription here, or a peer's.
+   * Internal subscribers (cid 0: a stream capturing its subjects, say) do not count, so a consumer never
+   * feeds another stream on its own and two streams cannot deliver into each other without a client.
+   */
+  hasClientInterest(subject: string): boolean {
+    if (this.sublist.hasInterest(subject) && hasClientSubscriber(this.sublist.match(subject))) return true;
+    return this.cluster?.hasRemoteInterest(subject) ?? false;
   }
 
   /**

@@ -10,6 +10,7 @@ import { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
 import { RequestFields, isEmptyRequest, parseRequestBody } from './request-body.js';
 import { storedMessageJson, streamInfo, streamState, subjectsPage, SUBJECTS_PAGE_LIMIT } from './stream-info.js';
+import { publicErrorText } from './error-text.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 export const ResponseType = {
@@ -70,7 +71,7 @@ export class StreamApi {
       this.js.respond(reply, type, body);
     } catch (err) {
       const apiErr =
-        err instanceof ApiError ? err : new ApiError(500, 10049, err instanceof Error ? err.message : String(err));
+        err instanceof ApiError ? err : new ApiError(500, 10049, publicErrorText(err));
       if (!(err instanceof ApiError)) this.js.log.error({ err: String(err), type }, 'jetstream api request failed');
       this.js.respondError(reply, type, apiErr, ERROR_EXTRA[type]);
     }

@@ -9,7 +9,8 @@ import { formatTimeNs, nowNs, ZERO_TIME } from '../api/time-format.js';
 import type { BusMessage } from '../message-bus.js';
 import { checkStreamUpdate, sameStreamConfig } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
-import { anySubjectsCollide, subjectsCollide } from '../stream/subjects-collide.js';
+import { subjectsCollide } from '../stream/subjects-collide.js';
+import { SubjectIndex } from '../stream/subject-index.js';
 import type { StreamAssignment } from './cluster-contracts.js';
 import type { LocalReplica } from './clustered-jetstream-replicas.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
@@ -142,11 +143,11 @@ export class ClusterApi {
     return { replicas: s.replicaCounts(), leaders: s.preferredLeaderCounts() };
   }
 
+  /** Through a SubjectIndex: linear in the subjects, where pairwise checks froze the node (2,000 × 10,000). */
   private overlapsOthers(cfg: StreamConfig): boolean {
-    for (const a of this.cjs.meta.state.assignments()) {
-      if (a.config.name !== cfg.name && anySubjectsCollide(cfg.subjects, a.config.subjects)) return true;
-    }
-    return false;
+    const index = new SubjectIndex();
+    for (const a of this.cjs.meta.state.assignments()) if (a.config.name !== cfg.name) index.add(a.config.name, a.config.subjects);
+    return index.overlaps(cfg.subjects);
   }
 
   /** Validates, places and records a new stream; resolves with its assignment (an identical one if it exists). */

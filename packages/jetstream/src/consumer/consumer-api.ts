@@ -4,6 +4,7 @@ import type { BusMessage } from '../message-bus.js';
 import { parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerService } from './consumer-service.js';
+import { publicErrorText } from '../api/error-text.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 const NAMES_PAGE = 1024;
@@ -193,5 +194,5 @@ function clusteringRequired(): ApiError {
 
 function asApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
-  return E.createFailed(err instanceof Error ? err.message : String(err));
+  return E.createFailed(publicErrorText(err));
 }

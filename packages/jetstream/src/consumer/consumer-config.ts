@@ -196,6 +196,10 @@ export function applyConsumerDefaults(cfg: ConsumerConfig, stream: Readonly<Stre
 
 /** nats-server's checkConsumerCfg (single server, no account limits). */
 export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<StreamConfig>): ApiError | null {
+  // Names become directory names: refused before anything touches the file system (nats-server 2.14's
+  // isValidAssetName, plus NUL, which no file system takes).
+  if (cfg.name !== undefined && cfg.name !== '' && !isValidAssetName(cfg.name)) return E.invalidName();
+  if (cfg.durable_name !== undefined && cfg.durable_name !== '' && !isValidAssetName(cfg.durable_name)) return E.invalidDurableName();
   if (cfg.num_replicas > 0 && cfg.num_replicas > stream.num_replicas) return E.replicasExceedStream();
   if (cfg.num_replicas < 0) return E.replicasNegative();
   if ((stream.retention === 'interest' || stream.retention === 'workqueue') && cfg.num_replicas !== 0 && cfg.num_replicas !== stream.num_replicas) {
@@ -285,8 +289,13 @@ function checkStartPolicy(cfg: ConsumerConfig): ApiError | null {
 /** Stream-level checks done when adding: filters inside the stream's subjects, name rules. */
 export function checkConsumerName(name: string): ApiError | null {
   if (name.length > MAX_NAME_LEN) return E.nameTooLong(MAX_NAME_LEN);
-  if (/[.*>\s]/.test(name) || name.length === 0) return E.badDurableName();
+  if (!isValidAssetName(name)) return E.badDurableName();
   return null;
+}
+
+/** A stream or consumer name: not empty; no whitespace, `.`, `*`, `>`, path separator or NUL. */
+export function isValidAssetName(name: string): boolean {
+  return name.length > 0 && !/[\s.*>\\/\0]/.test(name);
 }
 
 export function filtersWithinStream(cfg: ConsumerConfig, stream: Readonly<StreamConfig>): boolean {

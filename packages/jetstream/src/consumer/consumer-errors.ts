@@ -53,6 +53,8 @@ export const consumerErrors = {
   fcNeedsHeartbeats: () => new ApiError(400, 10108, 'consumer with flow control also needs heartbeats'),
   durableAndNameMismatch: () =>
     new ApiError(400, 10132, 'Consumer Durable and Name have to be equal if both are provided'),
+  invalidName: () => new ApiError(500, 10052, "consumer name can not contain '.', '*', '>', '\\', '/'"),
+  invalidDurableName: () => new ApiError(500, 10052, "consumer durable name can not contain '.', '*', '>', '\\', '/'"),
   badDurableName: () => new ApiError(400, 10103, "durable name can not contain '.', '*', '>'"),
   nameTooLong: (max: number) => new ApiError(400, 10102, `consumer name is too long, maximum allowed is ${max}`),
   maxConsumers: () => new ApiError(400, 10026, 'maximum consumers limit reached'),

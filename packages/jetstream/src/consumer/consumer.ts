@@ -36,6 +36,8 @@ const READ_AHEAD = 256;
 const PREFETCH_AT = READ_AHEAD / 2;
 /** Deliveries per pump turn before yielding the event loop. */
 const MAX_DELIVERIES_PER_TURN = 4096;
+/** Delivery rounds per turn, even when rounds deliver nothing (a kick re-armed while dropping candidates). */
+const MAX_ROUNDS_PER_TURN = 64;
 /** How often a push consumer without interest looks again. */
 const INTEREST_POLL_MS = 100;
 /** deliverPaced: the candidate waits for its pacing time. */
@@ -168,7 +170,7 @@ export class Consumer {
     this.unsubscribers.push(bus.subscribe(`${this.ackPrefix}>`, (m) => this.onAck(m)));
     if (this.isPush) {
       this.unsubscribers.push(bus.subscribe(`$JS.FC.${this.stream.name}.${this.name}.*`, (m) => this.onFlowControlReply(m)));
-      this.pushBound = bus.hasInterest(this.config.deliver_subject!);
+      this.pushBound = bus.hasClientInterest(this.config.deliver_subject!);
       if (this.config.idle_heartbeat) this.scheduleHeartbeat();
     }
     this.scheduleAckTimer();
@@ -210,7 +212,7 @@ export class Consumer {
   updateConfig(next: ConsumerConfig): void {
     const prevDeliver = this.config.deliver_subject;
     this.config = next;
-    if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasInterest(next.deliver_subject!);
+    if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasClientInterest(next.deliver_subject!);
     const filters = consumerFilters(next);
     if (filters.join('\u0000') !== this.filters.join('\u0000')) {
       // New filters (2.10 allows it): read ahead again from the current position with them.
@@ -245,7 +247,7 @@ export class Consumer {
     };
     const cluster = this.host.clusterInfo?.(this);
     if (cluster) out['cluster'] = cluster;
-    if (this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!)) out['push_bound'] = true;
+    if (this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) out['push_bound'] = true;
     return out;
   }
 
@@ -258,7 +260,7 @@ export class Consumer {
 
   /** True when a deliver subject has a subscriber right now (push re-bind checks). */
   hasDeliveryInterest(): boolean {
-    return this.isPush && this.ctx.bus.hasInterest(this.config.deliver_subject!);
+    return this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!);
   }
 
   /** nats-server's needAck for interest retention. */
@@ -453,7 +455,7 @@ export class Consumer {
     let delivered = 0;
     let needStore = false;
     try {
-      for (;;) {
+      for (let round = 1; ; round++) {
         this.kickAgain = false;
         const n = this.deliverInMemory();
         delivered += n;
@@ -463,7 +465,7 @@ export class Consumer {
           break;
         }
         if (n === 0 && !this.kickAgain) break;
-        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+        if (delivered >= MAX_DELIVERIES_PER_TURN || round >= MAX_ROUNDS_PER_TURN) {
           this.kickAgain = true;
           break;
         }
@@ -519,13 +521,14 @@ export class Consumer {
   private async pump(alreadyDelivered: number): Promise<void> {
     try {
       let delivered = alreadyDelivered;
-      for (;;) {
+      // Store reads may resolve at once (memory store): without the bounds this would be a microtask chain.
+      for (let round = 1; ; round++) {
         this.kickAgain = false;
         const n = await this.deliverBatch();
         delivered += n;
         if (this.closed) return;
         if (n === 0 && !this.kickAgain) return;
-        if (delivered >= MAX_DELIVERIES_PER_TURN) {
+        if (delivered >= MAX_DELIVERIES_PER_TURN || round >= MAX_ROUNDS_PER_TURN) {
           this.kickAgain = true;
           return;
         }
@@ -572,7 +575,7 @@ export class Consumer {
     if (this.waiting) {
       if (this.waiting.length === 0) return false;
     } else {
-      if (!this.ctx.bus.hasInterest(cfg.deliver_subject!)) {
+      if (!this.ctx.bus.hasClientInterest(cfg.deliver_subject!)) {
         this.pushBound = false;
         this.startInterestPoll();
         return false;
@@ -1040,7 +1043,7 @@ export class Consumer {
       this.cancelHeartbeat = null;
       if (this.closed) return;
       const t = this.clock.nowMs();
-      if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+      if (t - this.lastDeliveryMs >= hbMs && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) {
         // While a flow-control request is unanswered the heartbeat names it (the client answers it too).
         const stalled = this.flowControl.outstandingSubject;
         this.ctx.bus.publish(this.config.deliver_subject!, null, S.idleHeartbeat(this.state.dseq - 1, this.state.sseq - 1, stalled), EMPTY);
@@ -1055,7 +1058,7 @@ export class Consumer {
     this.cancelInterestPoll = this.clock.setTimer(() => {
       this.cancelInterestPoll = null;
       if (this.closed) return;
-      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) this.kick();
+      if (this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) this.kick();
       else this.startInterestPoll();
     }, INTEREST_POLL_MS);
   }
@@ -1088,7 +1091,7 @@ export class Consumer {
   private isInactive(thresholdMs: number): boolean {
     const now = this.clock.nowMs();
     if (this.isPush) {
-      if (this.ctx.bus.hasInterest(this.config.deliver_subject!)) {
+      if (this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) {
         this.noInterestSinceMs = 0;
         return false;
       }

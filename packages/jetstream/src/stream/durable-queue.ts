@@ -3,6 +3,8 @@
 // per message: the per-message promise, closures and result object were a large share of the publish
 // path's CPU and garbage.
 
+import { storedMessagesPerTurn, type TurnBudget } from '../turn-budget.js';
+
 /** Receives each message once durable (`stored`) or once its write failed (`failed`), in push order. */
 export interface DurableSink {
   stored(seq: number, subject: string, reply: string | null): void;
@@ -32,7 +34,14 @@ export class DurableQueue {
   private tail = 0;
   private group: Group | null = null;
 
-  constructor(private readonly sink: DurableSink) {}
+  /** Settled groups waiting for a turn with budget left, in settle order. */
+  private readonly deferred: Array<{ group: Group; err: unknown }> = [];
+  private deferredScheduled = false;
+
+  constructor(
+    private readonly sink: DurableSink,
+    private readonly budget: TurnBudget = storedMessagesPerTurn,
+  ) {}
 
   /**
    * Queues a message just appended; `durable` is what the store's flush() returned after the append, so
@@ -61,8 +70,34 @@ export class DurableQueue {
     return this.tail - this.head;
   }
 
-  /** Flush promises settle in order, so everything up to the group's end is covered. */
+  /**
+   * A group's promise settled. Released now while the turn's budget lasts; otherwise (and while earlier
+   * groups wait) in a later turn, in order, so a chain of resolved flushes cannot starve I/O.
+   */
   private release(g: Group, err: unknown): void {
+    if (this.deferred.length === 0 && this.budget.take(g.end - this.head)) return this.releaseNow(g, err);
+    this.deferred.push({ group: g, err });
+    this.scheduleDeferred();
+  }
+
+  private scheduleDeferred(): void {
+    if (this.deferredScheduled) return;
+    this.deferredScheduled = true;
+    setImmediate(() => {
+      this.deferredScheduled = false;
+      const deferred = this.deferred;
+      let i = 0;
+      while (i < deferred.length && this.budget.take(deferred[i]!.group.end - this.head)) {
+        const d = deferred[i++]!;
+        this.releaseNow(d.group, d.err);
+      }
+      deferred.splice(0, i);
+      if (deferred.length > 0) this.scheduleDeferred();
+    });
+  }
+
+  /** Flush promises settle in order, so everything up to the group's end is covered. */
+  private releaseNow(g: Group, err: unknown): void {
     g.settled = true;
     if (this.group === g) this.group = null;
     // Bounded by the group's end; a sink call that pushes (a listener publishing into this stream) adds

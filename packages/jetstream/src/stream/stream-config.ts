@@ -5,6 +5,7 @@ import { isValidSubject } from '@flotilla/protocol';
 import { JsErrors } from '../api/api-errors.js';
 import { isGoInt64 } from '../api/request-body.js';
 import type { StreamConfig } from './stream-config-types.js';
+import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
@@ -127,8 +128,35 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
 }
 
 /** nats-server's isValidName: non-empty, no whitespace, `.`, `*`, `>`. */
+/** Subject spaces of the JetStream and Raft APIs: a stream capturing them must not acknowledge. */
+const API_NAMESPACES: readonly string[] = ['$JS.>', '$JSC.>', '$NRG.>'];
+
+/** Only a subject starting with `$` or a wildcard can meet `$JS.>`, `$JSC.>`, `$NRG.>` or `$SYS.>` (skips the splits). */
+function mayCollideWithApi(subject: string): boolean {
+  const c = subject.charCodeAt(0);
+  return c === 0x24 /* $ */ || c === 0x2a /* * */ || c === 0x3e /* > */;
+}
+
+/**
+ * The pair nats-server reports when a stream's own subjects overlap: the first subject that collides with a
+ * later one, and the first such later one (positions), or null. Built on a SubjectIndex of the later
+ * subjects, so it costs about one index lookup per subject instead of every pair (2,000 subjects: 4 million).
+ */
+export function firstSelfOverlap(subjects: readonly string[]): [number, number] | null {
+  const later = new SubjectIndex();
+  let first = -1;
+  for (let i = subjects.length - 1; i >= 0; i--) {
+    if (later.overlaps([subjects[i]!])) first = i;
+    later.add(String(i), [subjects[i]!]);
+  }
+  if (first < 0) return null;
+  for (let j = first + 1; j < subjects.length; j++) if (subjectsCollide(subjects[j]!, subjects[first]!)) return [first, j];
+  return null;
+}
+
+/** nats-server 2.14's isValidAssetName, plus NUL: the name is a directory name. */
 export function isValidStreamName(name: string): boolean {
-  return name.length > 0 && !/[\s.*>]/.test(name);
+  return name.length > 0 && !/[\s.*>\\/\0]/.test(name);
 }
 
 const negOneIfZero = (v: number | undefined): number => (v === undefined || v === 0 ? -1 : v);
@@ -139,7 +167,7 @@ const negOneIfZero = (v: number | undefined): number => (v === undefined || v ==
  */
 export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   if (!isValidStreamName(req.name)) {
-    throw JsErrors.streamInvalidConfig("stream name is required and can not contain '.', '*', '>'");
+    throw JsErrors.streamInvalidConfig("stream name is required and can not contain '.', '*', '>', '\\', '/'");
   }
   if (req.name.length > MAX_NAME_LEN) {
     throw JsErrors.streamInvalidConfig(`stream name is too long, maximum allowed is ${MAX_NAME_LEN}`);
@@ -186,27 +214,25 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   const noAck = req.no_ack === true;
   const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : [req.name];
   const seen = new Set<string>();
-  for (const subj of subjects) {
+  const overlap = firstSelfOverlap(subjects);
+  for (let i = 0; i < subjects.length; i++) {
+    const subj = subjects[i]!;
     if (!isValidSubject(subj)) throw JsErrors.streamInvalidConfig('invalid subject');
     if (seen.has(subj)) throw JsErrors.streamInvalidConfig('duplicate subjects detected');
     if (subj === '>') {
       if (!noAck) throw JsErrors.streamInvalidConfig('capturing all subjects requires no-ack to be true');
       if (replicas !== 1) throw JsErrors.streamInvalidConfig('capturing all subjects requires replicas of 1');
     }
-    if (!noAck && (subjectIsSubsetOf(subj, '$JS.>') || subjectIsSubsetOf(subj, '$JSC.>'))) {
-      if (!subjectIsSubsetOf(subj, '$JS.EVENT.>')) {
-        throw JsErrors.streamInvalidConfig('subjects that overlap with jetstream api require no-ack to be true');
-      }
+    if (!noAck && mayCollideWithApi(subj) && API_NAMESPACES.some((ns) => subjectsCollide(subj, ns)) && !subjectIsSubsetOf(subj, '$JS.EVENT.>')) {
+      throw JsErrors.streamInvalidConfig('subjects that overlap with jetstream api require no-ack to be true');
     }
-    if (!noAck && subjectIsSubsetOf(subj, '$SYS.>') && !subjectIsSubsetOf(subj, '$SYS.ACCOUNT.>')) {
+    if (!noAck && mayCollideWithApi(subj) && subjectsCollide(subj, '$SYS.>') && !subjectIsSubsetOf(subj, '$SYS.ACCOUNT.>')) {
       throw JsErrors.streamInvalidConfig('subjects that overlap with system api require no-ack to be true');
     }
-    seen.add(subj);
-  }
-  for (const a of subjects) {
-    for (const b of subjects) {
-      if (a !== b && subjectsCollide(a, b)) throw JsErrors.streamInvalidConfig(`subject "${a}" overlaps with "${b}"`);
+    if (overlap !== null && overlap[0] === i) {
+      throw JsErrors.streamInvalidConfig(`subject "${subj}" overlaps with "${subjects[overlap[1]]!}"`);
     }
+    seen.add(subj);
   }
   if (req.first_seq !== undefined && req.first_seq < 0) fail();
 

@@ -12,6 +12,7 @@ import { PubAckEncoder } from './pub-ack.js';
 import { readPublishHeaders, screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
+import { publicErrorText } from '../api/error-text.js';
 
 /** What a stream needs from the service that owns it. */
 export interface StreamHost {
@@ -92,7 +93,7 @@ export function apiErrorOfStore(err: unknown): ApiError {
     if (api !== undefined && api.errCode === 10077) return JsErrors.storeFailed(STORE_ERROR_TEXT[err.code]);
     if (err.code === 'NOT_FOUND') return JsErrors.noMessageFound();
   }
-  return JsErrors.storeFailed(err instanceof Error ? err.message : String(err));
+  return JsErrors.storeFailed(publicErrorText(err));
 }
 
 /** Messages read back per step when rebuilding the de-duplication window at load. */

@@ -44,6 +44,10 @@ export class FakeBus implements MessageBus {
   hasInterest(subject: string): boolean {
     return this.subs.some((s) => subjectMatchesFilter(subject, s.subject));
   }
+  /** Every fake subscription stands for a client here. */
+  hasClientInterest(subject: string): boolean {
+    return this.hasInterest(subject);
+  }
   /** Collects what reaches `subject` (a client inbox or deliver subject). */
   inbox(subject: string): { msgs: Delivered[]; close: () => void } {
     const msgs: Delivered[] = [];
