@@ -19,7 +19,7 @@ import { BufferPool } from './buffer-pool.js';
 import { RecordCursor } from './record-codec.js';
 import { SegmentLog, type FrameLocation, type RecoveredFrame } from './segment-log.js';
 import { StoreCore, type StoreCoreOptions } from './store-core.js';
-import { StoreError } from './store-error.js';
+import { StoreError, storeIoError } from './store-error.js';
 import type { StoredMessage } from './types.js';
 
 const META_KEY = Buffer.from([0x01]);
@@ -60,6 +60,10 @@ export interface FileStoreOptions extends StoreCoreOptions {
    */
   writeDelayMs?: number;
 }
+
+/** A failed write is recovered from at once; a failed recovery (disk still full) is retried this often, doubling. */
+const RECOVERY_FIRST_DELAY_MS = 100;
+const RECOVERY_MAX_DELAY_MS = 2000;
 
 /** A write-behind store writes at once when this many record bytes wait. */
 const WRITE_BEHIND_MAX_BYTES = 1024 * 1024;
@@ -132,6 +136,12 @@ export class FileStore extends StoreCore {
   private readonly db: DB;
   private readonly log: SegmentLog;
   private readonly table: BlockTable;
+  /** The failed flush's error came from LevelDB: reopen it to recover (LevelDB keeps a write error). */
+  private indexFailed = false;
+  /** Recovery from a failed write in progress (or waiting for its next attempt). */
+  private recovering: Promise<void> | null = null;
+  private recoveryTimer: NodeJS.Timeout | null = null;
+  private recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
   private readonly syncAlways: boolean;
   private readonly maxBlockBytes: number;
   private readonly maxBlockMsgs: number;
@@ -368,7 +378,7 @@ export class FileStore extends StoreCore {
   }
 
   protected durable(): Promise<void> {
-    if (this.failure !== null) return Promise.reject(new StoreError('IO', String(this.failure)));
+    if (this.failure !== null) return Promise.reject(storeIoError(this.failure));
     if (this.next !== null) return this.next.promise;
     return this.inFlight ?? RESOLVED;
   }
@@ -406,11 +416,84 @@ export class FileStore extends StoreCore {
   }
 
   private fail(err: unknown, done: Deferred): void {
-    // After a failed write the in-memory view is ahead of the disk: refuse further work.
+    // After a failed write the in-memory view is ahead of the disk: refuse further work until `recover`
+    // has put the view back to what the disk holds.
+    const refusal = storeIoError(err);
     this.failure = err;
-    done.reject(new StoreError('IO', String(err)));
-    this.next?.reject(new StoreError('IO', String(err)));
+    this.writeFailure = refusal;
+    done.reject(refusal);
+    this.next?.reject(refusal);
     this.next = null;
+    if (this.recovering === null && !this.closed) this.recovering = this.recoverFromFailure();
+  }
+
+  /**
+   * Undoes a failed flush: every segment is cut back to its size after the last completed flush, LevelDB is
+   * reopened if it failed, and the in-memory view is rebuilt from disk as at open. So whatever the failed
+   * flush (and every mutation after it) touched is gone from state and reads, and writes work again once
+   * the cause (a full disk) is gone, without a restart. A recovery that fails is retried on a timer.
+   */
+  private async recoverFromFailure(): Promise<void> {
+    try {
+      if (this.inFlight !== null) await this.inFlight.catch(() => undefined);
+      if (this.writeTimer !== null) clearTimeout(this.writeTimer);
+      this.writeTimer = null;
+      this.flushScheduled = false;
+      this.stopAgeTimer();
+      await this.log.rollback();
+      await this.log.close();
+      if (this.indexFailed && this.db.status === 'open') await this.db.close();
+      if (this.db.status === 'closed') await this.db.open();
+      this.indexFailed = false;
+      this.resetView();
+      this.failure = null;
+      await this.load(await this.log.open());
+      await this.durable();
+      this.writeFailure = null;
+      this.recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
+      this.recovering = null;
+    } catch (err) {
+      this.failure ??= err;
+      this.writeFailure = storeIoError(this.failure);
+      if (this.closed) {
+        this.recovering = null;
+        return;
+      }
+      const delay = this.recoveryDelayMs;
+      this.recoveryDelayMs = Math.min(RECOVERY_MAX_DELAY_MS, delay * 2);
+      this.recoveryTimer = setTimeout(() => {
+        this.recoveryTimer = null;
+        this.recovering = this.recoverFromFailure();
+      }, delay);
+      this.recoveryTimer.unref();
+    }
+  }
+
+  /** Forgets the in-memory view (index, blocks, pending work) before it is rebuilt from disk. */
+  private resetView(): void {
+    this.building = null;
+    this.stagingInUse = false;
+    this.staging = null;
+    this.dirty.clear();
+    this.tombsBySegment.clear();
+    this.tombsToDelete = [];
+    this.staleCopies = [];
+    this.hardRemoval = false;
+    this.metaDirty = false;
+    this.writtenFloor = -1;
+    this.next = null;
+    this.unplannedBytes = 0;
+    this.syncRequested = false;
+    this.unsynced = false;
+    this.indexUnsynced = false;
+    this.table.clear();
+    this.subjects.clear();
+    this.index.reset(1);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.firstSeq = 0;
+    this.lastSeq = 0;
+    this.lastTs = 0n;
   }
 
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
@@ -524,7 +607,10 @@ export class FileStore extends StoreCore {
     const writeIndex = (): Promise<void> => {
       if (plan.ops.length === 0) return RESOLVED;
       this.indexUnsynced = !syncIndex;
-      return this.db.batch(plan.ops, { sync: syncIndex });
+      return this.db.batch(plan.ops, { sync: syncIndex }).catch((err: unknown) => {
+        this.indexFailed = true;
+        throw err;
+      });
     };
     // Without rewritten blocks the LevelDB write overlaps the fsync. It starts only once the segment write
     // is done: a floor (or tombstone) of limit removals must not reach disk before the appends that caused
@@ -545,12 +631,15 @@ export class FileStore extends StoreCore {
     }
     if (sync && this.log.hasUnsynced) await this.log.sync();
     if (plan.zero.length > 0) {
+      // The new copies are durable and the old ones about to go: a later failure must not cut them away.
+      this.log.commit();
       // Only after the new copies are durable: destroy the old ones (erase).
       for (const loc of plan.zero) await this.log.zero(loc);
       if (sync) await this.log.sync();
     }
     if (!overlap) index = writeIndex();
     await index;
+    this.log.commit();
     if (plan.floor !== null) this.durableFloor = plan.floor;
     const gone = await this.log.removeDead();
     for (const id of gone) {
@@ -776,6 +865,9 @@ export class FileStore extends StoreCore {
     if (this.closed) return;
     this.stopAgeTimer();
     if (this.syncTimer !== null) clearInterval(this.syncTimer);
+    if (this.recoveryTimer !== null) clearTimeout(this.recoveryTimer);
+    this.recoveryTimer = null;
+    if (this.recovering !== null) await this.recovering;
     try {
       if (this.failure === null) {
         this.syncRequested = true;

@@ -89,6 +89,8 @@ interface Segment {
   liveBlocks: number;
   /** The file holds zeros (or data) up to here; past `size` only zeros. */
   zeroedTo: number;
+  /** Size as of the last completed flush: a failed flush is cut back to here (`rollback`). */
+  committedSize: number;
 }
 
 const segmentName = (id: number): string => `seg-${String(id).padStart(12, '0')}.log`;
@@ -103,8 +105,12 @@ export class SegmentLog {
     private readonly dir: string,
     private readonly maxSegmentBytes: number,
     /** Write zeros ahead of the tail: worth it when every flush is synced, pure cost otherwise. */
-    private zeroAheadOn = true,
-  ) {}
+    private readonly zeroAheadWanted = true,
+  ) {
+    this.zeroAheadOn = zeroAheadWanted;
+  }
+
+  private zeroAheadOn: boolean;
 
   /** Opens every segment and returns the location of their intact frames, in file order. */
   async open(): Promise<RecoveredFrame[]> {
@@ -119,7 +125,7 @@ export class SegmentLog {
     for (const id of ids) {
       const fh = await open(join(this.dir, segmentName(id)), 'r+');
       const { size } = await fh.stat();
-      const seg: Segment = { id, fh, size, liveBlocks: 0, zeroedTo: 0 };
+      const seg: Segment = { id, fh, size, liveBlocks: 0, zeroedTo: 0, committedSize: 0 };
       this.segments.set(id, seg);
       let pos = 0;
       while (pos + FRAME_HEADER_BYTES <= size) {
@@ -136,6 +142,7 @@ export class SegmentLog {
       if (pos < size) await fh.truncate(pos); // torn tail from a crash mid-write, or zeros written ahead
       seg.size = pos;
       seg.zeroedTo = pos;
+      seg.committedSize = pos;
       this.tail = seg;
     }
     return frames;
@@ -207,7 +214,7 @@ export class SegmentLog {
   private async rotate(): Promise<Segment> {
     const id = this.tail === null ? 1 : this.tail.id + 1;
     const fh = await open(join(this.dir, segmentName(id)), 'w+');
-    const seg: Segment = { id, fh, size: 0, liveBlocks: 0, zeroedTo: 0 };
+    const seg: Segment = { id, fh, size: 0, liveBlocks: 0, zeroedTo: 0, committedSize: 0 };
     this.segments.set(id, seg);
     this.tail = seg;
     this.dirUnsynced = true;
@@ -236,6 +243,26 @@ export class SegmentLog {
         await d.close();
       }
     }
+  }
+
+  /** The current sizes become what `rollback` returns to: the flush that wrote them completed. */
+  commit(): void {
+    for (const seg of this.segments.values()) seg.committedSize = seg.size;
+  }
+
+  /**
+   * Cuts every segment back to its committed size after a failed flush, so none of the failed flush's
+   * frames (written, maybe even synced, but never acknowledged) is found by the next open. Shrinking a
+   * file needs no free space. The log must be reopened (`open`) afterwards.
+   */
+  async rollback(): Promise<void> {
+    for (const seg of this.segments.values()) {
+      if (seg.size > seg.committedSize || seg.zeroedTo > seg.committedSize) {
+        await seg.fh.truncate(seg.committedSize);
+        await seg.fh.datasync();
+      }
+    }
+    this.zeroAheadOn = this.zeroAheadWanted;
   }
 
   /** Reads a frame body into `into` (at least loc.len bytes); returns the filled part. */

@@ -40,3 +40,20 @@ export class StoreError extends Error {
     this.code = code;
   }
 }
+
+/** Plain words for the OS errors a store write meets (nats-server's out-of-space check looks for these). */
+const OS_ERROR_TEXT: Record<string, string> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in system',
+  EIO: 'input/output error',
+};
+
+/** A failed write or open as an `IO` StoreError (an existing StoreError passes through). */
+export function storeIoError(err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  const code = (err as { code?: unknown } | null)?.code;
+  const text = typeof code === 'string' ? OS_ERROR_TEXT[code] : undefined;
+  return new StoreError('IO', text ?? (err instanceof Error ? err.message : String(err)));
+}
