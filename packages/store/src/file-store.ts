@@ -16,8 +16,9 @@ import { Level } from 'level';
 import { Block } from './block.js';
 import { BlockTable, newEntry, type BlockEntry } from './block-table.js';
 import { BufferPool } from './buffer-pool.js';
-import { RecordCursor } from './record-codec.js';
-import { SegmentLog, type FrameLocation, type RecoveredFrame } from './segment-log.js';
+import { RECORD_OVERHEAD, RecordCursor } from './record-codec.js';
+import { reportDamage } from './damage-report.js';
+import { FRAME_HEADER_BYTES, SegmentLog, segmentFileName, type FrameLocation, type RecoveredFrame } from './segment-log.js';
 import { StoreCore, type StoreCoreOptions } from './store-core.js';
 import { StoreError, storeIoError } from './store-error.js';
 import type { StoredMessage } from './types.js';
@@ -73,7 +74,7 @@ type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key:
 
 /** What one flush writes. */
 interface FlushPlan {
-  frames: { entry: BlockEntry; body: Buffer }[];
+  frames: { entry: BlockEntry; last: number; body: Buffer }[];
   zero: FrameLocation[];
   ops: BatchOp[];
   hard: boolean;
@@ -97,6 +98,11 @@ function deferred(): Deferred {
   // A write failure is reported to awaiting callers; nobody awaiting must not crash the process.
   promise.catch(() => undefined);
   return { promise, resolve, reject };
+}
+
+function isZeros(buf: Buffer, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
 }
 
 function tombKey(seq: number): Buffer {
@@ -142,6 +148,11 @@ export class FileStore extends StoreCore {
   private recovering: Promise<void> | null = null;
   private recoveryTimer: NodeJS.Timeout | null = null;
   private recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
+  private readonly dir: string;
+  /** Damaged runs found by the last open. */
+  private damageRuns = 0;
+  /** loadFrame: the frame's damage run starting at its first byte was reported. */
+  private reportedAtZero = false;
   private readonly syncAlways: boolean;
   private readonly maxBlockBytes: number;
   private readonly maxBlockMsgs: number;
@@ -184,6 +195,7 @@ export class FileStore extends StoreCore {
 
   private constructor(opts: FileStoreOptions) {
     super(opts);
+    this.dir = opts.dir;
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024, (opts.sync ?? 'always') === 'always');
     this.cacheBytes = opts.cacheBytes ?? 16 * 1024 * 1024;
@@ -233,7 +245,7 @@ export class FileStore extends StoreCore {
 
   protected keepRecord(seq: number, ts: bigint, subjectId: number, header: Uint8Array, data: Uint8Array): void {
     const subjectBytes = this.subjects.byteLen[subjectId];
-    const recordBytes = 26 + subjectBytes + header.length + data.length;
+    const recordBytes = RECORD_OVERHEAD + subjectBytes + header.length + data.length;
     let e = this.building;
     if (e !== null) {
       const b = e.block as Block;
@@ -558,7 +570,7 @@ export class FileStore extends StoreCore {
         e.erased = [];
         e.rewrite = false;
         e.written = true;
-        plan.frames.push({ entry: e, body: block.value() });
+        plan.frames.push({ entry: e, last: block.last, body: block.value() });
         continue;
       }
       for (const s of e.removed) {
@@ -619,7 +631,7 @@ export class FileStore extends StoreCore {
     const overlap = plan.zero.length === 0;
     let index = RESOLVED;
     if (plan.frames.length > 0) {
-      const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, body: f.body })));
+      const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, last: f.last, body: f.body })));
       for (let i = 0; i < locs.length; i++) {
         plan.frames[i].entry.loc = locs[i];
         this.log.addLive(locs[i].segment, 1);
@@ -737,33 +749,57 @@ export class FileStore extends StoreCore {
 
   // ---- open / snapshot / restore ----------------------------------------------------------------
 
-  /** Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). */
+  /**
+   * Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). Every
+   * record's checksum is verified; a damaged record is reported and left out, the scan resumes at the next
+   * sound record, and the sound records of a damaged frame (or region) are written again as a new block.
+   */
   private async load(frames: RecoveredFrame[]): Promise<void> {
     const meta = decodeMeta(await this.db.get(META_KEY));
     this.durableFloor = meta.floor;
+    this.damageRuns = 0;
     const tombs = new Set<number>();
     for await (const key of this.db.keys({ gte: Buffer.from([TOMB_PREFIX]), lt: Buffer.from([TOMB_PREFIX + 1]) })) {
       tombs.add(keySeq(key));
     }
-    const latest = new Map<number, (typeof frames)[number]>();
+    const latest = new Map<number, RecoveredFrame>();
+    const reader = this.log.reader();
+    const ordered: { f: RecoveredFrame; key: number }[] = [];
     for (const f of frames) {
+      if (f.damaged) {
+        // Placed by its first sound sequence (a region with none is only erased).
+        const key = await this.firstSoundSeq(f, await reader.bytes(f.segment, f.pos, f.len, this.log.sizeOf(f.segment)));
+        if (key === 0) {
+          this.reportRun(f, 0, f.len, 0, null);
+          this.reportedAtZero = false;
+          this.staleCopies.push({ segment: f.segment, pos: f.pos, len: f.len });
+        } else {
+          ordered.push({ f, key });
+        }
+        continue;
+      }
       // File order: a rewritten copy comes later. Zero the older one, or it would come back (with no
       // tombstones left to hide its removed records) once the segment of the newer copy is deleted.
       const older = latest.get(f.first);
       if (older !== undefined) this.staleCopies.push({ segment: older.segment, pos: older.pos, len: older.len });
       latest.set(f.first, f);
     }
-    const ordered = [...latest.values()].sort((a, b) => a.first - b.first);
+    for (const f of latest.values()) ordered.push({ f, key: f.first });
+    ordered.sort((x, y) => x.key - y.key);
+    const tail = frames.length > 0 ? frames[frames.length - 1] : undefined;
     const claimed = new Set<number>();
     // The newest blocks, up to half the cache, stay in memory: their bytes pass by anyway.
     let warmFrom = ordered.length;
-    for (let budget = this.cacheBytes / 2; warmFrom > 0 && budget > 0; ) budget -= ordered[--warmFrom].len;
-    const reader = this.log.reader();
+    for (let budget = this.cacheBytes / 2; warmFrom > 0 && budget > 0; ) budget -= ordered[--warmFrom].f.len;
+    let after = 0;
     for (let i = 0; i < ordered.length; i++) {
-      const f = ordered[i];
+      const { f } = ordered[i];
+      const before = i + 1 < ordered.length ? ordered[i + 1].key : Number.MAX_SAFE_INTEGER;
       const body = await reader.bytes(f.segment, f.pos, f.len, this.log.sizeOf(f.segment));
-      const e = this.loadFrame(f, body, meta.floor, tombs, claimed);
-      if (i >= warmFrom && e.live > 0) {
+      const e = this.loadFrame(f, body, meta.floor, tombs, claimed, after, before, f === tail);
+      if (e === null) continue;
+      after = e.last;
+      if (i >= warmFrom && e.live > 0 && e.block === null) {
         const into = this.pool.take(body.length);
         body.copy(into);
         e.block = Block.parse(into.subarray(0, body.length), e.first);
@@ -776,37 +812,118 @@ export class FileStore extends StoreCore {
     if (meta.lastTs > this.lastTs) this.lastTs = meta.lastTs;
     if (this.msgs === 0) this.firstSeq = this.lastSeq > 0 ? this.lastSeq + 1 : 0;
     this.index.trimBelow(this.firstSeq);
-    this.markDirty(); // writes the meta, drops dead blocks and segments
+    this.markDirty(); // writes the meta, drops dead blocks and segments, rewrites salvaged blocks
     // Limits may have changed while closed, and messages may have aged out.
     await this.updateLimits({});
   }
 
+  /** The first sequence of a sound record in a damaged region (0: none). */
+  private async firstSoundSeq(f: RecoveredFrame, body: Buffer): Promise<number> {
+    const cur = new RecordCursor(body);
+    // Bounded by the region's length; the damage path only.
+    for (let off = 0; off < body.length; off++) if (cur.tryAt(off, body.length)) return cur.seq;
+    return 0;
+  }
+
+  /**
+   * Indexes one frame's records: sound ones with sequences in (after, before) and inside the frame's own
+   * range. With damage (or for a damaged region) the live records found go into a new block, written at
+   * the next flush, and the damaged bytes are erased after that; every damaged run is reported.
+   */
   private loadFrame(
     f: RecoveredFrame,
     value: Buffer,
     floor: number,
     tombs: Set<number>,
     claimed: Set<number>,
-  ): BlockEntry {
+    after: number,
+    before: number,
+    isTail: boolean,
+  ): BlockEntry | null {
     const cur = new RecordCursor(value);
-    const e = newEntry(f.first, f.first, { segment: f.segment, pos: f.pos, len: f.len }, null);
-    for (let off = 0; off < value.length; off = cur.end) {
-      cur.readAt(off);
+    const lo = f.damaged ? after : Math.max(after, f.first - 1);
+    const hi = f.damaged ? before : Math.min(before, f.last + 1);
+    const loc = { segment: f.segment, pos: f.pos, len: f.len };
+    const e = newEntry(f.first, f.first, loc, null);
+    let prev = lo;
+    let damageAt = -1;
+    let damaged = f.damaged;
+    const liveOffsets: number[] = [];
+    let first = 0;
+    // Bounded by the frame's length: every step moves `off` forward.
+    for (let off = 0; off < value.length; ) {
+      if (!cur.tryAt(off, value.length) || cur.seq <= prev || cur.seq >= hi) {
+        if (damageAt < 0) damageAt = off;
+        off++;
+        continue;
+      }
+      if (damageAt >= 0) {
+        this.reportRun(f, damageAt, off, prev, cur.seq);
+        damageAt = -1;
+        damaged = true;
+      }
       const seq = cur.seq;
+      if (first === 0) first = seq;
+      prev = seq;
       e.last = seq;
       if (tombs.has(seq)) {
         claimed.add(seq);
         e.tombs.push(seq);
-        continue;
+      } else if (seq >= floor) {
+        this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
+        e.live++;
+        liveOffsets.push(off, cur.end);
       }
-      if (seq < floor) continue;
-      this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
-      e.live++;
+      off = cur.end;
     }
-    this.table.push(e);
-    this.log.addLive(f.segment, 1);
-    if (e.live === 0) this.dirty.add(e);
-    return e;
+    if (damageAt >= 0) {
+      // The last frame written, cut short by a crash, or the zeros written ahead of the tail: not damage.
+      const torn = isTail && isZeros(value, damageAt);
+      if (!torn) this.reportRun(f, damageAt, value.length, prev, null);
+      damaged = true;
+    }
+    // A damaged header whose records all survived: still damage, reported (once, if no run started at 0).
+    if (f.damaged && !this.reportedAtZero) this.reportRun(f, 0, 0, lo, first === 0 ? null : first);
+    this.reportedAtZero = false;
+    if (!damaged) {
+      this.table.push(e);
+      this.log.addLive(f.segment, 1);
+      if (e.live === 0) this.dirty.add(e);
+      return e;
+    }
+    // Damaged: the sound live records become a new block (left out: removed ones, whose tombstones can go
+    // once the damaged copy is erased), the damaged copy is erased after the new one is durable.
+    this.staleCopies.push(loc);
+    if (e.live === 0) return null;
+    const parts: Buffer[] = [];
+    for (let i = 0; i < liveOffsets.length; i += 2) parts.push(value.subarray(liveOffsets[i], liveOffsets[i + 1]));
+    const block = Block.parse(Buffer.concat(parts), first);
+    const salvaged = newEntry(first, e.last, null, block);
+    salvaged.live = e.live;
+    salvaged.tombs = e.tombs;
+    this.table.push(salvaged);
+    this.table.touch(salvaged);
+    this.dirty.add(salvaged);
+    return salvaged;
+  }
+
+  private reportRun(f: RecoveredFrame, from: number, to: number, afterSeq: number, beforeSeq: number | null): void {
+    this.damageRuns++;
+    if (from === 0) this.reportedAtZero = true;
+    // A damaged region starts where its header should have been.
+    const start = f.damaged && from === 0 ? f.pos - FRAME_HEADER_BYTES : f.pos + from;
+    reportDamage({
+      file: join(this.dir, segmentFileName(f.segment)),
+      offset: start,
+      bytes: f.pos + to - start,
+      afterSeq,
+      beforeSeq,
+    });
+  }
+
+  /** Damaged runs found in the segment files by the last open (or recovery). */
+  damageFound(): number {
+    return this.damageRuns;
   }
 
   protected async wipeStorage(): Promise<void> {

@@ -714,6 +714,7 @@ export abstract class StoreCore implements MessageStore {
         const cur = new RecordCursor(payload);
         for (let off = 0; off < payload.length; off = cur.end) {
           cur.readAt(off);
+          if (!cur.sound(off)) throw new StoreError('CORRUPT', `snapshot record ${cur.seq} fails its checksum`);
           if (cur.seq <= this.lastSeq) throw new StoreError('CORRUPT', `snapshot sequence ${cur.seq} out of order`);
           if (cur.seq > this.lastSeq + 1) {
             this.lastSeq = cur.seq - 1;
@@ -723,7 +724,7 @@ export abstract class StoreCore implements MessageStore {
           this.appendNow(
             cur.subject(),
             payload.subarray(cur.headerStart, cur.dataStart),
-            payload.subarray(cur.dataStart, cur.end),
+            payload.subarray(cur.dataStart, cur.dataEnd),
             cur.seq,
             cur.ts(off),
             false,
