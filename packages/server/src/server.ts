@@ -2,6 +2,7 @@
 import { createServer, type Server as NetServer, type Socket, type AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { setDamageObserver } from '@flotilla/store';
 import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
@@ -220,6 +221,9 @@ export class FlotillaServer implements ClientHost {
       },
       this.log.child({ component: 'jetstream' }),
     );
+    const jsLog = this.log.child({ component: 'jetstream' });
+    // Damage found while the stores open: every lost run is logged (and counted in /metrics, /jsz).
+    setDamageObserver((d) => jsLog.error(d, 'stream store damage: records in this run are lost'));
     await js.start();
     this.jetstream = js;
     this.log.info({ storeDir: o.jetstream.storeDir, clustered: env !== undefined }, 'jetstream started');

@@ -859,6 +859,7 @@ export class FileStore extends StoreCore {
       }
       if (damageAt >= 0) {
         this.reportRun(f, damageAt, off, prev, cur.seq);
+        if (!damaged) this.soundBefore(value, damageAt, floor, tombs, liveOffsets);
         damageAt = -1;
         damaged = true;
       }
@@ -872,7 +873,8 @@ export class FileStore extends StoreCore {
       } else if (seq >= floor) {
         this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
         e.live++;
-        liveOffsets.push(off, cur.end);
+        // Kept only once damage was seen (a sound frame needs none: it stays where it is).
+        if (damaged) liveOffsets.push(off, cur.end);
       }
       off = cur.end;
     }
@@ -880,6 +882,7 @@ export class FileStore extends StoreCore {
       // The last frame written, cut short by a crash, or the zeros written ahead of the tail: not damage.
       const torn = isTail && isZeros(value, damageAt);
       if (!torn) this.reportRun(f, damageAt, value.length, prev, null);
+      if (!damaged) this.soundBefore(value, damageAt, floor, tombs, liveOffsets);
       damaged = true;
     }
     // A damaged header whose records all survived: still damage, reported (once, if no run started at 0).
@@ -905,6 +908,15 @@ export class FileStore extends StoreCore {
     this.table.touch(salvaged);
     this.dirty.add(salvaged);
     return salvaged;
+  }
+
+  /** The live records before `end` of a frame found sound (their offsets, as start/end pairs). */
+  private soundBefore(value: Buffer, end: number, floor: number, tombs: Set<number>, into: number[]): void {
+    const cur = new RecordCursor(value);
+    for (let off = 0; off < end; off = cur.end) {
+      cur.readAt(off);
+      if (!tombs.has(cur.seq) && cur.seq >= floor) into.push(off, cur.end);
+    }
   }
 
   private reportRun(f: RecoveredFrame, from: number, to: number, afterSeq: number, beforeSeq: number | null): void {

@@ -40,7 +40,8 @@ export function writeRecord(
   p += header.length;
   buf.set(data, p);
   p += data.length;
-  view.setUint32(p, crc32(buf.subarray(off, p)));
+  // A plain Uint8Array view: Buffer#subarray costs more than the checksum of a small record.
+  view.setUint32(p, crc32(new Uint8Array(buf.buffer, buf.byteOffset + off, p - off)));
   return p + 4;
 }
 
@@ -97,14 +98,22 @@ export class RecordCursor {
     if (subjectLen === 0 || hi > MAX_SEQ / TWO_32) return false;
     const dataEnd = off + FIXED_BYTES + subjectLen + headerLen + dataLen;
     if (dataEnd + 4 > limit) return false;
-    if (crc32(this.buf.subarray(off, dataEnd)) !== v.getUint32(dataEnd)) return false;
-    this.readAt(off);
+    if (crc32(new Uint8Array(this.buf.buffer, this.buf.byteOffset + off, dataEnd - off)) !== v.getUint32(dataEnd)) return false;
+    this.seq = hi * TWO_32 + v.getUint32(off + 4);
+    this.subjectLen = subjectLen;
+    this.headerLen = headerLen;
+    this.dataLen = dataLen;
+    this.subjectStart = off + FIXED_BYTES;
+    this.headerStart = this.subjectStart + subjectLen;
+    this.dataStart = this.headerStart + headerLen;
+    this.dataEnd = dataEnd;
+    this.end = dataEnd + 4;
     return this.seq > 0;
   }
 
   /** The current record's crc holds (after `readAt`). */
   sound(off: number): boolean {
-    return crc32(this.buf.subarray(off, this.dataEnd)) === this.view.getUint32(this.dataEnd);
+    return crc32(new Uint8Array(this.buf.buffer, this.buf.byteOffset + off, this.dataEnd - off)) === this.view.getUint32(this.dataEnd);
   }
 
   ts(off: number): bigint {
