@@ -101,6 +101,8 @@ export class FlotillaServer implements ClientHost {
       });
     });
     this.clientPort = (this.listener.address() as AddressInfo).port;
+    // An accept that fails (out of file descriptors: EMFILE) must not take the process down; the listener goes on.
+    this.listener.on('error', (err) => this.log.error({ err: String(err) }, 'client listener error'));
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
     await this.startCluster();
     if (clusteredJs) await this.startJetStream();

@@ -222,16 +222,17 @@ export class FileStore extends StoreCore {
   /** Opens (or creates) the store and rebuilds its index from disk. */
   static async open(opts: FileStoreOptions): Promise<FileStore> {
     const s = new FileStore(opts);
-    const frames = await s.log.open(); // creates the directory
-    await s.db.open();
     try {
+      const frames = await s.log.open(); // creates the directory
+      await s.db.open();
       await s.load(frames);
     } catch (err) {
+      // Nothing may stay open (file descriptors above all: running out of them is one way to get here).
       if (s.syncTimer !== null) clearInterval(s.syncTimer);
       s.stopAgeTimer();
-      await s.db.close();
-      await s.log.close();
-      throw err;
+      await s.db.close().catch(() => undefined);
+      await s.log.close().catch(() => undefined);
+      throw storeIoError(err);
     }
     return s;
   }

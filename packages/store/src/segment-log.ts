@@ -217,6 +217,12 @@ export class SegmentLog {
       seg.committedSize = pos;
       this.tail = seg;
     }
+    // A new store opens its first segment now: the file descriptors a store needs are taken when it is
+    // created, so running out of them fails the create, not the first publish.
+    if (this.tail === null) {
+      await this.rotate();
+      this.commit();
+    }
     return frames;
   }
 
