@@ -60,6 +60,12 @@ export interface FileStoreOptions extends StoreCoreOptions {
    * `flush()` writes at once.
    */
   writeDelayMs?: number;
+  /**
+   * After a failed write, roll it back and take writes again once the cause is gone (default). False: refuse
+   * every later write until the store is reopened — for a stream replica, whose store must never fall behind
+   * the entries its Raft log has applied (the log replays them after a restart).
+   */
+  recoverFailedWrites?: boolean;
 }
 
 /** A failed write is recovered from at once; a failed recovery (disk still full) is retried this often, doubling. */
@@ -149,6 +155,7 @@ export class FileStore extends StoreCore {
   private recoveryTimer: NodeJS.Timeout | null = null;
   private recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
   private readonly dir: string;
+  private readonly recoverFailedWrites: boolean;
   /** Damaged runs found by the last open. */
   private damageRuns = 0;
   /** loadFrame: the frame's damage run starting at its first byte was reported. */
@@ -196,6 +203,7 @@ export class FileStore extends StoreCore {
   private constructor(opts: FileStoreOptions) {
     super(opts);
     this.dir = opts.dir;
+    this.recoverFailedWrites = opts.recoverFailedWrites ?? true;
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024, (opts.sync ?? 'always') === 'always');
     this.cacheBytes = opts.cacheBytes ?? 16 * 1024 * 1024;
@@ -437,7 +445,7 @@ export class FileStore extends StoreCore {
     done.reject(refusal);
     this.next?.reject(refusal);
     this.next = null;
-    if (this.recovering === null && !this.closed) this.recovering = this.recoverFromFailure();
+    if (this.recovering === null && !this.closed && this.recoverFailedWrites) this.recovering = this.recoverFromFailure();
   }
 
   /**

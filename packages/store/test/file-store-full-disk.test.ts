@@ -94,4 +94,34 @@ describe('FileStore on a full disk', () => {
       await reopened.close();
     }
   });
+
+  it('with recoverFailedWrites false (a stream replica) every later write is refused until a reopen', async () => {
+    const dir = await smallDisk(4);
+    const filler = join(dir, 'filler');
+    await writeFile(filler, Buffer.alloc(1024 * 1024));
+    const store = await FileStore.open({ dir: join(dir, 'store'), recoverFailedWrites: false });
+    let lastAcked = 0;
+    try {
+      const { acked, refused } = await fillUntilFull(store);
+      expect(refused.length).toBeGreaterThan(0);
+      lastAcked = acked[acked.length - 1]!;
+      await unlink(filler);
+      await new Promise((r) => setTimeout(r, 300));
+      const err = await store.append('after', undefined, payload).then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(StoreError);
+      expect((err as StoreError).code).toBe('IO');
+    } finally {
+      await store.close();
+    }
+    const reopened = await FileStore.open({ dir: join(dir, 'store') });
+    try {
+      expect(reopened.state().last_seq).toBe(lastAcked);
+      expect((await reopened.append('after', undefined, payload)).seq).toBe(lastAcked + 1);
+    } finally {
+      await reopened.close();
+    }
+  });
 });

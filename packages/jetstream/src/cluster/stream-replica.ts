@@ -601,7 +601,8 @@ export class StreamReplica implements StreamReplicaView {
 function openReplicaStore(cfg: StreamConfig, dir: string, syncIntervalMs: number): Promise<MessageStore> {
   const limits = storeLimitsOf(cfg);
   if (cfg.storage === 'memory') return Promise.resolve(new MemoryStore({ limits }));
-  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS });
+  // A failed write is not rolled back: the store must not fall behind what the group applied (the log replays it after a restart).
+  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS, recoverFailedWrites: false });
 }
 
 function sleep(ms: number): Promise<void> {
