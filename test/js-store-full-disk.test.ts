@@ -65,7 +65,7 @@ describe.skipIf(AGAINST_NATS_SERVER)('stream store on a full disk', () => {
     cleanups.push(() => nc.close());
     const jsm = await nc.jetstreamManager();
     const js = nc.jetstream();
-    await jsm.streams.add({ name: 'FULL', subjects: ['full.>'], storage: StorageType.File });
+    await jsm.streams.add({ name: 'FULL', subjects: ['full.>'], storage: StorageType.File, allow_direct: true });
     await jsm.consumers.add('FULL', { durable_name: 'reader', ack_policy: AckPolicy.None });
 
     const { acked, refusals } = await publishUntilRefused(js);
@@ -86,6 +86,12 @@ describe.skipIf(AGAINST_NATS_SERVER)('stream store on a full disk', () => {
       (e: Refusal) => e.api_error,
     );
     expect(miss).toMatchObject({ code: 404, err_code: 10037 });
+    const directMiss = await jsm.direct.getMessage('FULL', { seq: lastAcked + 1 }).then(
+      (m) => `found ${m.seq}`,
+      (e: { code?: string; message?: string }) => `${e.code} ${e.message}`,
+    );
+    expect(directMiss).toMatch(/^404 /);
+    expect((await jsm.direct.getMessage('FULL', { seq: lastAcked })).seq).toBe(lastAcked);
 
     const consumer = await js.consumers.get('FULL', 'reader');
     const delivered: number[] = [];
