@@ -22,7 +22,7 @@ function recorder(): { sink: DurableSink; events: string[] } {
   const events: string[] = [];
   const sink: DurableSink = {
     stored: (seq, subject, reply) => events.push(`ok ${seq} ${subject} ${reply}`),
-    failed: (reply, err) => events.push(`fail ${reply} ${String(err)}`),
+    failed: (seq, reply, err) => events.push(`fail ${seq} ${reply} ${String(err)}`),
   };
   return { sink, events };
 }
@@ -71,7 +71,7 @@ describe('DurableQueue', () => {
     q.push(2, 's', 'r2', a.promise);
     a.reject(new Error('disk full'));
     await ticks();
-    expect(events).toEqual(['fail r1 Error: disk full', 'fail r2 Error: disk full']);
+    expect(events).toEqual(['fail 1 r1 Error: disk full', 'fail 2 r2 Error: disk full']);
   });
 
   it('keeps order across ring growth with messages still waiting', async () => {

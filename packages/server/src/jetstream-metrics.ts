@@ -3,6 +3,7 @@
 // streams cannot blow up the scrape — what was left out is counted in flotilla_metrics_series_omitted.
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { JetStreamService } from '@flotilla/jetstream';
+import { damageTotals } from '@flotilla/store';
 import type { MessageRouter } from './message-router.js';
 import { InternalBus } from './internal-bus.js';
 import { apiOperationOf, apiOperationOfResponseType } from './jetstream-api-operation.js';
@@ -100,6 +101,25 @@ export function registerJetStreamMetrics(registry: Registry, js: JetStreamServic
   consumerGauge('flotilla_consumer_delivered_consumer_seq', 'Consumer sequence of the last delivery.', (r) => r.deliveredConsumerSeq);
   consumerGauge('flotilla_consumer_ack_floor_stream_seq', 'Stream sequence below which every message is acked.', (r) => r.ackFloorStreamSeq);
   consumerGauge('flotilla_consumer_ack_floor_consumer_seq', 'Consumer sequence below which every delivery is acked.', (r) => r.ackFloorConsumerSeq);
+
+  new Counter({
+    name: 'flotilla_store_damaged_runs_total',
+    help: 'Damaged runs of bytes found in stream store files since start (their records are lost unless repaired from a replica).',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(damageTotals().regions);
+    },
+  });
+  new Counter({
+    name: 'flotilla_store_damaged_bytes_total',
+    help: 'Bytes of those damaged runs.',
+    registers: [registry],
+    collect() {
+      this.reset();
+      this.inc(damageTotals().bytes);
+    },
+  });
 
   const errors = new Counter({
     name: 'flotilla_jetstream_api_errors_total',

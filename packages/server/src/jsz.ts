@@ -2,6 +2,7 @@
 // accounts/streams/consumers/config the per-account stream and consumer details. Flotilla has one account,
 // `$G`, as a nats-server without accounts configured.
 import { streamState, type JetStreamService } from '@flotilla/jetstream';
+import { damageTotals } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf, type ClusterView } from './cluster-view.js';
 import { isTrue } from './healthz.js';
@@ -45,6 +46,8 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     bytes: totals.bytes,
   };
   if (view !== null) body['meta_cluster'] = metaClusterJson(view, server.serverName);
+  // Flotilla's own: damaged runs found in stream store files since start (records lost unless repaired).
+  body['store_damage'] = damageTotals();
   const withConfig = isTrue(params.get('config'));
   const withConsumers = isTrue(params.get('consumers'));
   const withStreams = withConsumers || isTrue(params.get('streams'));

@@ -2,6 +2,7 @@
 import { createServer, type Server as NetServer, type Socket, type AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { setDamageObserver } from '@flotilla/store';
 import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
@@ -100,6 +101,8 @@ export class FlotillaServer implements ClientHost {
       });
     });
     this.clientPort = (this.listener.address() as AddressInfo).port;
+    // An accept that fails (out of file descriptors: EMFILE) must not take the process down; the listener goes on.
+    this.listener.on('error', (err) => this.log.error({ err: String(err) }, 'client listener error'));
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
     await this.startCluster();
     if (clusteredJs) await this.startJetStream();
@@ -220,6 +223,9 @@ export class FlotillaServer implements ClientHost {
       },
       this.log.child({ component: 'jetstream' }),
     );
+    const jsLog = this.log.child({ component: 'jetstream' });
+    // Damage found while the stores open: every lost run is logged (and counted in /metrics, /jsz).
+    setDamageObserver((d) => jsLog.error(d, 'stream store damage: records in this run are lost'));
     await js.start();
     this.jetstream = js;
     this.log.info({ storeDir: o.jetstream.storeDir, clustered: env !== undefined }, 'jetstream started');

@@ -16,10 +16,11 @@ import { Level } from 'level';
 import { Block } from './block.js';
 import { BlockTable, newEntry, type BlockEntry } from './block-table.js';
 import { BufferPool } from './buffer-pool.js';
-import { RecordCursor } from './record-codec.js';
-import { SegmentLog, type FrameLocation, type RecoveredFrame } from './segment-log.js';
+import { RECORD_OVERHEAD, RecordCursor } from './record-codec.js';
+import { reportDamage } from './damage-report.js';
+import { FRAME_HEADER_BYTES, SegmentLog, segmentFileName, type FrameLocation, type RecoveredFrame } from './segment-log.js';
 import { StoreCore, type StoreCoreOptions } from './store-core.js';
-import { StoreError } from './store-error.js';
+import { StoreError, storeIoError } from './store-error.js';
 import type { StoredMessage } from './types.js';
 
 const META_KEY = Buffer.from([0x01]);
@@ -59,7 +60,17 @@ export interface FileStoreOptions extends StoreCoreOptions {
    * `flush()` writes at once.
    */
   writeDelayMs?: number;
+  /**
+   * After a failed write, roll it back and take writes again once the cause is gone (default). False: refuse
+   * every later write until the store is reopened — for a stream replica, whose store must never fall behind
+   * the entries its Raft log has applied (the log replays them after a restart).
+   */
+  recoverFailedWrites?: boolean;
 }
+
+/** A failed write is recovered from at once; a failed recovery (disk still full) is retried this often, doubling. */
+const RECOVERY_FIRST_DELAY_MS = 100;
+const RECOVERY_MAX_DELAY_MS = 2000;
 
 /** A write-behind store writes at once when this many record bytes wait. */
 const WRITE_BEHIND_MAX_BYTES = 1024 * 1024;
@@ -69,7 +80,7 @@ type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key:
 
 /** What one flush writes. */
 interface FlushPlan {
-  frames: { entry: BlockEntry; body: Buffer }[];
+  frames: { entry: BlockEntry; last: number; body: Buffer }[];
   zero: FrameLocation[];
   ops: BatchOp[];
   hard: boolean;
@@ -93,6 +104,11 @@ function deferred(): Deferred {
   // A write failure is reported to awaiting callers; nobody awaiting must not crash the process.
   promise.catch(() => undefined);
   return { promise, resolve, reject };
+}
+
+function isZeros(buf: Buffer, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
 }
 
 function tombKey(seq: number): Buffer {
@@ -132,6 +148,18 @@ export class FileStore extends StoreCore {
   private readonly db: DB;
   private readonly log: SegmentLog;
   private readonly table: BlockTable;
+  /** The failed flush's error came from LevelDB: reopen it to recover (LevelDB keeps a write error). */
+  private indexFailed = false;
+  /** Recovery from a failed write in progress (or waiting for its next attempt). */
+  private recovering: Promise<void> | null = null;
+  private recoveryTimer: NodeJS.Timeout | null = null;
+  private recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
+  private readonly dir: string;
+  private readonly recoverFailedWrites: boolean;
+  /** Damaged runs found by the last open. */
+  private damageRuns = 0;
+  /** loadFrame: the frame's damage run starting at its first byte was reported. */
+  private reportedAtZero = false;
   private readonly syncAlways: boolean;
   private readonly maxBlockBytes: number;
   private readonly maxBlockMsgs: number;
@@ -174,6 +202,8 @@ export class FileStore extends StoreCore {
 
   private constructor(opts: FileStoreOptions) {
     super(opts);
+    this.dir = opts.dir;
+    this.recoverFailedWrites = opts.recoverFailedWrites ?? true;
     this.db = new Level<Buffer, Buffer>(join(opts.dir, 'index'), { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     this.log = new SegmentLog(opts.dir, opts.maxSegmentBytes ?? 64 * 1024 * 1024, (opts.sync ?? 'always') === 'always');
     this.cacheBytes = opts.cacheBytes ?? 16 * 1024 * 1024;
@@ -200,16 +230,17 @@ export class FileStore extends StoreCore {
   /** Opens (or creates) the store and rebuilds its index from disk. */
   static async open(opts: FileStoreOptions): Promise<FileStore> {
     const s = new FileStore(opts);
-    const frames = await s.log.open(); // creates the directory
-    await s.db.open();
     try {
+      const frames = await s.log.open(); // creates the directory
+      await s.db.open();
       await s.load(frames);
     } catch (err) {
+      // Nothing may stay open (file descriptors above all: running out of them is one way to get here).
       if (s.syncTimer !== null) clearInterval(s.syncTimer);
       s.stopAgeTimer();
-      await s.db.close();
-      await s.log.close();
-      throw err;
+      await s.db.close().catch(() => undefined);
+      await s.log.close().catch(() => undefined);
+      throw storeIoError(err);
     }
     return s;
   }
@@ -223,7 +254,7 @@ export class FileStore extends StoreCore {
 
   protected keepRecord(seq: number, ts: bigint, subjectId: number, header: Uint8Array, data: Uint8Array): void {
     const subjectBytes = this.subjects.byteLen[subjectId];
-    const recordBytes = 26 + subjectBytes + header.length + data.length;
+    const recordBytes = RECORD_OVERHEAD + subjectBytes + header.length + data.length;
     let e = this.building;
     if (e !== null) {
       const b = e.block as Block;
@@ -368,7 +399,7 @@ export class FileStore extends StoreCore {
   }
 
   protected durable(): Promise<void> {
-    if (this.failure !== null) return Promise.reject(new StoreError('IO', String(this.failure)));
+    if (this.failure !== null) return Promise.reject(storeIoError(this.failure));
     if (this.next !== null) return this.next.promise;
     return this.inFlight ?? RESOLVED;
   }
@@ -406,11 +437,84 @@ export class FileStore extends StoreCore {
   }
 
   private fail(err: unknown, done: Deferred): void {
-    // After a failed write the in-memory view is ahead of the disk: refuse further work.
+    // After a failed write the in-memory view is ahead of the disk: refuse further work until `recover`
+    // has put the view back to what the disk holds.
+    const refusal = storeIoError(err);
     this.failure = err;
-    done.reject(new StoreError('IO', String(err)));
-    this.next?.reject(new StoreError('IO', String(err)));
+    this.writeFailure = refusal;
+    done.reject(refusal);
+    this.next?.reject(refusal);
     this.next = null;
+    if (this.recovering === null && !this.closed && this.recoverFailedWrites) this.recovering = this.recoverFromFailure();
+  }
+
+  /**
+   * Undoes a failed flush: every segment is cut back to its size after the last completed flush, LevelDB is
+   * reopened if it failed, and the in-memory view is rebuilt from disk as at open. So whatever the failed
+   * flush (and every mutation after it) touched is gone from state and reads, and writes work again once
+   * the cause (a full disk) is gone, without a restart. A recovery that fails is retried on a timer.
+   */
+  private async recoverFromFailure(): Promise<void> {
+    try {
+      if (this.inFlight !== null) await this.inFlight.catch(() => undefined);
+      if (this.writeTimer !== null) clearTimeout(this.writeTimer);
+      this.writeTimer = null;
+      this.flushScheduled = false;
+      this.stopAgeTimer();
+      await this.log.rollback();
+      await this.log.close();
+      if (this.indexFailed && this.db.status === 'open') await this.db.close();
+      if (this.db.status === 'closed') await this.db.open();
+      this.indexFailed = false;
+      this.resetView();
+      this.failure = null;
+      await this.load(await this.log.open());
+      await this.durable();
+      this.writeFailure = null;
+      this.recoveryDelayMs = RECOVERY_FIRST_DELAY_MS;
+      this.recovering = null;
+    } catch (err) {
+      this.failure ??= err;
+      this.writeFailure = storeIoError(this.failure);
+      if (this.closed) {
+        this.recovering = null;
+        return;
+      }
+      const delay = this.recoveryDelayMs;
+      this.recoveryDelayMs = Math.min(RECOVERY_MAX_DELAY_MS, delay * 2);
+      this.recoveryTimer = setTimeout(() => {
+        this.recoveryTimer = null;
+        this.recovering = this.recoverFromFailure();
+      }, delay);
+      this.recoveryTimer.unref();
+    }
+  }
+
+  /** Forgets the in-memory view (index, blocks, pending work) before it is rebuilt from disk. */
+  private resetView(): void {
+    this.building = null;
+    this.stagingInUse = false;
+    this.staging = null;
+    this.dirty.clear();
+    this.tombsBySegment.clear();
+    this.tombsToDelete = [];
+    this.staleCopies = [];
+    this.hardRemoval = false;
+    this.metaDirty = false;
+    this.writtenFloor = -1;
+    this.next = null;
+    this.unplannedBytes = 0;
+    this.syncRequested = false;
+    this.unsynced = false;
+    this.indexUnsynced = false;
+    this.table.clear();
+    this.subjects.clear();
+    this.index.reset(1);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.firstSeq = 0;
+    this.lastSeq = 0;
+    this.lastTs = 0n;
   }
 
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
@@ -475,7 +579,7 @@ export class FileStore extends StoreCore {
         e.erased = [];
         e.rewrite = false;
         e.written = true;
-        plan.frames.push({ entry: e, body: block.value() });
+        plan.frames.push({ entry: e, last: block.last, body: block.value() });
         continue;
       }
       for (const s of e.removed) {
@@ -524,7 +628,10 @@ export class FileStore extends StoreCore {
     const writeIndex = (): Promise<void> => {
       if (plan.ops.length === 0) return RESOLVED;
       this.indexUnsynced = !syncIndex;
-      return this.db.batch(plan.ops, { sync: syncIndex });
+      return this.db.batch(plan.ops, { sync: syncIndex }).catch((err: unknown) => {
+        this.indexFailed = true;
+        throw err;
+      });
     };
     // Without rewritten blocks the LevelDB write overlaps the fsync. It starts only once the segment write
     // is done: a floor (or tombstone) of limit removals must not reach disk before the appends that caused
@@ -533,7 +640,7 @@ export class FileStore extends StoreCore {
     const overlap = plan.zero.length === 0;
     let index = RESOLVED;
     if (plan.frames.length > 0) {
-      const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, body: f.body })));
+      const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, last: f.last, body: f.body })));
       for (let i = 0; i < locs.length; i++) {
         plan.frames[i].entry.loc = locs[i];
         this.log.addLive(locs[i].segment, 1);
@@ -545,12 +652,15 @@ export class FileStore extends StoreCore {
     }
     if (sync && this.log.hasUnsynced) await this.log.sync();
     if (plan.zero.length > 0) {
+      // The new copies are durable and the old ones about to go: a later failure must not cut them away.
+      this.log.commit();
       // Only after the new copies are durable: destroy the old ones (erase).
       for (const loc of plan.zero) await this.log.zero(loc);
       if (sync) await this.log.sync();
     }
     if (!overlap) index = writeIndex();
     await index;
+    this.log.commit();
     if (plan.floor !== null) this.durableFloor = plan.floor;
     const gone = await this.log.removeDead();
     for (const id of gone) {
@@ -648,33 +758,57 @@ export class FileStore extends StoreCore {
 
   // ---- open / snapshot / restore ----------------------------------------------------------------
 
-  /** Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). */
+  /**
+   * Rebuilds the index: blocks from the floor on, minus tombstones (the latest copy of a block wins). Every
+   * record's checksum is verified; a damaged record is reported and left out, the scan resumes at the next
+   * sound record, and the sound records of a damaged frame (or region) are written again as a new block.
+   */
   private async load(frames: RecoveredFrame[]): Promise<void> {
     const meta = decodeMeta(await this.db.get(META_KEY));
     this.durableFloor = meta.floor;
+    this.damageRuns = 0;
     const tombs = new Set<number>();
     for await (const key of this.db.keys({ gte: Buffer.from([TOMB_PREFIX]), lt: Buffer.from([TOMB_PREFIX + 1]) })) {
       tombs.add(keySeq(key));
     }
-    const latest = new Map<number, (typeof frames)[number]>();
+    const latest = new Map<number, RecoveredFrame>();
+    const reader = this.log.reader();
+    const ordered: { f: RecoveredFrame; key: number }[] = [];
     for (const f of frames) {
+      if (f.damaged) {
+        // Placed by its first sound sequence (a region with none is only erased).
+        const key = await this.firstSoundSeq(f, await reader.bytes(f.segment, f.pos, f.len, this.log.sizeOf(f.segment)));
+        if (key === 0) {
+          this.reportRun(f, 0, f.len, 0, null);
+          this.reportedAtZero = false;
+          this.staleCopies.push({ segment: f.segment, pos: f.pos, len: f.len });
+        } else {
+          ordered.push({ f, key });
+        }
+        continue;
+      }
       // File order: a rewritten copy comes later. Zero the older one, or it would come back (with no
       // tombstones left to hide its removed records) once the segment of the newer copy is deleted.
       const older = latest.get(f.first);
       if (older !== undefined) this.staleCopies.push({ segment: older.segment, pos: older.pos, len: older.len });
       latest.set(f.first, f);
     }
-    const ordered = [...latest.values()].sort((a, b) => a.first - b.first);
+    for (const f of latest.values()) ordered.push({ f, key: f.first });
+    ordered.sort((x, y) => x.key - y.key);
+    const tail = frames.length > 0 ? frames[frames.length - 1] : undefined;
     const claimed = new Set<number>();
     // The newest blocks, up to half the cache, stay in memory: their bytes pass by anyway.
     let warmFrom = ordered.length;
-    for (let budget = this.cacheBytes / 2; warmFrom > 0 && budget > 0; ) budget -= ordered[--warmFrom].len;
-    const reader = this.log.reader();
+    for (let budget = this.cacheBytes / 2; warmFrom > 0 && budget > 0; ) budget -= ordered[--warmFrom].f.len;
+    let after = 0;
     for (let i = 0; i < ordered.length; i++) {
-      const f = ordered[i];
+      const { f } = ordered[i];
+      const before = i + 1 < ordered.length ? ordered[i + 1].key : Number.MAX_SAFE_INTEGER;
       const body = await reader.bytes(f.segment, f.pos, f.len, this.log.sizeOf(f.segment));
-      const e = this.loadFrame(f, body, meta.floor, tombs, claimed);
-      if (i >= warmFrom && e.live > 0) {
+      const e = this.loadFrame(f, body, meta.floor, tombs, claimed, after, before, f === tail);
+      if (e === null) continue;
+      after = e.last;
+      if (i >= warmFrom && e.live > 0 && e.block === null) {
         const into = this.pool.take(body.length);
         body.copy(into);
         e.block = Block.parse(into.subarray(0, body.length), e.first);
@@ -687,37 +821,130 @@ export class FileStore extends StoreCore {
     if (meta.lastTs > this.lastTs) this.lastTs = meta.lastTs;
     if (this.msgs === 0) this.firstSeq = this.lastSeq > 0 ? this.lastSeq + 1 : 0;
     this.index.trimBelow(this.firstSeq);
-    this.markDirty(); // writes the meta, drops dead blocks and segments
+    this.markDirty(); // writes the meta, drops dead blocks and segments, rewrites salvaged blocks
     // Limits may have changed while closed, and messages may have aged out.
     await this.updateLimits({});
   }
 
+  /** The first sequence of a sound record in a damaged region (0: none). */
+  private async firstSoundSeq(f: RecoveredFrame, body: Buffer): Promise<number> {
+    const cur = new RecordCursor(body);
+    // Bounded by the region's length; the damage path only.
+    for (let off = 0; off < body.length; off++) if (cur.tryAt(off, body.length)) return cur.seq;
+    return 0;
+  }
+
+  /**
+   * Indexes one frame's records: sound ones with sequences in (after, before) and inside the frame's own
+   * range. With damage (or for a damaged region) the live records found go into a new block, written at
+   * the next flush, and the damaged bytes are erased after that; every damaged run is reported.
+   */
   private loadFrame(
     f: RecoveredFrame,
     value: Buffer,
     floor: number,
     tombs: Set<number>,
     claimed: Set<number>,
-  ): BlockEntry {
+    after: number,
+    before: number,
+    isTail: boolean,
+  ): BlockEntry | null {
     const cur = new RecordCursor(value);
-    const e = newEntry(f.first, f.first, { segment: f.segment, pos: f.pos, len: f.len }, null);
-    for (let off = 0; off < value.length; off = cur.end) {
-      cur.readAt(off);
+    const lo = f.damaged ? after : Math.max(after, f.first - 1);
+    const hi = f.damaged ? before : Math.min(before, f.last + 1);
+    const loc = { segment: f.segment, pos: f.pos, len: f.len };
+    const e = newEntry(f.first, f.first, loc, null);
+    let prev = lo;
+    let damageAt = -1;
+    let damaged = f.damaged;
+    const liveOffsets: number[] = [];
+    let first = 0;
+    // Bounded by the frame's length: every step moves `off` forward.
+    for (let off = 0; off < value.length; ) {
+      if (!cur.tryAt(off, value.length) || cur.seq <= prev || cur.seq >= hi) {
+        if (damageAt < 0) damageAt = off;
+        off++;
+        continue;
+      }
+      if (damageAt >= 0) {
+        this.reportRun(f, damageAt, off, prev, cur.seq);
+        if (!damaged) this.soundBefore(value, damageAt, floor, tombs, liveOffsets);
+        damageAt = -1;
+        damaged = true;
+      }
       const seq = cur.seq;
+      if (first === 0) first = seq;
+      prev = seq;
       e.last = seq;
       if (tombs.has(seq)) {
         claimed.add(seq);
         e.tombs.push(seq);
-        continue;
+      } else if (seq >= floor) {
+        this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
+        e.live++;
+        // Kept only once damage was seen (a sound frame needs none: it stays where it is).
+        if (damaged) liveOffsets.push(off, cur.end);
       }
-      if (seq < floor) continue;
-      this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
-      e.live++;
+      off = cur.end;
     }
-    this.table.push(e);
-    this.log.addLive(f.segment, 1);
-    if (e.live === 0) this.dirty.add(e);
-    return e;
+    if (damageAt >= 0) {
+      // The last frame written, cut short by a crash, or the zeros written ahead of the tail: not damage.
+      const torn = isTail && isZeros(value, damageAt);
+      if (!torn) this.reportRun(f, damageAt, value.length, prev, null);
+      if (!damaged) this.soundBefore(value, damageAt, floor, tombs, liveOffsets);
+      damaged = true;
+    }
+    // A damaged header whose records all survived: still damage, reported (once, if no run started at 0).
+    if (f.damaged && !this.reportedAtZero) this.reportRun(f, 0, 0, lo, first === 0 ? null : first);
+    this.reportedAtZero = false;
+    if (!damaged) {
+      this.table.push(e);
+      this.log.addLive(f.segment, 1);
+      if (e.live === 0) this.dirty.add(e);
+      return e;
+    }
+    // Damaged: the sound live records become a new block (left out: removed ones, whose tombstones can go
+    // once the damaged copy is erased), the damaged copy is erased after the new one is durable.
+    this.staleCopies.push(loc);
+    if (e.live === 0) return null;
+    const parts: Buffer[] = [];
+    for (let i = 0; i < liveOffsets.length; i += 2) parts.push(value.subarray(liveOffsets[i], liveOffsets[i + 1]));
+    const block = Block.parse(Buffer.concat(parts), first);
+    const salvaged = newEntry(first, e.last, null, block);
+    salvaged.live = e.live;
+    salvaged.tombs = e.tombs;
+    this.table.push(salvaged);
+    this.table.touch(salvaged);
+    this.dirty.add(salvaged);
+    return salvaged;
+  }
+
+  /** The live records before `end` of a frame found sound (their offsets, as start/end pairs). */
+  private soundBefore(value: Buffer, end: number, floor: number, tombs: Set<number>, into: number[]): void {
+    const cur = new RecordCursor(value);
+    for (let off = 0; off < end; off = cur.end) {
+      cur.readAt(off);
+      if (!tombs.has(cur.seq) && cur.seq >= floor) into.push(off, cur.end);
+    }
+  }
+
+  private reportRun(f: RecoveredFrame, from: number, to: number, afterSeq: number, beforeSeq: number | null): void {
+    this.damageRuns++;
+    if (from === 0) this.reportedAtZero = true;
+    // A damaged region starts where its header should have been.
+    const start = f.damaged && from === 0 ? f.pos - FRAME_HEADER_BYTES : f.pos + from;
+    reportDamage({
+      file: join(this.dir, segmentFileName(f.segment)),
+      offset: start,
+      bytes: f.pos + to - start,
+      afterSeq,
+      beforeSeq,
+    });
+  }
+
+  /** Damaged runs found in the segment files by the last open (or recovery). */
+  damageFound(): number {
+    return this.damageRuns;
   }
 
   protected async wipeStorage(): Promise<void> {
@@ -776,6 +1003,9 @@ export class FileStore extends StoreCore {
     if (this.closed) return;
     this.stopAgeTimer();
     if (this.syncTimer !== null) clearInterval(this.syncTimer);
+    if (this.recoveryTimer !== null) clearTimeout(this.recoveryTimer);
+    this.recoveryTimer = null;
+    if (this.recovering !== null) await this.recovering;
     try {
       if (this.failure === null) {
         this.syncRequested = true;

@@ -7,3 +7,4 @@ export { MemoryStore } from './memory-store.js';
 export type { StoreCoreOptions } from './store-core.js';
 export { FileStore, type FileStoreOptions, type SyncPolicy } from './file-store.js';
 export { setFsyncObserver, observeFsync, type FsyncKind, type FsyncObserver } from './fsync-observer.js';
+export { setDamageObserver, damageTotals, type StoreDamage, type DamageObserver } from './damage-report.js';

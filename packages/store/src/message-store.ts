@@ -66,4 +66,6 @@ export interface MessageStore {
   /** Resolves when every mutation so far is synced to disk, whatever the sync policy. */
   sync(): Promise<void>;
   close(): Promise<void>;
+  /** Damaged runs of records found (and left out) when the store opened; file stores only. */
+  damageFound?(): number;
 }

@@ -1,18 +1,32 @@
 /**
- * Append-only segment files holding FileStore's blocks. Each frame is
- *   magic u32 | bodyLen u32 | crc32(body) u32 | firstSeq u64 | body (the block's records)
- * A flush appends its frames with one writev and one fdatasync. On open, a frame whose header is
- * damaged or runs past the end of its file is a torn tail (the file is truncated there); a frame with a
- * sound header but a wrong checksum was erased on purpose (or damaged) and is skipped.
+ * Append-only segment files holding FileStore's blocks (format 2). Each frame is
+ *   magic u32 | bodyLen u32 | firstSeq u64 | lastSeq u64 | crc32(the 24 bytes before) u32 | body
+ * and the body's records carry their own crc (record-codec.ts), so damage costs the damaged records only.
+ * A flush appends its frames with one writev and one fdatasync. On open: a frame with a sound header that
+ * runs past the end of its file is a torn tail and zeros where a header should be are the zeros written
+ * ahead (the file is truncated there); an erased frame (ERASED magic) is skipped; anything else where a
+ * header should be is damage: the scan resynchronises on the next sound header and reports the bytes in
+ * between as a damaged region, whose records the store then salvages.
  */
 import { writeSync, writevSync } from 'node:fs';
 import { mkdir, open, readdir, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { observeFsync } from './fsync-observer.js';
+import { StoreError } from './store-error.js';
 
-const FRAME_MAGIC = 0x464c5442;
-export const FRAME_HEADER_BYTES = 20;
+/** 'FLT2': a frame of format 2. */
+const FRAME_MAGIC = 0x464c5432;
+/** 'FLTZ': an erased frame (header kept so the scan steps over it, body zeroed). */
+const ERASED_MAGIC = 0x464c545a;
+/** 'FLTB': format 1 (no record checksums), refused at open. */
+const FORMAT_1_MAGIC = 0x464c5442;
+export const FRAME_HEADER_BYTES = 28;
+const MAGIC_BYTES = [FRAME_MAGIC, ERASED_MAGIC].map((m) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(m);
+  return b;
+});
 const SEGMENT_NAME = /^seg-(\d{12})\.log$/;
 /**
  * Flushes up to this size are written with a synchronous writev: copying into the page cache takes tens
@@ -41,6 +55,17 @@ export interface FrameLocation {
 
 export interface RecoveredFrame extends FrameLocation {
   first: number;
+  last: number;
+  /**
+   * A damaged region, not a frame: the bytes from `pos - FRAME_HEADER_BYTES` (where a header should have been)
+   * up to the next sound header; `first`/`last` are 0. Its records are salvaged one by one.
+   */
+  damaged: boolean;
+}
+
+/** The segment file a location is in (for damage reports). */
+export function segmentFileName(id: number): string {
+  return segmentName(id);
 }
 
 /** Bytes read per step when scanning segments (one reused buffer: fresh memory costs page faults). */
@@ -89,9 +114,36 @@ interface Segment {
   liveBlocks: number;
   /** The file holds zeros (or data) up to here; past `size` only zeros. */
   zeroedTo: number;
+  /** Size as of the last completed flush: a failed flush is cut back to here (`rollback`). */
+  committedSize: number;
 }
 
 const segmentName = (id: number): string => `seg-${String(id).padStart(12, '0')}.log`;
+
+function frameHeader(magic: number, len: number, first: number, last: number): Buffer {
+  const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
+  h.writeUInt32BE(magic, 0);
+  h.writeUInt32BE(len, 4);
+  h.writeBigUInt64BE(BigInt(first), 8);
+  h.writeBigUInt64BE(BigInt(last), 16);
+  h.writeUInt32BE(crc32(h.subarray(0, 24)), 24);
+  return h;
+}
+
+/**
+ * `frame` / `erased`: a sound header whose body fits the file; `torn`: a sound header whose body runs past
+ * the end (a crash mid-write); `bad`: no sound header here.
+ */
+function headerKind(h: Buffer, pos: number, size: number): 'frame' | 'erased' | 'torn' | 'bad' {
+  if (h.length < FRAME_HEADER_BYTES) return 'bad';
+  const magic = h.readUInt32BE(0);
+  if (magic !== FRAME_MAGIC && magic !== ERASED_MAGIC) return 'bad';
+  if (crc32(h.subarray(0, 24)) !== h.readUInt32BE(24)) return 'bad';
+  const len = h.readUInt32BE(4);
+  if (len > MAX_FRAME_BODY) return 'bad';
+  if (pos + FRAME_HEADER_BYTES + len > size) return 'torn';
+  return magic === FRAME_MAGIC ? 'frame' : 'erased';
+}
 
 export class SegmentLog {
   private readonly segments = new Map<number, Segment>();
@@ -103,8 +155,12 @@ export class SegmentLog {
     private readonly dir: string,
     private readonly maxSegmentBytes: number,
     /** Write zeros ahead of the tail: worth it when every flush is synced, pure cost otherwise. */
-    private zeroAheadOn = true,
-  ) {}
+    private readonly zeroAheadWanted = true,
+  ) {
+    this.zeroAheadOn = zeroAheadWanted;
+  }
+
+  private zeroAheadOn: boolean;
 
   /** Opens every segment and returns the location of their intact frames, in file order. */
   async open(): Promise<RecoveredFrame[]> {
@@ -119,26 +175,92 @@ export class SegmentLog {
     for (const id of ids) {
       const fh = await open(join(this.dir, segmentName(id)), 'r+');
       const { size } = await fh.stat();
-      const seg: Segment = { id, fh, size, liveBlocks: 0, zeroedTo: 0 };
+      const seg: Segment = { id, fh, size, liveBlocks: 0, zeroedTo: 0, committedSize: 0 };
       this.segments.set(id, seg);
-      let pos = 0;
-      while (pos + FRAME_HEADER_BYTES <= size) {
-        const h = await reader.bytes(id, pos, FRAME_HEADER_BYTES, size);
-        if (h.length < FRAME_HEADER_BYTES || h.readUInt32BE(0) !== FRAME_MAGIC) break;
-        const len = h.readUInt32BE(4);
-        const sum = h.readUInt32BE(8);
-        const first = Number(h.readBigUInt64BE(12));
-        if (len > MAX_FRAME_BODY || pos + FRAME_HEADER_BYTES + len > size) break;
-        const body = await reader.bytes(id, pos + FRAME_HEADER_BYTES, len, size);
-        if (body.length === len && crc32(body) === sum) frames.push({ segment: id, pos: pos + FRAME_HEADER_BYTES, len, first });
-        pos += FRAME_HEADER_BYTES + len;
+      if (size >= 4) {
+        const magic = (await reader.bytes(id, 0, 4, size)).readUInt32BE(0);
+        if (magic === FORMAT_1_MAGIC) {
+          throw new StoreError('CORRUPT', `${join(this.dir, segmentName(id))} is in store format 1 (before record checksums); this version reads format 2 only: delete the stream's directory (see packages/store/README.md)`);
+        }
       }
+      let pos = 0;
+      let end = size;
+      // Bounded: every step moves pos forward by at least one byte.
+      while (pos < size) {
+        const h = await reader.bytes(id, pos, FRAME_HEADER_BYTES, size);
+        const kind = headerKind(h, pos, size);
+        if (kind === 'frame' || kind === 'erased') {
+          const len = h.readUInt32BE(4);
+          if (kind === 'frame') {
+            frames.push({ segment: id, pos: pos + FRAME_HEADER_BYTES, len, first: Number(h.readBigUInt64BE(8)), last: Number(h.readBigUInt64BE(16)), damaged: false });
+          }
+          pos += FRAME_HEADER_BYTES + len;
+          continue;
+        }
+        if (kind === 'torn' || (await this.zerosTo(reader, id, pos, size))) {
+          end = pos; // torn tail from a crash mid-write, or zeros written ahead
+          break;
+        }
+        const next = await this.nextHeader(reader, id, pos + 1, size);
+        if (next - pos > FRAME_HEADER_BYTES) {
+          frames.push({ segment: id, pos: pos + FRAME_HEADER_BYTES, len: next - pos - FRAME_HEADER_BYTES, first: 0, last: 0, damaged: true });
+        } else if (next === size) {
+          end = pos; // a few damaged bytes at the very end hold no record
+          break;
+        }
+        pos = next;
+      }
+      pos = end;
       if (pos < size) await fh.truncate(pos); // torn tail from a crash mid-write, or zeros written ahead
       seg.size = pos;
       seg.zeroedTo = pos;
+      seg.committedSize = pos;
       this.tail = seg;
     }
+    // A new store opens its first segment now: the file descriptors a store needs are taken when it is
+    // created, so running out of them fails the create, not the first publish.
+    if (this.tail === null) {
+      await this.rotate();
+      this.commit();
+    }
     return frames;
+  }
+
+  /** Only zeros from `pos` to the end of the file. */
+  private async zerosTo(reader: FrameReader, id: number, pos: number, size: number): Promise<boolean> {
+    for (let at = pos; at < size; ) {
+      const chunk = await reader.bytes(id, at, Math.min(WINDOW_BYTES, size - at), size);
+      if (chunk.length === 0) return true;
+      for (let i = 0; i < chunk.length; i++) if (chunk[i] !== 0) return false;
+      at += chunk.length;
+    }
+    return true;
+  }
+
+  /** The offset of the next sound frame header at or after `from`, or the file size (damage path only). */
+  private async nextHeader(reader: FrameReader, id: number, from: number, size: number): Promise<number> {
+    // Bounded: each step moves `at` forward by at least one byte.
+    for (let at = from; at < size; ) {
+      // A copy: reading a candidate header across the window's edge moves the reader's window.
+      const chunk = Buffer.from(await reader.bytes(id, at, Math.min(WINDOW_BYTES, size - at), size));
+      if (chunk.length === 0) break;
+      let best = -1;
+      for (const magic of MAGIC_BYTES) {
+        for (let i = chunk.indexOf(magic); i >= 0 && (best < 0 || i < best); i = chunk.indexOf(magic, i + 1)) {
+          const h = i + FRAME_HEADER_BYTES <= chunk.length ? chunk.subarray(i, i + FRAME_HEADER_BYTES) : await reader.bytes(id, at + i, FRAME_HEADER_BYTES, size);
+          const kind = headerKind(h, at + i, size);
+          if (kind === 'frame' || kind === 'erased') {
+            best = i;
+            break;
+          }
+        }
+      }
+      if (best >= 0) return at + best;
+      if (at + chunk.length >= size) break;
+      // Overlap by a header's length so a magic across the window's edge is seen.
+      at += Math.max(1, chunk.length - FRAME_HEADER_BYTES);
+    }
+    return size;
   }
 
   /** A reader for frame bodies of this log's segments. */
@@ -151,19 +273,14 @@ export class SegmentLog {
   }
 
   /** Appends frames at the tail (rotating first when the tail is full); durable after `sync`. */
-  async append(frames: readonly { first: number; body: Buffer }[]): Promise<FrameLocation[]> {
+  async append(frames: readonly { first: number; last: number; body: Buffer }[]): Promise<FrameLocation[]> {
     let seg = this.tail;
     if (seg === null || seg.size >= this.maxSegmentBytes) seg = await this.rotate();
     const bufs: Buffer[] = [];
     const locs: FrameLocation[] = [];
     let pos = seg.size;
     for (const f of frames) {
-      const h = Buffer.allocUnsafe(FRAME_HEADER_BYTES);
-      h.writeUInt32BE(FRAME_MAGIC, 0);
-      h.writeUInt32BE(f.body.length, 4);
-      h.writeUInt32BE(crc32(f.body), 8);
-      h.writeBigUInt64BE(BigInt(f.first), 12);
-      bufs.push(h, f.body);
+      bufs.push(frameHeader(FRAME_MAGIC, f.body.length, f.first, f.last), f.body);
       locs.push({ segment: seg.id, pos: pos + FRAME_HEADER_BYTES, len: f.body.length });
       pos += FRAME_HEADER_BYTES + f.body.length;
     }
@@ -207,7 +324,7 @@ export class SegmentLog {
   private async rotate(): Promise<Segment> {
     const id = this.tail === null ? 1 : this.tail.id + 1;
     const fh = await open(join(this.dir, segmentName(id)), 'w+');
-    const seg: Segment = { id, fh, size: 0, liveBlocks: 0, zeroedTo: 0 };
+    const seg: Segment = { id, fh, size: 0, liveBlocks: 0, zeroedTo: 0, committedSize: 0 };
     this.segments.set(id, seg);
     this.tail = seg;
     this.dirUnsynced = true;
@@ -238,6 +355,26 @@ export class SegmentLog {
     }
   }
 
+  /** The current sizes become what `rollback` returns to: the flush that wrote them completed. */
+  commit(): void {
+    for (const seg of this.segments.values()) seg.committedSize = seg.size;
+  }
+
+  /**
+   * Cuts every segment back to its committed size after a failed flush, so none of the failed flush's
+   * frames (written, maybe even synced, but never acknowledged) is found by the next open. Shrinking a
+   * file needs no free space. The log must be reopened (`open`) afterwards.
+   */
+  async rollback(): Promise<void> {
+    for (const seg of this.segments.values()) {
+      if (seg.size > seg.committedSize || seg.zeroedTo > seg.committedSize) {
+        await seg.fh.truncate(seg.committedSize);
+        await seg.fh.datasync();
+      }
+    }
+    this.zeroAheadOn = this.zeroAheadWanted;
+  }
+
   /** Reads a frame body into `into` (at least loc.len bytes); returns the filled part. */
   async read(loc: FrameLocation, into: Buffer): Promise<Buffer> {
     const seg = this.segments.get(loc.segment);
@@ -252,11 +389,16 @@ export class SegmentLog {
     return buf;
   }
 
-  /** Overwrites a frame's body with zeros (erase); its checksum then fails and open skips it. */
+  /**
+   * Erases a frame (or a damaged region): its header becomes an erased one and its body zeros, in one write,
+   * so open steps over it.
+   */
   async zero(loc: FrameLocation): Promise<void> {
     const seg = this.segments.get(loc.segment);
     if (seg === undefined) return;
-    await seg.fh.write(Buffer.alloc(loc.len), 0, loc.len, loc.pos);
+    const bytes = Buffer.alloc(FRAME_HEADER_BYTES + loc.len);
+    frameHeader(ERASED_MAGIC, loc.len, 0, 0).copy(bytes);
+    await seg.fh.write(bytes, 0, bytes.length, loc.pos - FRAME_HEADER_BYTES);
     this.unsynced.add(seg);
   }
 

@@ -73,6 +73,8 @@ export abstract class StoreCore implements MessageStore {
   protected lastSeq = 0;
   protected lastTs = 0n;
   protected closed = false;
+  /** Set while the store is refusing writes after a failed write (until it has recovered). */
+  protected writeFailure: StoreError | null = null;
   private ageTimer: NodeJS.Timeout | null = null;
   /** The wall-clock reading shared by this synchronous run's appends (see nowNs). */
   private tickNs: bigint | null = null;
@@ -134,7 +136,7 @@ export abstract class StoreCore implements MessageStore {
   append(subject: string, header: Uint8Array | undefined, data: Uint8Array, opts?: AppendOptions): Promise<AppendResult> {
     let res: AppendResult;
     try {
-      this.assertOpen();
+      this.assertWritable();
       const seq = this.appendNow(subject, header ?? EMPTY, data, opts?.seq, opts?.timestampNs, true);
       res = { seq, timestampNs: this.lastTs };
     } catch (err) {
@@ -144,14 +146,14 @@ export abstract class StoreCore implements MessageStore {
   }
 
   appendNoWait(subject: string, header: Uint8Array | undefined, data: Uint8Array, timestampNs?: bigint): number {
-    this.assertOpen();
+    this.assertWritable();
     return this.appendNow(subject, header ?? EMPTY, data, undefined, timestampNs, true);
   }
 
   appendBatch(msgs: readonly AppendInput[]): Promise<AppendResult[]> {
     const out: AppendResult[] = [];
     try {
-      this.assertOpen();
+      this.assertWritable();
       for (const m of msgs) {
         const seq = this.appendNow(m.subject, m.header ?? EMPTY, m.data, m.seq, m.timestampNs, true);
         out.push({ seq, timestampNs: this.lastTs });
@@ -250,7 +252,7 @@ export abstract class StoreCore implements MessageStore {
   }
 
   async skipMsgs(seq: number, count: number): Promise<void> {
-    this.assertOpen();
+    this.assertWritable();
     if (seq !== this.lastSeq + 1) throw new StoreError('SEQUENCE_MISMATCH', `got ${seq}, expected ${this.lastSeq + 1}`);
     if (count <= 0) return;
     this.lastSeq += count;
@@ -343,7 +345,7 @@ export abstract class StoreCore implements MessageStore {
   }
 
   async delete(seq: number, opts?: { erase?: boolean }): Promise<boolean> {
-    this.assertOpen();
+    this.assertWritable();
     if (!this.index.isLive(seq)) return false;
     this.removeSeq(seq, opts?.erase ?? true);
     this.explicitRemoval();
@@ -352,7 +354,7 @@ export abstract class StoreCore implements MessageStore {
   }
 
   async purge(opts: PurgeOptions = {}): Promise<number> {
-    this.assertOpen();
+    this.assertWritable();
     const filter = new SubjectFilter(opts.filter);
     const below = opts.seq ?? 0;
     const keep = opts.keep ?? 0;
@@ -411,7 +413,7 @@ export abstract class StoreCore implements MessageStore {
   }
 
   async compact(seq: number): Promise<number> {
-    this.assertOpen();
+    this.assertWritable();
     if (seq <= 0) return this.purgeAll();
     if (seq > this.lastSeq) {
       const purged = this.msgs;
@@ -680,7 +682,7 @@ export abstract class StoreCore implements MessageStore {
   }
 
   async restore(source: AsyncIterable<Uint8Array>): Promise<void> {
-    this.assertOpen();
+    this.assertWritable();
     await this.durable();
     this.stopAgeTimer();
     await this.wipeStorage();
@@ -712,6 +714,7 @@ export abstract class StoreCore implements MessageStore {
         const cur = new RecordCursor(payload);
         for (let off = 0; off < payload.length; off = cur.end) {
           cur.readAt(off);
+          if (!cur.sound(off)) throw new StoreError('CORRUPT', `snapshot record ${cur.seq} fails its checksum`);
           if (cur.seq <= this.lastSeq) throw new StoreError('CORRUPT', `snapshot sequence ${cur.seq} out of order`);
           if (cur.seq > this.lastSeq + 1) {
             this.lastSeq = cur.seq - 1;
@@ -721,7 +724,7 @@ export abstract class StoreCore implements MessageStore {
           this.appendNow(
             cur.subject(),
             payload.subarray(cur.headerStart, cur.dataStart),
-            payload.subarray(cur.dataStart, cur.end),
+            payload.subarray(cur.dataStart, cur.dataEnd),
             cur.seq,
             cur.ts(off),
             false,
@@ -760,5 +763,11 @@ export abstract class StoreCore implements MessageStore {
 
   protected assertOpen(): void {
     if (this.closed) throw new StoreError('CLOSED');
+  }
+
+  /** Mutations are refused while a failed write is being recovered from. */
+  protected assertWritable(): void {
+    if (this.closed) throw new StoreError('CLOSED');
+    if (this.writeFailure !== null) throw this.writeFailure;
   }
 }

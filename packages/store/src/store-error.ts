@@ -40,3 +40,39 @@ export class StoreError extends Error {
     this.code = code;
   }
 }
+
+/** Plain words for the OS errors a store write meets (nats-server's out-of-space check looks for these). */
+const OS_ERROR_TEXT: Record<string, string> = {
+  ENOSPC: 'no space left on device',
+  EDQUOT: 'disk quota exceeded',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in system',
+  EIO: 'input/output error',
+};
+
+/** LevelDB reports OS errors as text only ("IO error: <file>: Too many open files"). */
+const OS_ERROR_WORDS: Array<[RegExp, string]> = [
+  [/no space left on device/i, 'ENOSPC'],
+  [/too many open files in system/i, 'ENFILE'],
+  [/too many open files/i, 'EMFILE'],
+  [/disk quota exceeded/i, 'EDQUOT'],
+];
+
+function osCodeOf(err: unknown): string | undefined {
+  // Bounded: a cause chain of at most 4 links is looked at.
+  for (let e: unknown = err, depth = 0; e !== null && e !== undefined && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && code in OS_ERROR_TEXT) return code;
+    const message = e instanceof Error ? e.message : String(e);
+    for (const [words, os] of OS_ERROR_WORDS) if (words.test(message)) return os;
+  }
+  return undefined;
+}
+
+/** A failed write or open as an `IO` StoreError (an existing StoreError passes through). */
+export function storeIoError(err: unknown): StoreError {
+  if (err instanceof StoreError) return err;
+  const code = osCodeOf(err);
+  const text = code !== undefined ? OS_ERROR_TEXT[code] : undefined;
+  return new StoreError('IO', text ?? (err instanceof Error ? err.message : String(err)));
+}

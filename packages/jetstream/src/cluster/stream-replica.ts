@@ -108,6 +108,8 @@ export class StreamReplica implements StreamReplicaView {
   private servingTerm = 0;
   private leaderChanges = 0;
   private startingUp = true;
+  /** The store found damage at open and waits for the leader's complete image (see repairPlan). */
+  private storeDamaged = false;
   private stopped = false;
   private membershipRun: Promise<void> | null = null;
   private membershipDirty = false;
@@ -142,10 +144,12 @@ export class StreamReplica implements StreamReplicaView {
     const cfg = assignment.config;
     const store = await openReplicaStore(cfg, dir, options.storeSyncIntervalMs ?? DEFAULT_STORE_SYNC_INTERVAL_MS);
     try {
+      const damaged = await StreamReplica.repairPlan(host, assignment, store);
       // Every replica starts its new store the same way, so first_seq needs no entry.
       if (cfg.first_seq !== undefined && cfg.first_seq > 1 && store.state().last_seq === 0) await store.skipMsgs(1, cfg.first_seq - 1);
       const stream = new Stream(host, cfg, assignment.created, dir, store);
       const replica = new StreamReplica(host, assignment, stream, options);
+      replica.storeDamaged = damaged;
       stream.setProposer(replica.publisher);
       await stream.start(false);
       await replica.startRaft();
@@ -154,6 +158,26 @@ export class StreamReplica implements StreamReplicaView {
       await store.close().catch(() => undefined);
       throw err;
     }
+  }
+
+  /**
+   * A file store that found damage at open holds holes the other replicas do not have. With a Raft snapshot the
+   * store is kept and marked damaged: restoring the snapshot at startup then refuses (SnapshotNotHeldError), the
+   * log is discarded and the leader sends the complete image. Without one the log holds every entry since the
+   * stream began: the store is emptied and the log replays into it. Returns whether the mark is set.
+   */
+  private static async repairPlan(host: StreamReplicaHost, assignment: StreamAssignment, store: MessageStore): Promise<boolean> {
+    const runs = store.damageFound?.() ?? 0;
+    if (runs === 0) return false;
+    const persisted = await host.env.raftStore.load(assignment.group);
+    const fields = { stream: assignment.config.name, group: assignment.group, damagedRuns: runs };
+    if (persisted.snapshot !== undefined && persisted.snapshot !== null) {
+      host.log.warn(fields, 'stream store damaged; fetching the complete image from the leader');
+      return true;
+    }
+    host.log.warn(fields, 'stream store damaged; rebuilding it from the Raft log');
+    await store.restore(new MemoryStore({ limits: store.limits() }).snapshot());
+    return false;
   }
 
   private async startRaft(): Promise<void> {
@@ -277,9 +301,10 @@ export class StreamReplica implements StreamReplicaView {
     const store = this.stream.store;
     // At startup our own snapshot is restored: the file store was flushed before it was taken, so a store
     // at or past its last sequence already holds it (later entries replay idempotently).
-    if (this.startingUp && store.kind === 'file' && store.state().last_seq >= snap.lastSeq) return;
+    if (this.startingUp && store.kind === 'file' && !this.storeDamaged && store.state().last_seq >= snap.lastSeq) return;
     const image = snap.storeBytes;
     if (image === null) {
+      if (this.startingUp && this.storeDamaged) throw new SnapshotNotHeldError(`stream store damaged at open; its Raft snapshot at ${snap.lastSeq}`);
       // A stand-in whose state this store does not hold (its files were lost). RaftNode discards the log so the
       // leader sends a complete image, or (no other voter: R1) starts from the log as it is.
       if (this.startingUp) throw new SnapshotNotHeldError(`stream store at ${store.state().last_seq}, its Raft snapshot at ${snap.lastSeq}`);
@@ -291,6 +316,7 @@ export class StreamReplica implements StreamReplicaView {
         yield image;
       })(),
     );
+    this.storeDamaged = false;
     await this.stream.storeReplaced();
     if (snap.consumers.length > 0) await this.host.restoreConsumers?.(this, snap.consumers);
   }
@@ -575,7 +601,8 @@ export class StreamReplica implements StreamReplicaView {
 function openReplicaStore(cfg: StreamConfig, dir: string, syncIntervalMs: number): Promise<MessageStore> {
   const limits = storeLimitsOf(cfg);
   if (cfg.storage === 'memory') return Promise.resolve(new MemoryStore({ limits }));
-  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS });
+  // A failed write is not rolled back: the store must not fall behind what the group applied (the log replays it after a restart).
+  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS, recoverFailedWrites: false });
 }
 
 function sleep(ms: number): Promise<void> {

@@ -28,6 +28,12 @@ export class DedupeWindow {
     this.ids.set(id, { seq, atMs });
   }
 
+  /** Drops every id stored at `seq` or later (their write failed and was rolled back). */
+  forgetFrom(seq: number): void {
+    // Bounded by the map's size.
+    for (const [id, e] of this.ids) if (e.seq >= seq) this.ids.delete(id);
+  }
+
   get size(): number {
     return this.ids.size;
   }

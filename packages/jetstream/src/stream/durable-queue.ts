@@ -8,7 +8,7 @@ import { storedMessagesPerTurn, type TurnBudget } from '../turn-budget.js';
 /** Receives each message once durable (`stored`) or once its write failed (`failed`), in push order. */
 export interface DurableSink {
   stored(seq: number, subject: string, reply: string | null): void;
-  failed(reply: string | null, err: unknown): void;
+  failed(seq: number, reply: string | null, err: unknown): void;
 }
 
 /** The messages one store flush promise covers: those pushed while the store returned that promise. */
@@ -108,7 +108,7 @@ export class DurableQueue {
       const reply = this.replies[at];
       this.replies[at] = null; // the strings are garbage once answered
       if (err === null) this.sink.stored(this.seqs[at], this.subjects[at], reply);
-      else this.sink.failed(reply, err);
+      else this.sink.failed(this.seqs[at], reply, err);
     }
   }
 

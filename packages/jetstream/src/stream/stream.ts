@@ -111,6 +111,8 @@ export class Stream implements StreamHandle, PublishView {
   private readonly pending: DurableQueue;
   /** Nats-Msg-Id of the last message stored with one, and its sequence (lastMsgId is valid only if last). */
   private lastIdRecord: { id: string; seq: number } | null = null;
+  /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
+  private dedupeForgottenFrom = Infinity;
   private stopped = false;
   /** Subscribed to the subjects: always for R1, only on the leader of a replicated stream. */
   private serving = false;
@@ -128,7 +130,7 @@ export class Stream implements StreamHandle, PublishView {
     this.acks = new PubAckEncoder(config.name, host.domain);
     const sink: DurableSink = {
       stored: (seq, subject, reply) => this.stored(seq, subject, reply),
-      failed: (reply, err) => this.reject(reply, apiErrorOfStore(err)),
+      failed: (seq, reply, err) => this.failed(seq, reply, err),
     };
     this.pending = new DurableQueue(sink);
   }
@@ -428,6 +430,7 @@ export class Stream implements StreamHandle, PublishView {
   }
 
   private stored(seq: number, subject: string, reply: string | null): void {
+    this.dedupeForgottenFrom = Infinity;
     for (const l of this.listeners) {
       try {
         l(seq, subject);
@@ -436,6 +439,19 @@ export class Stream implements StreamHandle, PublishView {
       }
     }
     if (reply !== null) this.send(reply, this.acks.ack(seq));
+  }
+
+  /**
+   * A message whose write failed: the store has rolled it back (its sequence will be reused), so its
+   * Nats-Msg-Id must not answer a retry as a duplicate.
+   */
+  private failed(seq: number, reply: string | null, err: unknown): void {
+    if (seq < this.dedupeForgottenFrom) {
+      this.dedupe.forgetFrom(seq);
+      this.dedupeForgottenFrom = seq;
+      if (this.lastIdRecord !== null && this.lastIdRecord.seq >= seq) this.lastIdRecord = null;
+    }
+    this.reject(reply, apiErrorOfStore(err));
   }
 
   private reject(reply: string | null, err: ApiError): void {
