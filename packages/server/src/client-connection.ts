@@ -7,9 +7,11 @@ import {
   ClientParser,
   type ClientOpHandler,
   type ParseErrorKind,
+  type SubjectOp,
   encodeErr,
   isValidPublishSubject,
   isValidLiteralSubject,
+  isValidQueueName,
   isValidSubject,
   OK_BYTES,
   PING_BYTES,
@@ -51,12 +53,15 @@ export type CloseReason =
   | 'Parse Error'
   | 'Protocol Violation'
   | 'Maximum Connections Exceeded'
-  | 'Write Error';
+  | 'Write Error'
+  // not a nats-server reason: an exception while handling this connection's input (a Flotilla bug)
+  | 'Internal Error';
 
 const PARSE_ERROR_TEXT: Record<ParseErrorKind, string | null> = {
   'unknown-op': ERR_UNKNOWN_OP,
   'control-line': ERR_MAX_CONTROL_LINE,
   'max-payload': ERR_MAX_PAYLOAD,
+  'connect-required': ERR_AUTH_VIOLATION,
   'bad-args': null, // nats-server closes these without an -ERR
 };
 
@@ -118,6 +123,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.parser = new ClientParser(this, {
       maxControlLineBytes: o.maxControlLineBytes,
       maxPayloadBytes: o.maxPayloadBytes,
+      connectFirst: host.auth.required,
     });
   }
 
@@ -150,7 +156,21 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   onData(chunk: Buffer): void {
     if (this.closed) return;
     this.lastActivityMs = Date.now();
-    this.parser.parse(chunk);
+    try {
+      this.parser.parse(chunk);
+    } catch (err) {
+      this.internalError(err);
+    }
+  }
+
+  /**
+   * The last-resort guard: an exception while handling this connection's input is a bug, but it ends
+   * this connection only, never the process.
+   */
+  private internalError(err: unknown): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.host.log.error({ cid: this.cid, ip: this.remoteIp, err: e.message, stack: e.stack }, 'internal error handling client input; closing the connection');
+    this.close('Internal Error');
   }
 
   // ---- client ops ----------------------------------------------------------------------------
@@ -179,10 +199,12 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
       this.socket.pause();
-      auth.then(
-        (result) => this.resumeAfterAuth(result, opts),
-        () => this.resumeAfterAuth(null, opts),
-      );
+      auth
+        .then(
+          (result) => this.resumeAfterAuth(result, opts),
+          () => this.resumeAfterAuth(null, opts),
+        )
+        .catch((err: unknown) => this.internalError(err));
       return;
     }
     this.completeConnect(auth, opts);
@@ -256,7 +278,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.deferred !== null) return this.defer(() => this.onSub(subject, queue, sid));
     if (!this.authorized()) return;
     if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'SUB', subject, queue, sid }, 'client op');
-    if (!isValidSubject(subject)) {
+    // nats-server answers an invalid subject or queue group (its Sublist refuses both) the same way.
+    if (!isValidSubject(subject) || (queue !== null && !isValidQueueName(queue))) {
       this.malformedOp(ERR_INVALID_SUBJECT);
       return;
     }
@@ -301,6 +324,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   onPong(): void {
     this.pingsOut = 0;
+  }
+
+  onInvalidSubject(op: SubjectOp): void {
+    if (this.deferred !== null) return this.defer(() => this.onInvalidSubject(op));
+    if (!this.authorized()) return;
+    if (op === 'SUB') return this.malformedOp(ERR_INVALID_SUBJECT);
+    if (op === 'HPUB' && !this.headers) return this.close('Protocol Violation');
+    this.inMsgs++;
+    // As an invalid publish subject: nothing can subscribe to it, so it is dropped (-ERR in pedantic mode).
+    if (this.pedantic) this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
+    if (this.verbose) this.enqueue(OK_BYTES);
   }
 
   onParseError(kind: ParseErrorKind, detail: string): void {
@@ -390,6 +424,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.out.clear();
     if (slow) this.socket.destroy();
     else {
+      // Nothing more is read: a peer still sending (a flood that hit a limit) fills its own buffers, not ours.
+      this.socket.pause();
       this.socket.end();
       // A peer that never reads would hold the socket open: destroy after a grace period.
       setTimeout(() => this.socket.destroy(), 1000).unref();
