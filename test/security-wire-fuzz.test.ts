@@ -10,14 +10,14 @@ import { seededRandom, randomInt } from '../packages/protocol/test/seeded-random
 
 const SEED = process.env['WIRE_FUZZ_SEED'] !== undefined ? Number(process.env['WIRE_FUZZ_SEED']) : (Date.now() ^ (process.pid << 16)) >>> 0;
 // Short streams on many connections: the first mutation that ends a connection ends its stream.
-const BURSTS = 40;
-const CONNECTIONS_PER_BURST = 40;
-const FRAMES_PER_CONNECTION = 24; // 38,400 frames, ~3,800 of them mutated
+const BURSTS = 30;
+const CONNECTIONS_PER_BURST = 50;
+const FRAMES_PER_CONNECTION = 24; // 36,000 frames, ~3,600 of them mutated
 const MUTATED_SHARE = 0.1;
 /** Ops a client never sends end a connection at once: rare, so most streams run on past them. */
 const SERVER_OP_SHARE = 0.02;
 /** How long a fuzzing connection may stay open: a mutated size can leave the server rightly waiting for more. */
-const CONNECTION_LINGER_MS = 150;
+const CONNECTION_LINGER_MS = 200;
 const PROBE_TIMEOUT_MS = 5_000;
 
 // Valid frames, mutated below; several subscribe to what the others publish.

@@ -82,8 +82,10 @@ export class ClientParser {
   private payloadSize = 0;
   /** The PUB/HPUB being read has a subject or reply no subscriber can hold: its payload is skipped. */
   private invalidPub = false;
-  /** set by splitArgs when a bare CR separated two arguments */
+  /** set by splitArgs: a bare CR inside a PUB/HPUB argument */
   private sawCr = false;
+  /** set by splitArgs: every argument byte is ASCII, so every argument is valid UTF-8 */
+  private argsAscii = true;
   private expectConnect: boolean;
   // Argument positions of the current control line (filled by splitArgs).
   private readonly argStart = new Int32Array(MAX_ARGS);
@@ -235,7 +237,7 @@ export class ClientParser {
       case 'HPUB':
         return this.processPub(buf, argStart, end, true);
       case 'SUB': {
-        const n = this.splitArgs(buf, argStart, end);
+        const n = this.splitArgs(buf, argStart, end, true);
         if (n < 2 || n > 3) return this.fail('bad-args', 'SUB needs a subject, an optional queue and a sid');
         // The sid is the client's own handle, echoed in MSG: any bytes do; subject and queue must be UTF-8.
         if (!this.argsUtf8(buf, n - 1)) return this.handler.onInvalidSubject('SUB');
@@ -243,7 +245,7 @@ export class ClientParser {
         return this.handler.onSub(this.arg(buf, 0), this.arg(buf, 1), this.arg(buf, 2));
       }
       case 'UNSUB': {
-        const n = this.splitArgs(buf, argStart, end);
+        const n = this.splitArgs(buf, argStart, end, true);
         if (n === 1) return this.handler.onUnsub(this.arg(buf, 0), null);
         if (n === 2) {
           // A max that is not a number unsubscribes at once, as in nats-server.
@@ -283,7 +285,7 @@ export class ClientParser {
     if (!this.lastSubjectUtf8) valid = false;
     if (n === 2 + sizes) {
       this.reply = this.arg(buf, 1);
-      if (valid && !argUtf8(buf, this.argStart[1]!, this.argEnd[1]!, this.reply)) valid = false;
+      if (valid && !this.argsAscii && !isUtf8(buf.subarray(this.argStart[1]!, this.argEnd[1]!))) valid = false;
     } else {
       this.reply = null;
     }
@@ -317,16 +319,15 @@ export class ClientParser {
     else this.lastSubjectBytes = Buffer.from(buf.subarray(s, s + n));
     this.lastSubjectLength = n;
     this.lastSubject = buf.toString('utf8', s, s + n);
-    this.lastSubjectUtf8 = argUtf8(buf, s, s + n, this.lastSubject);
+    this.lastSubjectUtf8 = this.argsAscii || isUtf8(buf.subarray(s, s + n));
     return this.lastSubject;
   }
 
-  /** Whether arguments 0..count-1 are valid UTF-8. */
+  /** Whether arguments 0..count-1 are valid UTF-8 (decoding would turn other bytes into U+FFFD). */
   private argsUtf8(buf: Buffer, count: number): boolean {
+    if (this.argsAscii) return true;
     for (let i = 0; i < count; i++) {
-      const s = this.argStart[i]!;
-      const e = this.argEnd[i]!;
-      if (!argUtf8(buf, s, e, buf.toString('utf8', s, e))) return false;
+      if (!isUtf8(buf.subarray(this.argStart[i]!, this.argEnd[i]!))) return false;
     }
     return true;
   }
@@ -334,12 +335,13 @@ export class ClientParser {
   /**
    * Splits on runs of spaces and tabs into argStart/argEnd; returns the count, or MAX_ARGS + 1 when over.
    * A bare CR separates arguments too when `crSeparates` (nats-server's SUB/UNSUB); otherwise (its PUB/HPUB)
-   * it stays inside its argument and sets sawCr.
+   * it stays inside its argument and sets sawCr. Sets argsAscii: a line of ASCII needs no UTF-8 check.
    */
-  private splitArgs(buf: Buffer, start: number, end: number, crSeparates = true): number {
+  private splitArgs(buf: Buffer, start: number, end: number, crSeparates: boolean): number {
     let n = 0;
     let i = start;
     let sawCr = false;
+    let bits = 0;
     while (i < end) {
       for (; i < end; i++) {
         const c = buf[i]!;
@@ -350,6 +352,7 @@ export class ClientParser {
       // One comparison per byte for every printable byte: the separators are all below '!'.
       for (; i < end; i++) {
         const c = buf[i]!;
+        bits |= c;
         if (c <= SPACE) {
           if (c === SPACE || c === TAB) break;
           if (c === CR) {
@@ -364,16 +367,9 @@ export class ClientParser {
       n++;
     }
     this.sawCr = sawCr;
+    this.argsAscii = bits < 0x80;
     return n;
   }
-}
-
-/**
- * Whether buf[start, end), decoded as `decoded`, was valid UTF-8. Decoding replaces bad bytes with U+FFFD,
- * so only a string holding one needs the byte check: the common case is one native scan, no allocation.
- */
-function argUtf8(buf: Buffer, start: number, end: number, decoded: string): boolean {
-  return decoded.indexOf('\uFFFD') === -1 || isUtf8(buf.subarray(start, end));
 }
 
 /** Non-negative decimal in buf[start, end); -1 when not a number or beyond 2^53. */
@@ -401,8 +397,6 @@ function pingPong(buf: Buffer, start: number, end: number): 'PING' | 'PONG' | nu
 }
 
 function identifyOp(buf: Buffer, start: number, end: number): (typeof OPS)[number] | null {
-  const pp = pingPong(buf, start, end);
-  if (pp !== null) return pp;
   const n = end - start;
   for (const op of OPS) {
     if (op.length !== n) continue;
@@ -410,7 +404,7 @@ function identifyOp(buf: Buffer, start: number, end: number): (typeof OPS)[numbe
     while (i < n && upper(buf[start + i]!) === op.charCodeAt(i)) i++;
     if (i === n) return op;
   }
-  return null;
+  return pingPong(buf, start, end);
 }
 
 /** For a partial line: the op it can still become, or null when no op starts this way. */

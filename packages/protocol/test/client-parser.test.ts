@@ -56,6 +56,10 @@ const CORPUS: Array<[string, Event[]]> = [
   ['sub  foo.>\t 5\r\n', [['SUB', 'foo.>', null, '5']]],
   ['UNSUB 1\r\n', [['UNSUB', '1', null]]],
   ['UNSUB 7 10\r\n', [['UNSUB', '7', 10]]],
+];
+
+// Kept out of the corpus above so its 100,000 fragmentations stay quick; each is split at every byte below.
+const HOSTILE_CORPUS: Array<[string, Event[]]> = [
   // nats-server's tolerances: a bare CR separates SUB/UNSUB arguments, PING/PONG ignore what follows the
   // name, and a non-numeric UNSUB max unsubscribes at once.
   ['SUB foo q\r 1\r\n', [['SUB', 'foo', 'q', '1']]],
@@ -83,6 +87,12 @@ const JOINED_EVENTS = CORPUS.flatMap(([, events]) => events);
 describe('ClientParser', () => {
   it.each(CORPUS)('parses %j', (frame, expected) => {
     expect(parse(frame)).toEqual(expected);
+  });
+
+  it.each(HOSTILE_CORPUS)('parses %j, whole and split at every byte', (frame, expected) => {
+    const bytes = Buffer.from(frame, 'latin1');
+    expect(parse(bytes)).toEqual(expected);
+    for (let cut = 1; cut < bytes.length; cut++) expect(parseInPieces(bytes, [cut])).toEqual(expected);
   });
 
   it('parses the corpus split in two at every byte boundary', () => {
