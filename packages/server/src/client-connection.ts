@@ -159,17 +159,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     try {
       this.parser.parse(chunk);
     } catch (err) {
-      this.internalError(err);
+      this.closeOnInternalError(err, 'input');
     }
   }
 
   /**
-   * The last-resort guard: an exception while handling this connection's input is a bug, but it ends
-   * this connection only, never the process.
+   * The last-resort guard: an exception while handling this connection's input or output is a bug, but it
+   * ends this connection only, never the process.
    */
-  private internalError(err: unknown): void {
+  closeOnInternalError(err: unknown, during: 'input' | 'output'): void {
     const e = err instanceof Error ? err : new Error(String(err));
-    this.host.log.error({ cid: this.cid, ip: this.remoteIp, err: e.message, stack: e.stack }, 'internal error handling client input; closing the connection');
+    this.host.log.error({ cid: this.cid, ip: this.remoteIp, err: e.message, stack: e.stack }, `internal error handling client ${during}; closing the connection`);
     this.close('Internal Error');
   }
 
@@ -204,7 +204,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
           (result) => this.resumeAfterAuth(result, opts),
           () => this.resumeAfterAuth(null, opts),
         )
-        .catch((err: unknown) => this.internalError(err));
+        .catch((err: unknown) => this.closeOnInternalError(err, 'input'));
       return;
     }
     this.completeConnect(auth, opts);
@@ -418,11 +418,12 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     for (const sub of this.subs.values()) this.host.router.unsubscribe(sub);
     this.subs.clear();
     // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer,
-    // whose socket is dropped at once so its backlog is freed.
-    const slow = reason === 'Slow Consumer (Pending Bytes)' || reason === 'Slow Consumer (Write Deadline)';
-    if (!slow) this.out.flushTo(this.socket);
+    // whose socket is dropped at once so its backlog is freed, and after an internal error, when the
+    // output is not to be trusted.
+    const drop = reason === 'Slow Consumer (Pending Bytes)' || reason === 'Slow Consumer (Write Deadline)' || reason === 'Internal Error';
+    if (!drop) this.out.flushTo(this.socket);
     this.out.clear();
-    if (slow) this.socket.destroy();
+    if (drop) this.socket.destroy();
     else {
       // Nothing more is read: a peer still sending (a flood that hit a limit) fills its own buffers, not ours.
       this.socket.pause();

@@ -1,5 +1,5 @@
-// The last-resort guard: an exception while handling one connection's input (a bug, injected here into the
-// router of a real in-process server) closes that connection, logged with its cid, and nothing else.
+// The last-resort guard: an exception while handling one connection's input or output (a bug, injected here
+// into a real in-process server) closes that connection, logged with its cid, and nothing else.
 import { describe, it, expect, afterEach } from 'vitest';
 import { connect, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
@@ -64,7 +64,7 @@ async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
   }
 }
 
-describe('an exception while handling one connection input', () => {
+describe('an exception while handling one connection', () => {
   it('closes that connection only, logged with its cid; the server and other clients carry on', async () => {
     const { server, logLines } = await faultyServer();
     const victim = await peer(server.port);
@@ -86,6 +86,26 @@ describe('an exception while handling one connection input', () => {
     const fresh = await peer(server.port);
     fresh.socket.write('CONNECT {"verbose":false}\r\nPING\r\n');
     await until(() => fresh.received().includes('PONG'));
+  });
+
+  it('guards the end-of-turn flush too: a connection whose output throws is closed, the others carry on', async () => {
+    const { server, logLines } = await faultyServer();
+    const victim = await peer(server.port);
+    const other = await peer(server.port);
+    const [victimCid, otherCid] = [...server.clients.keys()];
+    const victimConn = server.clients.get(victimCid!)!;
+    victimConn.out.flushTo = (): never => {
+      throw new TypeError('injected output fault');
+    };
+    // Unguarded, the throw would leave the flush callback (setImmediate) and end the process.
+    victim.socket.write('CONNECT {"verbose":false}\r\nPING\r\n');
+    await until(() => server.clients.get(victimCid!)?.connected === true || !server.clients.has(victimCid!));
+    other.socket.write('CONNECT {"verbose":false}\r\nPING\r\n');
+    await until(() => victim.closed());
+    await until(() => other.received().includes('PONG'));
+    expect(server.clients.has(victimCid!)).toBe(false);
+    expect(server.clients.has(otherCid!)).toBe(true);
+    expect(logLines().find((l) => l['cid'] === victimCid && l['level'] === 50)).toMatchObject({ err: 'injected output fault' });
   });
 
   it('also guards the ops replayed after a bcrypt check', async () => {
