@@ -116,6 +116,25 @@ describe('control lines over max_control_line', () => {
     expect(c.received).toBe("-ERR 'maximum control line exceeded'\r\n");
   });
 
+  it.each([
+    ['an over-long CONNECT', `CONNECT {"name":"${'a'.repeat(9000)}`, 'Maximum Control Line Exceeded'],
+    ['a payload over max_payload', `CONNECT {}\r\nPUB foo ${MIB + 1}\r\n`, 'Maximum Message Payload Exceeded'],
+  ])('/connz names the close of %s as nats-server does', async (_name, input, reason) => {
+    const c = await RawClient.connect(open.port);
+    clients.push(c);
+    const cid = (JSON.parse(/^INFO (\{.*\}) \r\n/.exec(c.received)![1]!) as { client_id: number }).client_id;
+    c.send(input);
+    await c.waitClosed();
+    const closed = async (): Promise<Array<{ cid: number; reason: string }>> =>
+      ((await (await fetch(`http://127.0.0.1:${open.httpPort}/connz?state=closed&limit=1000`)).json()) as { connections: Array<{ cid: number; reason: string }> }).connections;
+    let entry = (await closed()).find((e) => e.cid === cid);
+    for (let i = 0; entry === undefined && i < 50; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      entry = (await closed()).find((e) => e.cid === cid);
+    }
+    expect(entry?.reason).toBe(reason);
+  });
+
   it('refuses 150 unterminated 1 MiB CONNECTs before buffering them, and keeps serving', async () => {
     const pid = open.proc.pid!;
     const rssBefore = vmRssBytes(pid);

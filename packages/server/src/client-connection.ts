@@ -52,17 +52,20 @@ export type CloseReason =
   | 'Authentication Failure'
   | 'Parse Error'
   | 'Protocol Violation'
+  | 'Maximum Control Line Exceeded'
+  | 'Maximum Message Payload Exceeded'
   | 'Maximum Connections Exceeded'
   | 'Write Error'
   // not a nats-server reason: an exception while handling this connection's input (a Flotilla bug)
   | 'Internal Error';
 
-const PARSE_ERROR_TEXT: Record<ParseErrorKind, string | null> = {
-  'unknown-op': ERR_UNKNOWN_OP,
-  'control-line': ERR_MAX_CONTROL_LINE,
-  'max-payload': ERR_MAX_PAYLOAD,
-  'connect-required': ERR_AUTH_VIOLATION,
-  'bad-args': null, // nats-server closes these without an -ERR
+/** Each parse error's -ERR (null: nats-server closes without one) and the reason /connz gives. */
+const PARSE_ERROR_REPLY: Record<ParseErrorKind, { text: string | null; reason: CloseReason }> = {
+  'unknown-op': { text: ERR_UNKNOWN_OP, reason: 'Parse Error' },
+  'control-line': { text: ERR_MAX_CONTROL_LINE, reason: 'Maximum Control Line Exceeded' },
+  'max-payload': { text: ERR_MAX_PAYLOAD, reason: 'Maximum Message Payload Exceeded' },
+  'connect-required': { text: ERR_AUTH_VIOLATION, reason: 'Authentication Failure' },
+  'bad-args': { text: null, reason: 'Parse Error' },
 };
 
 /** Ops that arrive while a bcrypt check of CONNECT is running wait, up to this many. */
@@ -339,9 +342,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   onParseError(kind: ParseErrorKind, detail: string): void {
     this.host.log.debug({ cid: this.cid, kind, detail }, 'client parse error');
-    const text = PARSE_ERROR_TEXT[kind];
-    if (text === null) this.close('Parse Error');
-    else this.fail(text, kind === 'max-payload' ? 'Protocol Violation' : 'Parse Error');
+    const { text, reason } = PARSE_ERROR_REPLY[kind];
+    if (text === null) this.close(reason);
+    else this.fail(text, reason);
   }
 
   // ---- delivery ------------------------------------------------------------------------------
