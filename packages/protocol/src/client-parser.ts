@@ -3,9 +3,10 @@
 // native `indexOf`, payloads that arrive whole are handed out as zero-copy views of the read chunk, and a
 // payload split across reads is copied exactly once into a buffer of its final size.
 //
-// Every token is checked here, so no later stage sees a subject it cannot hold: a bare CR separates
-// arguments (as nats-server's splitArg does for SUB/UNSUB), and a subject, queue or reply that is not
-// valid UTF-8 (a JS string would silently turn it into U+FFFD) is reported as an invalid subject.
+// Every token is checked here, so no later stage sees a subject it cannot hold: a bare CR separates SUB and
+// UNSUB arguments (as nats-server's splitArg does); a PUB/HPUB subject or reply holding one, and a subject,
+// queue or reply that is not valid UTF-8 (a JS string would silently turn it into U+FFFD), is reported as
+// an invalid subject.
 import { isUtf8 } from 'node:buffer';
 
 /** Why the parser stopped; the connection maps each kind to nats-server's reply (see errors.ts). */
@@ -349,7 +350,7 @@ export class ClientParser {
       }
       if (i >= end) break;
       const s = i;
-      // One comparison per byte for every printable byte: the separators are all below '!'.
+      // One comparison per printable byte: the separators are all below '!'.
       for (; i < end; i++) {
         const c = buf[i]!;
         bits |= c;
