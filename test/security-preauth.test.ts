@@ -116,6 +116,27 @@ describe('control lines over max_control_line', () => {
     expect(c.received).toBe("-ERR 'maximum control line exceeded'\r\n");
   });
 
+  it('follows max_control_line from the config, for CONNECT too', async () => {
+    const conf = join(confDir, 'mcl.conf');
+    writeFileSync(conf, 'max_control_line: 16384\n');
+    const big = await startFlotilla({ args: ['-c', conf] });
+    try {
+      const ok = await RawClient.connect(big.port);
+      clients.push(ok);
+      ok.clear();
+      ok.send(`CONNECT {"verbose":false,"name":"${'a'.repeat(10_000)}"}\r\nPING\r\n`);
+      await ok.waitFor(/^PONG\r\n$/);
+      const over = await RawClient.connect(big.port);
+      clients.push(over);
+      over.clear();
+      over.send(`CONNECT {"verbose":false,"name":"${'a'.repeat(20_000)}`);
+      await over.waitClosed();
+      expect(over.received).toBe("-ERR 'maximum control line exceeded'\r\n");
+    } finally {
+      await big.stop();
+    }
+  });
+
   it.each([
     ['an over-long CONNECT', `CONNECT {"name":"${'a'.repeat(9000)}`, 'Maximum Control Line Exceeded'],
     ['a payload over max_payload', `CONNECT {}\r\nPUB foo ${MIB + 1}\r\n`, 'Maximum Message Payload Exceeded'],
