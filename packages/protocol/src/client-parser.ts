@@ -2,13 +2,23 @@
 // PING, PONG). Hand-rolled because it is the broker's hottest path: control lines are located with the
 // native `indexOf`, payloads that arrive whole are handed out as zero-copy views of the read chunk, and a
 // payload split across reads is copied exactly once into a buffer of its final size.
+//
+// Every token is checked here, so no later stage sees a subject it cannot hold: a bare CR separates SUB and
+// UNSUB arguments (as nats-server's splitArg does); a PUB/HPUB subject or reply holding one, and a subject,
+// queue or reply that is not valid UTF-8 (a JS string would silently turn it into U+FFFD), is reported as
+// an invalid subject.
+import { isUtf8 } from 'node:buffer';
 
 /** Why the parser stopped; the connection maps each kind to nats-server's reply (see errors.ts). */
 export type ParseErrorKind =
   | 'unknown-op' // -ERR 'Unknown Protocol Operation', close
   | 'control-line' // -ERR 'maximum control line exceeded', close
   | 'max-payload' // -ERR 'Maximum Payload Violation', close
+  | 'connect-required' // an op before CONNECT when auth is required: -ERR 'Authorization Violation', close
   | 'bad-args'; // malformed arguments: nats-server closes without an -ERR
+
+/** The op of `onInvalidSubject`. */
+export type SubjectOp = 'PUB' | 'HPUB' | 'SUB';
 
 export interface ClientOpHandler {
   onConnect(json: string): void;
@@ -20,12 +30,20 @@ export interface ClientOpHandler {
   onUnsub(sid: string, maxMsgs: number | null): void;
   onPing(): void;
   onPong(): void;
+  /**
+   * A SUB whose subject or queue, or a PUB/HPUB whose subject or reply, holds a bare CR or bytes that are
+   * not UTF-8. A PUB's payload has been consumed; the framing is intact and parsing goes on.
+   */
+  onInvalidSubject(op: SubjectOp): void;
   onParseError(kind: ParseErrorKind, detail: string): void;
 }
 
 export interface ClientParserOptions {
+  /** Bound on a control line's arguments, CONNECT's JSON included (nats-server's max_control_line). */
   maxControlLineBytes: number;
   maxPayloadBytes: number;
+  /** Auth is required: any op before the first CONNECT fails at its name, before its line is buffered. */
+  connectFirst?: boolean;
 }
 
 const ST_OP = 0; // reading a control line
@@ -42,8 +60,10 @@ const TAB = 9;
 // Op names, upper case, in the order they are tried for a prefix match on a partial line.
 const OPS = ['PUB', 'HPUB', 'SUB', 'UNSUB', 'PING', 'PONG', 'CONNECT'] as const;
 
-// Bound on an unterminated CONNECT line (a JWT can exceed the 4 KiB control-line limit).
-const MAX_CONNECT_LINE_BYTES = 1024 * 1024;
+// A control line may be this much longer than its arguments (op name, blanks, CR). Bounding the whole line,
+// not only the arguments, also bounds a line padded with blanks, and lets a partial line be refused before
+// it is buffered.
+const LINE_OVERHEAD_BYTES = 64;
 const MAX_ARGS = 5;
 
 /** Subjects up to this long reuse one scratch buffer for the repeated-subject check. */
@@ -61,6 +81,13 @@ export class ClientParser {
   private payload: Buffer | null = null;
   private payloadFilled = 0;
   private payloadSize = 0;
+  /** The PUB/HPUB being read has a subject or reply no subscriber can hold: its payload is skipped. */
+  private invalidPub = false;
+  /** set by splitArgs: a bare CR inside a PUB/HPUB argument */
+  private sawCr = false;
+  /** set by splitArgs: every argument byte is ASCII, so every argument is valid UTF-8 */
+  private argsAscii = true;
+  private expectConnect: boolean;
   // Argument positions of the current control line (filled by splitArgs).
   private readonly argStart = new Int32Array(MAX_ARGS);
   private readonly argEnd = new Int32Array(MAX_ARGS);
@@ -70,11 +97,14 @@ export class ClientParser {
   private lastSubjectBytes: Buffer = Buffer.alloc(LAST_SUBJECT_SCRATCH_BYTES);
   private lastSubjectLength = -1;
   private lastSubject = '';
+  private lastSubjectUtf8 = true;
 
   constructor(
     private readonly handler: ClientOpHandler,
     private readonly opts: ClientParserOptions,
-  ) {}
+  ) {
+    this.expectConnect = opts.connectFirst === true;
+  }
 
   get failed(): boolean {
     return this.state === ST_FAILED;
@@ -92,6 +122,9 @@ export class ClientParser {
             return;
           }
           if (this.lineLen > 0) {
+            if (this.lineLen + nl - pos > this.opts.maxControlLineBytes + LINE_OVERHEAD_BYTES + 1) {
+              return this.fail('control-line', `control line of ${this.lineLen + nl - pos} bytes`);
+            }
             this.appendLine(chunk, pos, nl);
             const lineLen = this.lineLen;
             this.lineLen = 0;
@@ -146,7 +179,8 @@ export class ClientParser {
 
   private deliver(payload: Buffer): void {
     this.payloadFilled = 0;
-    if (this.headerBytes < 0) this.handler.onPub(this.subject, this.reply, payload);
+    if (this.invalidPub) this.handler.onInvalidSubject(this.headerBytes < 0 ? 'PUB' : 'HPUB');
+    else if (this.headerBytes < 0) this.handler.onPub(this.subject, this.reply, payload);
     else this.handler.onHpub(this.subject, this.reply, this.headerBytes, payload);
   }
 
@@ -170,11 +204,15 @@ export class ClientParser {
 
   /** An unterminated control line: keep it, but fail early on a bad op or an oversized line. */
   private appendPartialLine(src: Buffer, start: number, end: number): void {
+    // Refused before it is copied: an unterminated line never holds more than the limit.
+    const total = this.lineLen + end - start;
+    if (total > this.opts.maxControlLineBytes + LINE_OVERHEAD_BYTES + 1) {
+      return this.fail('control-line', `control line of ${total} bytes`);
+    }
     this.appendLine(src, start, end);
     const op = matchOpPrefix(this.lineBuf, this.lineLen);
     if (op === null) return this.fail('unknown-op', 'unknown operation');
-    const limit = op === 'CONNECT' ? MAX_CONNECT_LINE_BYTES : this.opts.maxControlLineBytes + op.length + 1;
-    if (this.lineLen > limit) this.fail('control-line', `control line of ${this.lineLen} bytes`);
+    if (op !== 'CONNECT' && this.expectConnect) this.fail('connect-required', `${op} before CONNECT`);
   }
 
   private processLine(buf: Buffer, start: number, end: number): void {
@@ -184,10 +222,15 @@ export class ClientParser {
     while (opEnd < end && buf[opEnd] !== SPACE && buf[opEnd] !== TAB) opEnd++;
     const op = identifyOp(buf, start, opEnd);
     if (op === null) return this.fail('unknown-op', 'unknown operation');
+    if (this.expectConnect) {
+      if (op !== 'CONNECT') return this.fail('connect-required', `${op} before CONNECT`);
+      this.expectConnect = false;
+    }
     let argStart = opEnd;
     while (argStart < end && (buf[argStart] === SPACE || buf[argStart] === TAB)) argStart++;
-    if (op !== 'CONNECT' && end - argStart > this.opts.maxControlLineBytes) {
-      return this.fail('control-line', `control line of ${end - argStart} bytes`);
+    const limit = this.opts.maxControlLineBytes;
+    if (end - argStart > limit || end - start > limit + LINE_OVERHEAD_BYTES) {
+      return this.fail('control-line', `control line of ${end - start} bytes`);
     }
     switch (op) {
       case 'PUB':
@@ -195,26 +238,27 @@ export class ClientParser {
       case 'HPUB':
         return this.processPub(buf, argStart, end, true);
       case 'SUB': {
-        const n = this.splitArgs(buf, argStart, end);
+        const n = this.splitArgs(buf, argStart, end, true);
+        if (n < 2 || n > 3) return this.fail('bad-args', 'SUB needs a subject, an optional queue and a sid');
+        // The sid is the client's own handle, echoed in MSG: any bytes do; subject and queue must be UTF-8.
+        if (!this.argsUtf8(buf, n - 1)) return this.handler.onInvalidSubject('SUB');
         if (n === 2) return this.handler.onSub(this.arg(buf, 0), null, this.arg(buf, 1));
-        if (n === 3) return this.handler.onSub(this.arg(buf, 0), this.arg(buf, 1), this.arg(buf, 2));
-        return this.fail('bad-args', 'SUB needs a subject, an optional queue and a sid');
+        return this.handler.onSub(this.arg(buf, 0), this.arg(buf, 1), this.arg(buf, 2));
       }
       case 'UNSUB': {
-        const n = this.splitArgs(buf, argStart, end);
+        const n = this.splitArgs(buf, argStart, end, true);
         if (n === 1) return this.handler.onUnsub(this.arg(buf, 0), null);
         if (n === 2) {
+          // A max that is not a number unsubscribes at once, as in nats-server.
           const max = parseSizeBytes(buf, this.argStart[1]!, this.argEnd[1]!);
-          if (max < 0) return this.fail('bad-args', 'UNSUB max is not a number');
-          return this.handler.onUnsub(this.arg(buf, 0), max);
+          return this.handler.onUnsub(this.arg(buf, 0), max < 0 ? null : max);
         }
         return this.fail('bad-args', 'UNSUB needs a sid and an optional max');
       }
+      // nats-server reads PING/PONG up to the line end and ignores whatever follows the name.
       case 'PING':
-        if (argStart !== end) return this.fail('unknown-op', 'PING takes no arguments');
         return this.handler.onPing();
       case 'PONG':
-        if (argStart !== end) return this.fail('unknown-op', 'PONG takes no arguments');
         return this.handler.onPong();
       case 'CONNECT':
         return this.handler.onConnect(buf.toString('utf8', argStart, end));
@@ -222,7 +266,7 @@ export class ClientParser {
   }
 
   private processPub(buf: Buffer, start: number, end: number, withHeaders: boolean): void {
-    const n = this.splitArgs(buf, start, end);
+    const n = this.splitArgs(buf, start, end, false);
     const sizes = withHeaders ? 2 : 1;
     if (n < 1 + sizes || n > 2 + sizes) {
       return this.fail('bad-args', `${withHeaders ? 'HPUB' : 'PUB'} has ${n} arguments`);
@@ -235,8 +279,18 @@ export class ClientParser {
     if (total > this.opts.maxPayloadBytes) {
       return this.fail('max-payload', `payload of ${total} bytes`);
     }
+    // A CR in the subject or reply would end up inside a subscriber's MSG line: the message is dropped.
+    // (nats-server forwards it.) A CR in a size makes it no number.
+    let valid = !this.sawCr;
     this.subject = this.subjectArg(buf);
-    this.reply = n === 2 + sizes ? this.arg(buf, 1) : null;
+    if (!this.lastSubjectUtf8) valid = false;
+    if (n === 2 + sizes) {
+      this.reply = this.arg(buf, 1);
+      if (valid && !this.argsAscii && !isUtf8(buf.subarray(this.argStart[1]!, this.argEnd[1]!))) valid = false;
+    } else {
+      this.reply = null;
+    }
+    this.invalidPub = !valid;
     this.headerBytes = hdr;
     this.payloadSize = total;
     this.payloadFilled = 0;
@@ -266,23 +320,55 @@ export class ClientParser {
     else this.lastSubjectBytes = Buffer.from(buf.subarray(s, s + n));
     this.lastSubjectLength = n;
     this.lastSubject = buf.toString('utf8', s, s + n);
+    this.lastSubjectUtf8 = this.argsAscii || isUtf8(buf.subarray(s, s + n));
     return this.lastSubject;
   }
 
-  /** Splits on runs of spaces/tabs into argStart/argEnd; returns the count, or MAX_ARGS + 1 when over. */
-  private splitArgs(buf: Buffer, start: number, end: number): number {
+  /** Whether arguments 0..count-1 are valid UTF-8 (decoding would turn other bytes into U+FFFD). */
+  private argsUtf8(buf: Buffer, count: number): boolean {
+    if (this.argsAscii) return true;
+    for (let i = 0; i < count; i++) {
+      if (!isUtf8(buf.subarray(this.argStart[i]!, this.argEnd[i]!))) return false;
+    }
+    return true;
+  }
+
+  /**
+   * Splits on runs of spaces and tabs into argStart/argEnd; returns the count, or MAX_ARGS + 1 when over.
+   * A bare CR separates arguments too when `crSeparates` (nats-server's SUB/UNSUB); otherwise (its PUB/HPUB)
+   * it stays inside its argument and sets sawCr. Sets argsAscii: a line of ASCII needs no UTF-8 check.
+   */
+  private splitArgs(buf: Buffer, start: number, end: number, crSeparates: boolean): number {
     let n = 0;
     let i = start;
+    let sawCr = false;
+    let bits = 0;
     while (i < end) {
-      while (i < end && (buf[i] === SPACE || buf[i] === TAB)) i++;
+      for (; i < end; i++) {
+        const c = buf[i]!;
+        if (c !== SPACE && c !== TAB && (c !== CR || !crSeparates)) break;
+      }
       if (i >= end) break;
       const s = i;
-      while (i < end && buf[i] !== SPACE && buf[i] !== TAB) i++;
+      // One comparison per printable byte: the separators are all below '!'.
+      for (; i < end; i++) {
+        const c = buf[i]!;
+        bits |= c;
+        if (c <= SPACE) {
+          if (c === SPACE || c === TAB) break;
+          if (c === CR) {
+            if (crSeparates) break;
+            sawCr = true;
+          }
+        }
+      }
       if (n === MAX_ARGS) return MAX_ARGS + 1;
       this.argStart[n] = s;
       this.argEnd[n] = i;
       n++;
     }
+    this.sawCr = sawCr;
+    this.argsAscii = bits < 0x80;
     return n;
   }
 }
@@ -304,6 +390,13 @@ function upper(b: number): number {
   return b >= 97 && b <= 122 ? b - 32 : b;
 }
 
+/** PING or PONG when the bytes from start begin with either name (nats-server ignores what follows it). */
+function pingPong(buf: Buffer, start: number, end: number): 'PING' | 'PONG' | null {
+  if (end - start < 4 || upper(buf[start]!) !== 0x50 || upper(buf[start + 2]!) !== 0x4e || upper(buf[start + 3]!) !== 0x47) return null;
+  const second = upper(buf[start + 1]!);
+  return second === 0x49 ? 'PING' : second === 0x4f ? 'PONG' : null;
+}
+
 function identifyOp(buf: Buffer, start: number, end: number): (typeof OPS)[number] | null {
   const n = end - start;
   for (const op of OPS) {
@@ -312,11 +405,13 @@ function identifyOp(buf: Buffer, start: number, end: number): (typeof OPS)[numbe
     while (i < n && upper(buf[start + i]!) === op.charCodeAt(i)) i++;
     if (i === n) return op;
   }
-  return null;
+  return pingPong(buf, start, end);
 }
 
 /** For a partial line: the op it can still become, or null when no op starts this way. */
 function matchOpPrefix(buf: Buffer, len: number): (typeof OPS)[number] | null {
+  const pp = pingPong(buf, 0, len);
+  if (pp !== null) return pp;
   let opLen = 0;
   while (opLen < len && buf[opLen] !== SPACE && buf[opLen] !== TAB && buf[opLen] !== CR) opLen++;
   const complete = opLen < len;

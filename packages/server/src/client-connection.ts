@@ -7,9 +7,11 @@ import {
   ClientParser,
   type ClientOpHandler,
   type ParseErrorKind,
+  type SubjectOp,
   encodeErr,
   isValidPublishSubject,
   isValidLiteralSubject,
+  isValidQueueName,
   isValidSubject,
   OK_BYTES,
   PING_BYTES,
@@ -50,14 +52,20 @@ export type CloseReason =
   | 'Authentication Failure'
   | 'Parse Error'
   | 'Protocol Violation'
+  | 'Maximum Control Line Exceeded'
+  | 'Maximum Message Payload Exceeded'
   | 'Maximum Connections Exceeded'
-  | 'Write Error';
+  | 'Write Error'
+  // not a nats-server reason: an exception while handling this connection's input (a Flotilla bug)
+  | 'Internal Error';
 
-const PARSE_ERROR_TEXT: Record<ParseErrorKind, string | null> = {
-  'unknown-op': ERR_UNKNOWN_OP,
-  'control-line': ERR_MAX_CONTROL_LINE,
-  'max-payload': ERR_MAX_PAYLOAD,
-  'bad-args': null, // nats-server closes these without an -ERR
+/** Each parse error's -ERR (null: nats-server closes without one) and the reason /connz gives. */
+const PARSE_ERROR_REPLY: Record<ParseErrorKind, { text: string | null; reason: CloseReason }> = {
+  'unknown-op': { text: ERR_UNKNOWN_OP, reason: 'Parse Error' },
+  'control-line': { text: ERR_MAX_CONTROL_LINE, reason: 'Maximum Control Line Exceeded' },
+  'max-payload': { text: ERR_MAX_PAYLOAD, reason: 'Maximum Message Payload Exceeded' },
+  'connect-required': { text: ERR_AUTH_VIOLATION, reason: 'Authentication Failure' },
+  'bad-args': { text: null, reason: 'Parse Error' },
 };
 
 /** Ops that arrive while a bcrypt check of CONNECT is running wait, up to this many. */
@@ -118,6 +126,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.parser = new ClientParser(this, {
       maxControlLineBytes: o.maxControlLineBytes,
       maxPayloadBytes: o.maxPayloadBytes,
+      connectFirst: host.auth.required,
     });
   }
 
@@ -150,7 +159,21 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   onData(chunk: Buffer): void {
     if (this.closed) return;
     this.lastActivityMs = Date.now();
-    this.parser.parse(chunk);
+    try {
+      this.parser.parse(chunk);
+    } catch (err) {
+      this.closeOnInternalError(err, 'input');
+    }
+  }
+
+  /**
+   * The last-resort guard: an exception while handling this connection's input or output is a bug, but it
+   * ends this connection only, never the process.
+   */
+  closeOnInternalError(err: unknown, during: 'input' | 'output'): void {
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.host.log.error({ cid: this.cid, ip: this.remoteIp, err: e.message, stack: e.stack }, `internal error handling client ${during}; closing the connection`);
+    this.close('Internal Error');
   }
 
   // ---- client ops ----------------------------------------------------------------------------
@@ -179,10 +202,12 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
       this.socket.pause();
-      auth.then(
-        (result) => this.resumeAfterAuth(result, opts),
-        () => this.resumeAfterAuth(null, opts),
-      );
+      auth
+        .then(
+          (result) => this.resumeAfterAuth(result, opts),
+          () => this.resumeAfterAuth(null, opts),
+        )
+        .catch((err: unknown) => this.closeOnInternalError(err, 'input'));
       return;
     }
     this.completeConnect(auth, opts);
@@ -256,7 +281,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.deferred !== null) return this.defer(() => this.onSub(subject, queue, sid));
     if (!this.authorized()) return;
     if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'SUB', subject, queue, sid }, 'client op');
-    if (!isValidSubject(subject)) {
+    // nats-server answers an invalid subject or queue group (its Sublist refuses both) the same way.
+    if (!isValidSubject(subject) || (queue !== null && !isValidQueueName(queue))) {
       this.malformedOp(ERR_INVALID_SUBJECT);
       return;
     }
@@ -303,11 +329,22 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.pingsOut = 0;
   }
 
+  onInvalidSubject(op: SubjectOp): void {
+    if (this.deferred !== null) return this.defer(() => this.onInvalidSubject(op));
+    if (!this.authorized()) return;
+    if (op === 'SUB') return this.malformedOp(ERR_INVALID_SUBJECT);
+    if (op === 'HPUB' && !this.headers) return this.close('Protocol Violation');
+    this.inMsgs++;
+    // As an invalid publish subject: nothing can subscribe to it, so it is dropped (-ERR in pedantic mode).
+    if (this.pedantic) this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
+    if (this.verbose) this.enqueue(OK_BYTES);
+  }
+
   onParseError(kind: ParseErrorKind, detail: string): void {
     this.host.log.debug({ cid: this.cid, kind, detail }, 'client parse error');
-    const text = PARSE_ERROR_TEXT[kind];
-    if (text === null) this.close('Parse Error');
-    else this.fail(text, kind === 'max-payload' ? 'Protocol Violation' : 'Parse Error');
+    const { text, reason } = PARSE_ERROR_REPLY[kind];
+    if (text === null) this.close(reason);
+    else this.fail(text, reason);
   }
 
   // ---- delivery ------------------------------------------------------------------------------
@@ -384,12 +421,15 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     for (const sub of this.subs.values()) this.host.router.unsubscribe(sub);
     this.subs.clear();
     // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer,
-    // whose socket is dropped at once so its backlog is freed.
-    const slow = reason === 'Slow Consumer (Pending Bytes)' || reason === 'Slow Consumer (Write Deadline)';
-    if (!slow) this.out.flushTo(this.socket);
+    // whose socket is dropped at once so its backlog is freed, and after an internal error, when the
+    // output is not to be trusted.
+    const drop = reason === 'Slow Consumer (Pending Bytes)' || reason === 'Slow Consumer (Write Deadline)' || reason === 'Internal Error';
+    if (!drop) this.out.flushTo(this.socket);
     this.out.clear();
-    if (slow) this.socket.destroy();
+    if (drop) this.socket.destroy();
     else {
+      // Nothing more is read: a peer still sending (a flood that hit a limit) fills its own buffers, not ours.
+      this.socket.pause();
       this.socket.end();
       // A peer that never reads would hold the socket open: destroy after a grace period.
       setTimeout(() => this.socket.destroy(), 1000).unref();

@@ -271,7 +271,14 @@ export class FlotillaServer implements ClientHost {
     this.flushScheduled = false;
     const dirty = this.dirty;
     this.dirty = [];
-    for (let i = 0; i < dirty.length; i++) dirty[i]!.flush();
+    for (let i = 0; i < dirty.length; i++) {
+      const conn = dirty[i]!;
+      try {
+        conn.flush();
+      } catch (err) {
+        conn.closeOnInternalError(err, 'output');
+      }
+    }
   };
 
   private accept(raw: Socket): void {
