@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FileStore } from '../src/file-store.js';
-import { crash, forgetRoot, prng, registerRoot, type CrashMode } from './support/power-loss-fs.js';
+import { crash, forgetRoot, prng, registerRoot, simTmpBase, type CrashMode } from './support/power-loss-fs.js';
 
 vi.mock('node:fs', async (importOriginal) => (await import('./support/power-loss-fs.js')).wrapFs(await importOriginal()));
 vi.mock('node:fs/promises', async (importOriginal) =>
@@ -121,7 +121,7 @@ describe('FileStore under simulated power loss', () => {
   });
 
   it(`keeps every acknowledged write through ${CHAINS * CRASHES_PER_CHAIN} power cuts`, async () => {
-    const base = await mkdtemp(join(tmpdir(), 'flotilla-powerloss-store-'));
+    const base = await mkdtemp(join(simTmpBase(tmpdir()), 'flotilla-powerloss-store-'));
     bases.push(base);
     let crashes = 0;
     for (let chain = 0; chain < CHAINS; chain++) {
