@@ -543,11 +543,14 @@ export class FileStore extends StoreCore {
       index = writeIndex();
       index.catch(() => undefined); // awaited below; a segment failure must not leave it unhandled
     }
-    if (sync && this.log.hasUnsynced) await this.log.sync();
+    // A flush that zeroes old copies syncs whatever the policy: unsynced, the zeros may reach the disk before
+    // the new copies (a power cut then loses the whole block), or the tombstone deletes before the zeros.
+    const syncLog = sync || plan.zero.length > 0;
+    if (syncLog && this.log.hasUnsynced) await this.log.sync();
     if (plan.zero.length > 0) {
       // Only after the new copies are durable: destroy the old ones (erase).
       for (const loc of plan.zero) await this.log.zero(loc);
-      if (sync) await this.log.sync();
+      await this.log.sync();
     }
     if (!overlap) index = writeIndex();
     await index;

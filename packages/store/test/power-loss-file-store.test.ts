@@ -43,8 +43,19 @@ interface Model {
 const modeOf = (r: number): CrashMode => (r < 0.4 ? 'synced-only' : r < 0.85 ? 'torn' : 'everything');
 
 /** One life: random appends and deletes, then a power cut at a random step. Returns the abandoned store. */
-async function live(store: FileStore, model: Model, rand: () => number, nextK: { k: number }): Promise<void> {
+/**
+ * `always`: each append and delete is acknowledged when its promise resolves. `interval` (a stream replica's
+ * store: written behind, synced on an interval): only a resolved `sync()` acknowledges what came before it.
+ */
+type Variant = 'always' | 'interval';
+const OPTIONS_OF: Record<Variant, object> = {
+  always: STORE_OPTIONS,
+  interval: { ...STORE_OPTIONS, sync: { intervalMs: 1000 }, writeDelayMs: 5 },
+};
+
+async function live(store: FileStore, model: Model, rand: () => number, nextK: { k: number }, variant: Variant): Promise<void> {
   let crashed = false;
+  const perOp = variant === 'always';
   const steps = 1 + Math.floor(rand() * 120);
   for (let i = 0; i < steps; i++) {
     const r = rand();
@@ -56,7 +67,7 @@ async function live(store: FileStore, model: Model, rand: () => number, nextK: {
       model.written.set(seq, k);
       p.then(
         () => {
-          if (!crashed) model.ackedAppends.add(seq);
+          if (!crashed && perOp) model.ackedAppends.add(seq);
         },
         () => undefined,
       );
@@ -70,9 +81,24 @@ async function live(store: FileStore, model: Model, rand: () => number, nextK: {
       store.delete(seq, { erase }).then(
         () => {
           trace(`delete ${seq} acked crashed=${crashed}`);
-          if (crashed) return;
+          if (crashed || !perOp) return;
           model.tentativeDeletes.delete(seq);
           model.ackedDeletes.add(seq);
+        },
+        () => undefined,
+      );
+    } else if (!perOp && r < 0.95) {
+      // Everything so far is acknowledged once this sync resolves.
+      const appends = [...model.written.keys()];
+      const deletes = [...model.tentativeDeletes];
+      store.sync().then(
+        () => {
+          if (crashed) return;
+          for (const s of appends) model.ackedAppends.add(s);
+          for (const s of deletes) {
+            if (!model.tentativeDeletes.delete(s)) continue;
+            model.ackedDeletes.add(s);
+          }
         },
         () => undefined,
       );
@@ -120,22 +146,23 @@ describe('FileStore under simulated power loss', () => {
     for (const b of bases) await rm(b, { recursive: true, force: true });
   });
 
-  it(`keeps every acknowledged write through ${CHAINS * CRASHES_PER_CHAIN} power cuts`, async () => {
+  it.each<Variant>(['always', 'interval'])(`%s-synced: keeps every acknowledged write through ${CHAINS * CRASHES_PER_CHAIN} power cuts`, async (variant) => {
     const base = await mkdtemp(join(simTmpBase(tmpdir()), 'flotilla-powerloss-store-'));
     bases.push(base);
     let crashes = 0;
     for (let chain = 0; chain < CHAINS; chain++) {
-      const seed = BASE_SEED + chain;
+      const seed = BASE_SEED + chain + (variant === 'interval' ? 1000 : 0);
       const rand = prng(seed);
       let dir = join(base, `c${chain}`);
       await import('node:fs/promises').then((m) => m.mkdir(dir));
       registerRoot(dir);
       const model: Model = { written: new Map(), ackedAppends: new Set(), ackedDeletes: new Set(), tentativeDeletes: new Set() };
       const nextK = { k: 1 };
-      let store = await FileStore.open({ dir, ...STORE_OPTIONS });
+      const options = OPTIONS_OF[variant];
+      let store = await FileStore.open({ dir, ...options });
       for (let c = 0; c < CRASHES_PER_CHAIN; c++) {
-        const label = `seed ${seed} (POWER_LOSS_SEED=${BASE_SEED}, chain ${chain}) crash ${c}`;
-        await live(store, model, rand, nextK);
+        const label = `seed ${seed} (POWER_LOSS_SEED=${BASE_SEED}, chain ${chain}) crash ${c} ${variant}`;
+        await live(store, model, rand, nextK, variant);
         const mode = modeOf(rand());
         trace(`crash ${c} ${mode}`);
         const [image] = crash([dir], mode, rand);
@@ -144,7 +171,7 @@ describe('FileStore under simulated power loss', () => {
         await store.close().catch(() => undefined);
         await rm(dir, { recursive: true, force: true });
         dir = image.dir;
-        store = await FileStore.open({ dir, ...STORE_OPTIONS });
+        store = await FileStore.open({ dir, ...options });
         await checkRecovered(store, model, `${label} [${mode}]`);
       }
       await store.close();

@@ -461,9 +461,10 @@ export interface CrashReport {
 }
 
 /**
- * Power loss on every root in `rootsToCrash` at this instant (call it synchronously, between two awaits of
- * the code under test). Returns, per root, a new directory with what the disk holds; the old roots are
- * no longer tracked. `rand` is a seeded [0, 1) generator.
+ * Power loss on every directory in `rootsToCrash` (a root, or a directory inside one: one node of several)
+ * at this instant: call it synchronously, between two awaits of the code under test. Returns, per
+ * directory, a new sibling directory (`<name>~<n>`) with what the disk holds, tracked as a root; the old
+ * directories are no longer tracked. `rand` is a seeded [0, 1) generator.
  */
 export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: () => number): CrashReport[] {
   const f = fs();
@@ -471,7 +472,7 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
   const newLevelDirs: string[] = [];
   for (const root of rootsToCrash) {
     const r = resolve(root);
-    if (!roots.has(r)) throw new Error(`power-loss fs: ${r} is not a registered root`);
+    if (!underRoot(r)) throw new Error(`power-loss fs: ${r} is not inside a registered root`);
     const target = `${r.replace(/~\d+$/, '')}~${++crashCounter}`;
     const map = (p: string): string => join(target, relative(r, p));
     f.mkdirSync(target, { recursive: true });
