@@ -40,7 +40,14 @@ interface Model {
   tentativeDeletes: Set<number>;
 }
 
-const modeOf = (r: number): CrashMode => (r < 0.4 ? 'synced-only' : r < 0.85 ? 'torn' : 'everything');
+/**
+ * `scrambled` (unsynced sectors kept in any order) is opt-in: FileStore skips a frame whose checksum fails
+ * (taken as erased) and reads on, so an unsynced frame torn that way, followed by one that survived, leaves
+ * a hole: no acknowledged message is lost, but what comes back is not a prefix. Known; see the README.
+ */
+const SCRAMBLE = process.env.POWER_LOSS_SCRAMBLE === '1';
+const modeOf = (r: number): CrashMode =>
+  r < 0.35 ? 'synced-only' : r < 0.7 ? 'torn' : r < 0.85 && SCRAMBLE ? 'scrambled' : r < 0.85 ? 'torn' : 'everything';
 
 /** One life: random appends and deletes, then a power cut at a random step. Returns the abandoned store. */
 /**
@@ -110,7 +117,7 @@ async function live(store: FileStore, model: Model, rand: () => number, nextK: {
   crashed = true;
 }
 
-async function checkRecovered(store: FileStore, model: Model, label: string): Promise<void> {
+async function checkRecovered(store: FileStore, model: Model, label: string, lastSeqHolds: boolean): Promise<void> {
   const state = store.state();
   const present = new Map<number, number>();
   const msgs = await store.readRange(1, 1_000_000);
@@ -130,6 +137,12 @@ async function checkRecovered(store: FileStore, model: Model, label: string): Pr
     expect.fail(`${label}: seq ${seq} missing below surviving seq ${newest}: not a prefix`);
   }
   expect(state.last_seq, `${label}: last_seq went below a surviving message`).toBeGreaterThanOrEqual(newest);
+  // Nor past the newest survivor but for deletions: a stream replica takes last_seq as "holds everything up
+  // to here" and does not replay those entries from its Raft log.
+  for (let seq = newest + 1; lastSeqHolds && seq <= state.last_seq; seq++) {
+    if (model.ackedDeletes.has(seq) || model.tentativeDeletes.has(seq)) continue;
+    expect.fail(`${label}: last_seq ${state.last_seq} is past seq ${seq}, which is gone and was never deleted`);
+  }
   expect(state.messages).toBe(present.size);
   // What came back is on the (simulated) disk: it is the next life's acknowledged state.
   model.written = new Map(present);
@@ -172,7 +185,7 @@ describe('FileStore under simulated power loss', () => {
         await rm(dir, { recursive: true, force: true });
         dir = image.dir;
         store = await FileStore.open({ dir, ...options });
-        await checkRecovered(store, model, `${label} [${mode}]`);
+        await checkRecovered(store, model, `${label} [${mode}]`, variant === 'interval' || process.env.POWER_LOSS_STRICT_LAST === '1');
       }
       await store.close();
       forgetRoot(dir);

@@ -40,7 +40,7 @@ const dataOf = (group: string, index: number, term: number): Uint8Array => {
   return data;
 };
 const tick = (): Promise<void> => new Promise((res) => setImmediate(res));
-const modeOf = (r: number): CrashMode => (r < 0.4 ? 'synced-only' : r < 0.85 ? 'torn' : 'everything');
+const modeOf = (r: number): CrashMode => (r < 0.3 ? 'synced-only' : r < 0.6 ? 'torn' : r < 0.85 ? 'scrambled' : 'everything');
 
 async function live(store: LevelRaftLogStore, models: Map<string, GroupModel>, rand: () => number): Promise<void> {
   let crashed = false;

@@ -42,8 +42,8 @@ interface OpenFd {
   dsync: boolean;
 }
 
-/** How much of the unsynced state a crash keeps. */
-export type CrashMode = 'synced-only' | 'torn' | 'everything';
+/** How much of the unsynced state a crash keeps (see survivingContent). */
+export type CrashMode = 'synced-only' | 'torn' | 'scrambled' | 'everything';
 
 const SECTOR_BYTES = 512;
 
@@ -489,7 +489,7 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
       const dest = map(loc);
       newLevelDirs.push(dest);
       f.mkdirSync(dest, { recursive: true });
-      const useCurrent = shadow === null || mode === 'everything' || (mode === 'torn' && rand() < 0.3);
+      const useCurrent = shadow === null || mode === 'everything' || (mode !== 'synced-only' && rand() < 0.3);
       const files = useCurrent ? (f.existsSync(loc) ? copyLevelFiles(loc) : new Map<string, Buffer>()) : shadow;
       for (const [name, bytes] of files) f.writeFileSync(join(dest, name), bytes);
     }
@@ -502,7 +502,11 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
   return out;
 }
 
-/** The file's content after the crash: its durable image, plus (torn) some unsynced sectors. */
+/**
+ * The file's content after the crash: its durable image, plus some of the unsynced changes. `torn`: a random
+ * prefix of them in file order, cut at any byte (writeback in order, the last page torn). `scrambled`: each
+ * 512-byte sector old or new at random and the size anywhere between (writeback in any order).
+ */
 function survivingContent(inode: Inode, mode: CrashMode, rand: () => number): Buffer {
   const durable = inode.durable;
   if (mode === 'synced-only' || inode.livePath === null) return durable;
@@ -513,9 +517,17 @@ function survivingContent(inode: Inode, mode: CrashMode, rand: () => number): Bu
     return durable;
   }
   if (mode === 'everything') return current;
-  // Torn: the size is the synced one, the current one or in between; each sector old or new at random.
   const lo = Math.min(durable.length, current.length);
   const hi = Math.max(durable.length, current.length);
+  if (mode === 'torn') {
+    let firstChange = 0;
+    while (firstChange < lo && durable[firstChange] === current[firstChange]) firstChange++;
+    const cut = firstChange + Math.floor(rand() * (hi - firstChange + 1));
+    const out = Buffer.alloc(Math.max(durable.length, Math.min(cut, current.length)));
+    durable.copy(out);
+    current.copy(out, 0, 0, Math.min(cut, current.length));
+    return out;
+  }
   const pick = rand();
   const len = pick < 0.4 ? durable.length : pick < 0.8 ? current.length : lo + Math.floor(rand() * (hi - lo + 1));
   const out = Buffer.alloc(len);
