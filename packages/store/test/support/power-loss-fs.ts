@@ -479,7 +479,10 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
     for (const d of dirs) if (isInside(d, r)) f.mkdirSync(map(d), { recursive: true });
     let lostFiles = 0;
     for (const [p, inode] of live) if (isInside(p, r) && durableNs.get(p) !== inode) lostFiles++;
-    for (const [p, inode] of durableNs) {
+    // `everything` is the page cache (kill -9): the directories as they are now.
+    const entries = mode === 'everything' ? live : durableNs;
+    if (mode === 'everything') lostFiles = 0;
+    for (const [p, inode] of entries) {
       if (!isInside(p, r)) continue;
       f.mkdirSync(dirname(map(p)), { recursive: true });
       f.writeFileSync(map(p), survivingContent(inode, mode, rand));
