@@ -13,7 +13,7 @@ vi.mock('node:fs/promises', async (importOriginal) =>
 );
 vi.mock('level', async (importOriginal) => (await import('./support/power-loss-fs.js')).wrapLevel(await importOriginal()));
 
-const CHAINS = 20;
+const CHAINS = 10;
 const CRASHES_PER_CHAIN = 10;
 /** Small blocks and segments: a life writes several segments, so rotation and deletion happen. */
 const STORE_OPTIONS = { maxBlockMsgs: 16, maxBlockBytes: 4096, maxSegmentBytes: 16 * 1024 };
