@@ -85,8 +85,12 @@ export class ReplicaCluster {
     };
   }
 
-  static async start(config: object, opts: { nodes?: number; options?: StreamReplicaOptions; logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore> } = {}): Promise<ReplicaCluster> {
-    const root = await mkdtemp(join(tmpdir(), 'stream-replica-'));
+  /** `root`: an existing directory to use instead of a new temporary one (removed by close() all the same). */
+  static async start(
+    config: object,
+    opts: { nodes?: number; options?: StreamReplicaOptions; logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore>; root?: string } = {},
+  ): Promise<ReplicaCluster> {
+    const root = opts.root ?? (await mkdtemp(join(tmpdir(), 'stream-replica-')));
     const count = opts.nodes ?? 3;
     const ids = Array.from({ length: count }, (_, i) => i + 1);
     const c = new ReplicaCluster(root, config, ids, { timings: FAST_TIMINGS, ...opts.options });

@@ -86,6 +86,8 @@ interface FlushPlan {
   hard: boolean;
   /** The floor this flush's meta writes, null if it writes no meta. */
   floor: number | null;
+  /** last_seq when planned: durable once a synced flush of this plan completes. */
+  lastSeq: number;
 }
 
 interface Deferred {
@@ -185,6 +187,8 @@ export class FileStore extends StoreCore {
   private writtenFloor = -1;
   /** The floor in LevelDB as of the last completed batch: records below it are hidden after a crash. */
   private durableFloor = 0;
+  /** last_seq as of the last synced flush (all its records durable); an unsynced meta writes no more. */
+  private durableLastSeq = 0;
   private next: Deferred | null = null;
   private inFlight: Promise<void> | null = null;
   private flushScheduled = false;
@@ -417,7 +421,7 @@ export class FileStore extends StoreCore {
     this.unplannedBytes = 0;
     let plan: FlushPlan;
     try {
-      plan = this.plan(fullSync && this.indexUnsynced);
+      plan = this.plan(fullSync && this.indexUnsynced, sync);
     } catch (err) {
       this.fail(err, done);
       return;
@@ -518,9 +522,9 @@ export class FileStore extends StoreCore {
   }
 
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */
-  private plan(forceMeta: boolean): FlushPlan {
+  private plan(forceMeta: boolean, synced: boolean): FlushPlan {
     this.sealBuilding();
-    const plan: FlushPlan = { frames: [], zero: this.staleCopies, ops: [], hard: this.hardRemoval, floor: null };
+    const plan: FlushPlan = { frames: [], zero: this.staleCopies, ops: [], hard: this.hardRemoval, floor: null, lastSeq: this.lastSeq };
     this.staleCopies = [];
     this.hardRemoval = false;
     const floor = this.msgs > 0 ? this.firstSeq : this.lastSeq + 1;
@@ -594,7 +598,11 @@ export class FileStore extends StoreCore {
     for (const e of retry) this.dirty.add(e);
     // last_seq and last_ts are also recovered from the segments, so pure appends skip LevelDB.
     if (forceMeta || this.metaDirty || plan.hard || floor !== this.writtenFloor || ops.length > 0) {
-      ops.push({ type: 'put', key: META_KEY, value: encodeMeta({ floor, last: this.lastSeq, lastTs: this.lastTs }) });
+      // An unsynced flush's meta may reach the disk before its records (or a synced one's records before their
+      // directory entry): its last_seq goes no further than what a synced flush made durable, or a power cut
+      // leaves a last_seq past records that are gone (a replica would take them as held and never replay them).
+      const last = synced ? this.lastSeq : Math.min(this.lastSeq, this.durableLastSeq);
+      ops.push({ type: 'put', key: META_KEY, value: encodeMeta({ floor, last, lastTs: this.lastTs }) });
       this.writtenFloor = floor;
       plan.floor = floor;
       this.metaDirty = false;
@@ -637,7 +645,8 @@ export class FileStore extends StoreCore {
     // is done: a floor (or tombstone) of limit removals must not reach disk before the appends that caused
     // them, or a kill in between hides acknowledged messages the store still had room for.
     // With rewritten blocks, tombstones may only go once the new copies are durable and the old ones zeroed.
-    const overlap = plan.zero.length === 0;
+    // An interval store's synced flush writes a meta whose last_seq covers records synced in this flush only.
+    const overlap = plan.zero.length === 0 && (this.syncAlways || !sync);
     let index = RESOLVED;
     if (plan.frames.length > 0) {
       const locs = await this.log.append(plan.frames.map((f) => ({ first: f.entry.first, last: f.last, body: f.body })));
@@ -650,18 +659,22 @@ export class FileStore extends StoreCore {
       index = writeIndex();
       index.catch(() => undefined); // awaited below; a segment failure must not leave it unhandled
     }
-    if (sync && this.log.hasUnsynced) await this.log.sync();
+    // A flush that zeroes old copies syncs whatever the policy: unsynced, the zeros may reach the disk before
+    // the new copies (a power cut then loses the whole block), or the tombstone deletes before the zeros.
+    const syncLog = sync || plan.zero.length > 0;
+    if (syncLog && this.log.hasUnsynced) await this.log.sync();
     if (plan.zero.length > 0) {
       // The new copies are durable and the old ones about to go: a later failure must not cut them away.
       this.log.commit();
       // Only after the new copies are durable: destroy the old ones (erase).
       for (const loc of plan.zero) await this.log.zero(loc);
-      if (sync) await this.log.sync();
+      await this.log.sync();
     }
     if (!overlap) index = writeIndex();
     await index;
     this.log.commit();
     if (plan.floor !== null) this.durableFloor = plan.floor;
+    if (sync) this.durableLastSeq = Math.max(this.durableLastSeq, plan.lastSeq);
     const gone = await this.log.removeDead();
     for (const id of gone) {
       const tombs = this.tombsBySegment.get(id);
@@ -820,6 +833,7 @@ export class FileStore extends StoreCore {
     if (meta.last > this.lastSeq) this.lastSeq = meta.last;
     if (meta.lastTs > this.lastTs) this.lastTs = meta.lastTs;
     if (this.msgs === 0) this.firstSeq = this.lastSeq > 0 ? this.lastSeq + 1 : 0;
+    this.durableLastSeq = this.lastSeq;
     this.index.trimBelow(this.firstSeq);
     this.markDirty(); // writes the meta, drops dead blocks and segments, rewrites salvaged blocks
     // Limits may have changed while closed, and messages may have aged out.
@@ -957,6 +971,7 @@ export class FileStore extends StoreCore {
     await this.log.wipe();
     await this.db.clear();
     this.durableFloor = 0;
+    this.durableLastSeq = 0;
   }
 
   /**

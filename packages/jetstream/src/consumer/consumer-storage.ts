@@ -1,10 +1,10 @@
 // Where a consumer keeps its config and state: files under `<stream.dir>/consumers/<name>/` for file
 // streams, nothing for memory streams. State writes are coalesced: many changes in one tick cost one
-// write (temp file, fdatasync, rename) at most every 20 ms, and flush() — which ack-sync replies wait for —
-// writes at once and resolves once everything so far is on disk.
+// write (temp file, fdatasync, rename, directory fsync) at most every 20 ms, and flush() — which ack-sync
+// replies wait for — writes at once and resolves once everything so far is on disk.
 import * as fs from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ConsumerConfig } from './consumer-config.js';
 import type { ConsumerStateSnapshot } from './consumer-state.js';
 
@@ -168,7 +168,11 @@ function writeDurably(path: string, text: string): Promise<void> {
         fs.close(fd, (closeErr) => {
           const first = err ?? closeErr;
           if (first) return reject(first);
-          fs.rename(tmp, path, (renameErr) => (renameErr ? reject(renameErr) : resolve()));
+          fs.rename(tmp, path, (renameErr) => {
+            if (renameErr) return reject(renameErr);
+            // The rename is durable only once the directory is: before, a power cut brings back the old file.
+            syncDirectory(dirname(path), (syncErr) => (syncErr ? reject(syncErr) : resolve()));
+          });
         });
       };
       writeAll(fd, bytes, 0, (writeErr) => {
@@ -176,6 +180,14 @@ function writeDurably(path: string, text: string): Promise<void> {
         fs.fdatasync(fd, (syncErr) => finish(syncErr));
       });
     });
+  });
+}
+
+/** fsync of a directory, making the entries created or renamed in it durable. */
+function syncDirectory(dir: string, done: (err: Error | null) => void): void {
+  fs.open(dir, 'r', (openErr, fd) => {
+    if (openErr) return done(openErr);
+    fs.fsync(fd, (syncErr) => fs.close(fd, (closeErr) => done(syncErr ?? closeErr)));
   });
 }
 
