@@ -140,7 +140,7 @@ describe('ClusterNode with a shared secret', () => {
       await until(() => a.logs.some((l) => l.level === 'error' && l.msg === code));
       // A rogue without a secret links on its side for a moment; whatever it sends must be ignored.
       for (const peer of rogue.node.peers()) {
-        rogue.node.send(peer.serverId, { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } });
+        rogue.node.send(peer.serverId, { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } });
         rogue.node.send(peer.serverId, { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } });
       }
       await sleep(500);
@@ -192,9 +192,9 @@ describe('ClusterNode admits nothing before the proof', () => {
         const forged: Frame[] = withAuth ? [{ auth: { proof: computeProof(secretOf({ token: 'guess' }), { role: 'dialer', verifierNonce: hello.nonce, proverNonce: new Uint8Array(16), proverId: 'EVIL', verifierId: 'x' }) } }] : [];
         return [
           { hello: { clusterName: 'unit', serverName: 'evil', serverId: 'EVIL', clientUrl: '', clusterUrl: '', raftNodeId: 99, version: LINK_PROTOCOL_VERSION, nonce: new Uint8Array(16), auth: withAuth } },
-          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } },
           ...forged,
-          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } },
           { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } },
           { raft: RAFT_VOTE },
         ];
