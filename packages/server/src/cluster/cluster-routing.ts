@@ -62,6 +62,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         ? {
             secret: options.security.secret,
             routeSecrets: options.security.routeSecrets,
+            authTimeoutMs: options.security.authTimeoutMs,
             ...(options.security.tls ? { tls: options.security.tls } : {}),
           }
         : {}),
