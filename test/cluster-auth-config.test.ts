@@ -1,9 +1,11 @@
 // Cluster authentication options as nats-server spells them: `cluster { authorization {} tls {} }`, and
 // credentials in --cluster / --routes / `routes` URLs; and what the server derives from them.
+import { rmSync } from 'node:fs';
 import { describe, it, expect } from 'vitest';
 import { resolveOptions, type OptionsResult } from '../packages/server/src/config/load-options.js';
 import { clusterSecurityOf } from '../packages/server/src/cluster/cluster-security.js';
 import { secretOf } from '@flotilla/cluster';
+import { makeClusterCertificates } from './helpers/cluster-certificates.js';
 
 function resolveWith(conf: string | null, argv: string[]): OptionsResult {
   return resolveOptions(conf === null ? argv : ['-c', 'test.conf', ...argv], {}, () => conf ?? '');
@@ -24,7 +26,7 @@ describe('cluster auth options', () => {
     );
     expect(r.options.cluster).toMatchObject({
       routes: ['10.0.0.2:6222', '10.0.0.3:6222'],
-      authorization: { user: 'route', password: 'pw' },
+      authorization: { user: 'route', password: 'pw', timeoutMs: 2000 },
       routeCredentials: { '10.0.0.2:6222': { user: 'route', password: 'pw' } },
     });
     expect(r.warnings.filter((w) => /cluster/.test(w))).toEqual([]);
@@ -32,6 +34,25 @@ describe('cluster auth options', () => {
     expect(sec.secret).toBe(secretOf({ user: 'route', password: 'pw' }));
     expect(sec.routeSecrets.get('10.0.0.2:6222')).toBe(sec.secret);
     expect(sec.tls).toBeUndefined();
+  });
+
+  it('reads authorization { timeout } as seconds or a duration; the default is 2 s, or the TLS timeout plus 1 s', () => {
+    const timeoutOf = (conf: string, argv: string[] = []): number => clusterSecurityOf(run(resolveWith(conf, argv)).options.cluster!).authTimeoutMs;
+    expect(timeoutOf('cluster { listen: "127.0.0.1:-1", authorization { token: t, timeout: 0.5 } }')).toBe(500);
+    expect(timeoutOf('cluster { listen: "127.0.0.1:-1", authorization { token: t, timeout: "3s" } }')).toBe(3000);
+    expect(timeoutOf('cluster { listen: "127.0.0.1:-1", authorization { token: t } }')).toBe(2000);
+    const certs = makeClusterCertificates();
+    try {
+      const files = certs.node('n1');
+      const tls = `tls { cert_file: "${files.certFile}", key_file: "${files.keyFile}", ca_file: "${certs.caFile}", timeout: 4 }`;
+      expect(timeoutOf(`cluster { listen: "127.0.0.1:-1", authorization { token: t }, ${tls} }`)).toBe(5000);
+    } finally {
+      rmSync(certs.dir, { recursive: true, force: true });
+    }
+    // Credentials from --cluster replace the file's, not its timeout.
+    expect(timeoutOf('cluster { authorization { user: a, password: b, timeout: 7 } }', ['--cluster', 'nats://u:p@127.0.0.1:-1'])).toBe(7000);
+    const bad = resolveWith('cluster { listen: "127.0.0.1:-1", authorization { token: t, timeout: [1] } }', []);
+    expect(bad.kind).toBe('config-error');
   });
 
   it('accepts a token, and refuses a token together with a user', () => {

@@ -58,6 +58,11 @@ export interface ClusterNodeOptions {
   secret?: string;
   /** per configured route (host:port): the secret from credentials in its URL, used when dialing it */
   routeSecrets?: ReadonlyMap<string, string>;
+  /**
+   * With a secret: an inbound link not admitted within this is refused, as nats-server closes a route that
+   * does not authenticate within `cluster { authorization { timeout } }`. Default 2000.
+   */
+  authTimeoutMs?: number;
   /** mutual TLS on every link (listener and dials) */
   tls?: ClusterTlsMaterial;
 }
@@ -104,6 +109,8 @@ export interface ClusterListener {
 export type RaftFrameHandler = (msg: RaftMessageWire, peerId: string) => void;
 
 const GOSSIPED_ROUTE_MAX_FAILURES = 10;
+/** nats-server's AUTH_TIMEOUT: how long an inbound route has to authenticate unless configured. */
+const DEFAULT_AUTH_TIMEOUT_MS = 2000;
 /** Bound of the per-peer traffic table: peers are admitted nodes, so this is far above any real cluster. */
 const PEER_TRAFFIC_MAX = 256;
 const BATCH_BYTES_LIMIT = 256 * 1024 * 1024;
@@ -467,6 +474,23 @@ export class ClusterNode implements LinkOwner, DialerHost {
     call.on('cancelled', () => link.close('peer cancelled the stream'));
     this.links.add(link);
     link.send({ hello: this.hello(link, this.secretFor('')) });
+    if (link.secret !== '') this.startAuthTimer(link);
+  }
+
+  /** Refuses an inbound link still in its handshake when the authentication timeout has passed. */
+  private startAuthTimer(link: PeerLink): void {
+    const timeoutMs = this.options.authTimeoutMs ?? DEFAULT_AUTH_TIMEOUT_MS;
+    const timer = setTimeout(() => {
+      // Checked after the I/O phase: when the loop was blocked past the deadline, a proof already waiting on
+      // the socket is read before the verdict.
+      setImmediate(() => {
+        if (link.state !== 'handshake') return;
+        const hello = link.peer;
+        this.log.error({ peer: hello?.serverName, peerId: hello?.serverId, timeoutMs }, 'refusing route: authentication timeout');
+        link.refuse({ code: 'auth_required', reason: 'authentication timeout' });
+      });
+    }, timeoutMs);
+    timer.unref();
   }
 
   /** The secret a link uses: a dialed route's own URL credentials, else the node's. */

@@ -4,13 +4,14 @@ import { Sublist, type SublistEntry } from '@flotilla/protocol';
 import { interestKey } from './local-interest.js';
 import type { InterestEntry, InterestFrame } from './wire.js';
 
-/** One peer's interest in (subject, queue). */
+/** One peer's interest in (subject, queue): `count` subscriptions there, `clients` of them client connections'. */
 export class RemoteInterest implements SublistEntry {
   constructor(
     readonly peerId: string,
     readonly subject: string,
     readonly queue: string | null,
     public count: number,
+    public clients: number,
   ) {}
 }
 
@@ -75,6 +76,22 @@ export class RemoteInterestTable {
   }
 
   /**
+   * true when a peer has a client subscription matching `subject`. Its internal ones (a stream's capture)
+   * still get messages forwarded (plan), but are no subscriber a JetStream push consumer may deliver to.
+   */
+  hasClientInterest(subject: string): boolean {
+    const result = this.sublist.match(subject);
+    const plain = result.plain;
+    for (let i = 0; i < plain.length; i++) if (plain[i]!.clients > 0) return true;
+    const groups = result.queues;
+    for (let g = 0; g < groups.length; g++) {
+      const members = groups[g]!;
+      for (let i = 0; i < members.length; i++) if (members[i]!.clients > 0) return true;
+    }
+    return false;
+  }
+
+  /**
    * How many members queue group `queue` has on all peers for `subject`: their weight when the publishing
    * node draws one member among its own and these. A cached match and a short scan; nothing allocated.
    */
@@ -102,11 +119,13 @@ export class RemoteInterestTable {
       }
       return;
     }
+    const clients = Math.min(Math.max(0, e.clients), e.count);
     if (existing !== undefined) {
       existing.count = e.count;
+      existing.clients = clients;
       return;
     }
-    const ri = new RemoteInterest(peerId, e.subject, e.queue === '' ? null : e.queue, e.count);
+    const ri = new RemoteInterest(peerId, e.subject, e.queue === '' ? null : e.queue, e.count, clients);
     try {
       this.sublist.insert(ri);
     } catch {

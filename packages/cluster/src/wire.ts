@@ -38,6 +38,8 @@ export interface InterestEntry {
   /** '' for plain subscriptions */
   queue: string;
   count: number;
+  /** how many of `count` are client subscriptions (the rest are the sender's internal ones) */
+  clients: number;
 }
 
 export interface InterestFrame {
@@ -191,6 +193,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
           subject: (e['subject'] as string) ?? '',
           queue: (e['queue'] as string) ?? '',
           count: (e['count'] as number) ?? 0,
+          clients: (e['clients'] as number) ?? 0,
         })),
       },
     };

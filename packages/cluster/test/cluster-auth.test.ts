@@ -54,7 +54,7 @@ afterEach(async () => {
 });
 
 let idCounter = 0;
-function makeNode(name: string, opts: { routes?: string[]; secret?: string; routeSecrets?: Map<string, string>; tls?: ClusterTlsMaterial } = {}) {
+function makeNode(name: string, opts: { routes?: string[]; secret?: string; routeSecrets?: Map<string, string>; tls?: ClusterTlsMaterial; authTimeoutMs?: number } = {}) {
   const logs: LogLine[] = [];
   const log = (level: string) => (obj: object, msg: string) => logs.push({ level, obj, msg });
   const logger: ClusterLogger = { info: log('info'), warn: log('warn'), error: log('error'), debug: log('debug') };
@@ -71,6 +71,7 @@ function makeNode(name: string, opts: { routes?: string[]; secret?: string; rout
     ...(opts.secret !== undefined ? { secret: opts.secret } : {}),
     ...(opts.routeSecrets ? { routeSecrets: opts.routeSecrets } : {}),
     ...(opts.tls ? { tls: opts.tls } : {}),
+    ...(opts.authTimeoutMs !== undefined ? { authTimeoutMs: opts.authTimeoutMs } : {}),
   });
   const rec = new Recorder();
   node.listener = rec;
@@ -140,7 +141,7 @@ describe('ClusterNode with a shared secret', () => {
       await until(() => a.logs.some((l) => l.level === 'error' && l.msg === code));
       // A rogue without a secret links on its side for a moment; whatever it sends must be ignored.
       for (const peer of rogue.node.peers()) {
-        rogue.node.send(peer.serverId, { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } });
+        rogue.node.send(peer.serverId, { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } });
         rogue.node.send(peer.serverId, { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } });
       }
       await sleep(500);
@@ -192,9 +193,9 @@ describe('ClusterNode admits nothing before the proof', () => {
         const forged: Frame[] = withAuth ? [{ auth: { proof: computeProof(secretOf({ token: 'guess' }), { role: 'dialer', verifierNonce: hello.nonce, proverNonce: new Uint8Array(16), proverId: 'EVIL', verifierId: 'x' }) } }] : [];
         return [
           { hello: { clusterName: 'unit', serverName: 'evil', serverId: 'EVIL', clientUrl: '', clusterUrl: '', raftNodeId: 99, version: LINK_PROTOCOL_VERSION, nonce: new Uint8Array(16), auth: withAuth } },
-          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } },
           ...forged,
-          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1 }] } },
+          { interest: { full: true, entries: [{ subject: '>', queue: '', count: 1, clients: 1 }] } },
           { msg: { subject: 'x', reply: '', message: Buffer.from('evil'), headerBytes: -1, queues: [], route: '' } },
           { raft: RAFT_VOTE },
         ];
@@ -209,6 +210,61 @@ describe('ClusterNode admits nothing before the proof', () => {
       expect(a.logs.some((l) => l.level === 'error' && /^refusing route: (cluster secret mismatch|peer presented no cluster secret)$/.test(l.msg))).toBe(true);
     });
   }
+});
+
+/**
+ * A link that sends its Hello (claiming a secret) and then only pings, every 100 ms, so it never looks stale;
+ * collects what the node answers until the call ends or `boundMs` passes.
+ */
+async function linkThatNeverProves(url: string, boundMs: number): Promise<{ frames: Frame[]; endedAfterMs: number }> {
+  const client = new grpc.Client(url, grpc.credentials.createInsecure());
+  const call = client.makeBidiStreamRequest<Frame[], Frame[]>(LINK_METHOD_PATH, encodeBatch, decodeBatch, new grpc.Metadata());
+  const frames: Frame[] = [];
+  const started = Date.now();
+  call.on('data', (batch: Frame[]) => frames.push(...batch));
+  call.on('error', () => undefined);
+  call.write([{ hello: { clusterName: 'unit', serverName: 'slow', serverId: 'SLOW', clientUrl: '', clusterUrl: '', raftNodeId: 98, version: LINK_PROTOCOL_VERSION, nonce: new Uint8Array(16), auth: true } }]);
+  const pinger = setInterval(() => call.write([{ ping: { sentMs: Date.now() } }]), 100);
+  let endedAfterMs = -1;
+  await new Promise<void>((resolve) => {
+    call.on('status', () => {
+      endedAfterMs = Date.now() - started;
+      resolve();
+    });
+    setTimeout(resolve, boundMs).unref();
+  });
+  clearInterval(pinger);
+  call.cancel();
+  client.close();
+  return { frames, endedAfterMs };
+}
+
+describe('ClusterNode authentication timeout', () => {
+  it('refuses an inbound link that has not proven the secret within the timeout, though it keeps sending', async () => {
+    const a = makeNode('a', { secret: SECRET, authTimeoutMs: 300 });
+    await a.node.start();
+    // The stale-link check (2 s without traffic) never fires for this link: it pings every 100 ms.
+    const { frames, endedAfterMs } = await linkThatNeverProves(a.node.clusterUrl, 1800);
+    const refusal = frames.find((f): f is { refuse: { code: string; reason: string } } => 'refuse' in f);
+    expect(refusal?.refuse).toEqual({ code: 'auth_required', reason: 'authentication timeout' });
+    expect(endedAfterMs).toBeGreaterThanOrEqual(0);
+    expect(a.node.peers()).toHaveLength(0);
+    expect(a.rec.up).toHaveLength(0);
+    const line = a.logs.find((l) => l.msg === 'refusing route: authentication timeout');
+    expect(line?.level).toBe('error');
+    expect(line?.obj).toMatchObject({ peer: 'slow', timeoutMs: 300 });
+  });
+
+  it('leaves links that authenticate in time alone', async () => {
+    const a = makeNode('a', { secret: SECRET, authTimeoutMs: 300 });
+    await a.node.start();
+    const b = makeNode('b', { secret: SECRET, routes: [a.node.clusterUrl] });
+    await b.node.start();
+    await until(() => a.node.peers().length === 1 && b.node.peers().length === 1);
+    await new Promise((r) => setTimeout(r, 600));
+    expect(a.node.peers().map((p) => p.serverName)).toEqual(['b']);
+    expect(a.logs.some((l) => l.msg === 'refusing route: authentication timeout')).toBe(false);
+  });
 });
 
 describe('ClusterNode over mutual TLS', () => {

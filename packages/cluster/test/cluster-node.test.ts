@@ -100,12 +100,12 @@ describe('ClusterNode', () => {
     await b.node.start();
     await until(() => b.node.peers().length === 1);
     const aId = b.node.peers()[0]!.serverId;
-    b.node.send(aId, { interest: { full: true, entries: [{ subject: 'x.>', queue: '', count: 1 }] } });
+    b.node.send(aId, { interest: { full: true, entries: [{ subject: 'x.>', queue: '', count: 1, clients: 1 }] } });
     for (let i = 0; i < 1000; i++) {
       b.node.send(aId, { msg: { subject: 'x.y', reply: '', message: Buffer.from(String(i)), headerBytes: -1, queues: [], route: '' } });
     }
     await until(() => a.rec.messages.length === 1000);
-    expect(a.rec.interests[0]!.update.entries).toEqual([{ subject: 'x.>', queue: '', count: 1 }]);
+    expect(a.rec.interests[0]!.update.entries).toEqual([{ subject: 'x.>', queue: '', count: 1, clients: 1 }]);
     expect(a.rec.messages.map((m) => Buffer.from(m.msg.message).toString())).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
   });
 

@@ -28,7 +28,7 @@ describe('Batch codec', () => {
           auth: true,
         },
       },
-      { interest: { full: true, entries: [{ subject: 'a.*', queue: '', count: 2 }, { subject: 'b', queue: 'q', count: 1 }] } },
+      { interest: { full: true, entries: [{ subject: 'a.*', queue: '', count: 2, clients: 1 }, { subject: 'b', queue: 'q', count: 1, clients: 0 }] } },
       { msg: { subject: 'a.b', reply: '_INBOX.x', message: Buffer.from('hdrbody'), headerBytes: 3, queues: ['q1', 'q2'], route: '' } },
       { msg: { subject: 'empty', reply: '', message: new Uint8Array(0), headerBytes: -1, queues: [], route: '' } },
       { peers: { peers: [{ serverId: 'ID2', serverName: 'n2', clusterUrl: 'h:1', clientUrl: 'h:2' }] } },
@@ -71,7 +71,7 @@ describe('Batch codec', () => {
       { ping: { sentMs: 5 } },
       { msg: { subject: 's', reply: '', message: Buffer.alloc(300, 1), headerBytes: -1, queues: [], route: '' } },
       { msg: { subject: 's', reply: '', message: new Uint8Array(0), headerBytes: 0, queues: [], route: '' } },
-      { interest: { full: false, entries: [{ subject: 's', queue: '', count: 0 }] } },
+      { interest: { full: false, entries: [{ subject: 's', queue: '', count: 0, clients: 0 }] } },
       { msg: { subject: 'big', reply: '', message: Buffer.alloc(70_000, 2), headerBytes: -123456, queues: [], route: '' } },
       { msg: { subject: 'orders.new', reply: '$JS.ACK.x', message: Buffer.from('m'), headerBytes: -1, queues: [], route: '_INBOX.pull.1' } },
     ];

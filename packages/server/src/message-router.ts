@@ -21,6 +21,8 @@ export interface ClusterRoute {
   unsubscribed(sub: Subscription): void;
   /** true when some peer has a subscription matching `subject`. */
   hasRemoteInterest(subject: string): boolean;
+  /** true when some peer has a client subscription matching `subject` (its internal ones do not count). */
+  hasRemoteClientInterest(subject: string): boolean;
   /** How many members queue group `queue` has on peers for `subject` (0: none); allocation-free. */
   remoteQueueWeight(subject: string, queue: string): number;
   /** Sends a locally published message to peers with interest; returns how many peers it went to. */
@@ -101,13 +103,13 @@ export class MessageRouter {
   }
 
   /**
-   * Interest a JetStream push consumer may deliver to: a client connection's subscription here, or a peer's.
-   * Internal subscribers (cid 0: a stream capturing its subjects, say) do not count, so a consumer never
-   * feeds another stream on its own and two streams cannot deliver into each other without a client.
+   * Interest a JetStream push consumer may deliver to: a client connection's subscription, here or on a peer.
+   * Internal subscribers (cid 0: a stream capturing its subjects, say) do not count on any node, so a consumer
+   * never feeds another stream on its own and two streams cannot deliver into each other without a client.
    */
   hasClientInterest(subject: string): boolean {
     if (this.sublist.hasInterest(subject) && hasClientSubscriber(this.sublist.match(subject))) return true;
-    return this.cluster?.hasRemoteInterest(subject) ?? false;
+    return this.cluster?.hasRemoteClientInterest(subject) ?? false;
   }
 
   /**

@@ -43,6 +43,9 @@ class PeersStandIn implements ClusterRoute {
   hasRemoteInterest(): boolean {
     return true;
   }
+  hasRemoteClientInterest(): boolean {
+    return true;
+  }
   remoteQueueWeight(_subject: string, queue: string): number {
     return this.weights[queue] ?? 0;
   }

@@ -10,6 +10,7 @@ import {
   RemoteInterestTable,
   type ClusterListener,
   type ClusterLogger,
+  type InterestEntry,
   type InterestFrame,
   type PeerView,
   type RoutedMessageFrame,
@@ -61,6 +62,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         ? {
             secret: options.security.secret,
             routeSecrets: options.security.routeSecrets,
+            authTimeoutMs: options.security.authTimeoutMs,
             ...(options.security.tls ? { tls: options.security.tls } : {}),
           }
         : {}),
@@ -123,17 +125,21 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
 
   subscribed(sub: Subscription): void {
     if (!isClusterVisible(sub)) return;
-    this.announce(this.localInterest.add(sub.subject, sub.queue));
+    this.announce(this.localInterest.add(sub.subject, sub.queue, sub.owner.cid !== 0));
   }
 
   unsubscribed(sub: Subscription): void {
     if (!isClusterVisible(sub)) return;
-    const entry = this.localInterest.remove(sub.subject, sub.queue);
+    const entry = this.localInterest.remove(sub.subject, sub.queue, sub.owner.cid !== 0);
     if (entry !== null) this.announce(entry);
   }
 
   hasRemoteInterest(subject: string): boolean {
     return this.remoteInterest.sublist.hasInterest(subject);
+  }
+
+  hasRemoteClientInterest(subject: string): boolean {
+    return this.remoteInterest.sublist.hasInterest(subject) && this.remoteInterest.hasClientInterest(subject);
   }
 
   remoteQueueWeight(subject: string, queue: string): number {
@@ -185,7 +191,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     this.router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
   }
 
-  private announce(entry: { subject: string; queue: string; count: number }): void {
+  private announce(entry: InterestEntry): void {
     const frame = { interest: { full: false, entries: [entry] } };
     for (const p of this.node.peers()) this.node.send(p.serverId, frame);
   }

@@ -761,7 +761,7 @@ class ConfApplier {
     this.options.cluster = cluster;
   }
 
-  /** nats-server's route auth block: user + password, or token (timeout accepted). */
+  /** nats-server's route auth block: user + password, or token; timeout bounds an inbound route's authentication. */
   private clusterAuthorization(e: Located): ClusterAuthorization | undefined {
     const m = this.map(e);
     if (!m) return undefined;
@@ -786,8 +786,16 @@ class ConfApplier {
           if (v !== undefined) auth.token = v;
           break;
         }
-        case 'timeout':
+        case 'timeout': {
+          // Seconds, or a duration string, as nats-server's parseAuthorization takes it.
+          const kind = this.kindOf(item);
+          if (kind === 'string') {
+            const ms = this.durationMs(item);
+            if (ms !== undefined) auth.timeoutMs = ms;
+          } else if (kind === 'integer' || kind === 'float') auth.timeoutMs = Math.max(0, Math.round((item.value as number) * 1000));
+          else this.typeError(item, 'a number of seconds');
           break;
+        }
         default:
           this.unknown(item);
       }

@@ -151,7 +151,11 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
       cluster.routes = flags.routes;
       if (flags.routeCredentials !== undefined) cluster.routeCredentials = { ...cluster.routeCredentials, ...flags.routeCredentials };
     }
-    if (flags.clusterAuth !== undefined) cluster.authorization = flags.clusterAuth;
+    if (flags.clusterAuth !== undefined) {
+      // --cluster credentials replace the file's, but not its authorization timeout.
+      const timeoutMs = cluster.authorization?.timeoutMs;
+      cluster.authorization = { ...flags.clusterAuth, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
+    }
     options.cluster = cluster;
   }
 

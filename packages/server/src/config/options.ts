@@ -68,6 +68,8 @@ export interface ClusterAuthorization {
   user?: string;
   password?: string;
   token?: string;
+  /** an inbound route must authenticate within this (`authorization { timeout }`; nats-server default 2 s) */
+  timeoutMs?: number;
 }
 
 export interface ClusterTlsOptions {
