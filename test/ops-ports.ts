@@ -1,6 +1,7 @@
 // Free port ranges for the ops tests that start nodes on fixed, consecutive ports (as npm start and the
 // deploy files do).
 import { createServer } from 'node:net';
+import { reservePort } from './helpers/port-reservation.js';
 
 function free(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -16,7 +17,7 @@ export async function freePortRange(count: number): Promise<number> {
     // Below the kernel's ephemeral range (32768+), which outgoing connections of other tests draw from.
     const base = 20_000 + Math.floor(Math.random() * 11_000);
     let ok = true;
-    for (let i = 0; i < count && ok; i++) ok = await free(base + i);
+    for (let i = 0; i < count && ok; i++) ok = reservePort(base + i) && (await free(base + i));
     if (ok) return base;
   }
   throw new Error(`no ${count} consecutive free ports found`);

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { NatsConnection, Msg } from 'nats';
 import { FLOTILLA_NODE_ARGS, sleep, type FlotillaProcess } from './flotilla-process.js';
 import { RawClient } from './raw-client.js';
+import { reservePort } from './port-reservation.js';
 
 export interface ClusterNodeProcess extends FlotillaProcess {
   name: string;
@@ -196,6 +197,7 @@ export async function freePort(): Promise<number> {
   const HIGH = 32_000;
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = LOW + Math.floor(Math.random() * (HIGH - LOW));
+    if (!reservePort(port)) continue;
     const server = createServer();
     const bound = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
