@@ -52,6 +52,8 @@ const MAX_SETTLING_REQUESTS = 1024;
 const LEADERLESS_SAMPLE_MS = 100;
 /** A request whose answer waits (a leaderless group, a Raft leader not serving yet) is decided again this often… */
 const DEFER_POLL_MS = 20;
+/** A request deferred while its group has no leader in sight looks for one this often. */
+const LEADERLESS_POLL_MS = 50;
 /** …for at most this long past the leaderless threshold, then decided as it stands… */
 const DEFER_MAX_MS = 3_000;
 /** …with at most this many waiting at once (beyond it, decided at once). */
@@ -311,7 +313,6 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
         const final = waitedMs > thresholdMs + DEFER_MAX_MS;
         if (this.js.replicaServes(replica)) {
-          if (again === 'leaderless') return false;
           if (r.op === 'stepdown') {
             this.api.streamStepDown(replica, r.type, msg);
             return true;
@@ -324,16 +325,23 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         }
         const leader = replica.leaderId();
         const led = leader !== NONE && this.isActive(leader);
-        if (led) return false;
+        if (led) {
+          // Deferred while no leader was in sight and one is now: ask again, so it answers (it drops what it
+          // answered already, by reply subject).
+          if (again === 'leaderless') this.reask(msg);
+          return false;
+        }
         // Raft leader here but not serving yet (applying its predecessors' entries): silent, as nats-server's
         // leader until its leader change is processed — except for what a predecessor that handed over asks
         // again, answered once this node serves.
         if (replica.status().role === 'leader') return isReask(msg) && !final ? this.decideLater(t, msg, firstMs, DEFER_POLL_MS, 'serve') : false;
-        if (r.op === 'pull') return false; // a pull never gets an error reply
+        // A pull never gets an error reply; a re-ask is for leaders (this node has the original deferred).
+        if (r.op === 'pull' || isReask(msg)) return false;
         // Leaderless as far as this member knows. A group whose leader this member merely has not heard of yet
-        // (just created, just elected, this node just restarted) is not leaderless: wait for the threshold.
+        // (just created, just elected, this node just restarted) is not leaderless: wait for the threshold,
+        // watching for a leader to ask again.
         const leaderlessMs = this.leaderless.leaderlessForMs(a.group, false);
-        if (leaderlessMs < thresholdMs && !final) return this.decideLater(t, msg, firstMs, Math.max(DEFER_POLL_MS, thresholdMs - leaderlessMs), 'leaderless');
+        if (leaderlessMs < thresholdMs && !final) return this.decideLater(t, msg, firstMs, LEADERLESS_POLL_MS, 'leaderless');
         const self = this.env.self.raftNodeId;
         if (!designatedAnswerer(replica.assignment.peers, self, (id) => this.isActive(id))) return false;
         // The designated member answers STREAM.INFO with its own view (no `leader` in `cluster`), and other calls
@@ -368,10 +376,15 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
       if (replica.handingOverLeadership === true && this.js.replicaServes(replica)) return void setTimeout(check, DEFER_POLL_MS).unref();
       this.deferred--;
       if (this.js.replicaServes(replica)) this.routeAt(t, msg, firstMs, 'serve');
-      else this.js.bus.publish(msg.subject, msg.reply, msg.header ?? REASK_HEADER, msg.data);
+      else this.reask(msg);
     };
     setTimeout(check, DEFER_POLL_MS).unref();
     return true;
+  }
+
+  /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
+  private reask(msg: BusMessage): void {
+    this.js.bus.publish(msg.subject, msg.reply, msg.header ?? REASK_HEADER, msg.data);
   }
 
   /**
