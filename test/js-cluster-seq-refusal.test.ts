@@ -23,11 +23,34 @@ async function publishRaw(nc: NatsConnection, subject: string, body: string, hdr
   return ack.error ? { errCode: ack.error.err_code } : { seq: ack.seq! };
 }
 
-async function expectNoTraceOnReplicas(stream: string, lastSeq: number, messages: number): Promise<void> {
-  const replicas = await cluster.replicaContents(stream, ['n1', 'n2', 'n3']);
-  for (const [name, r] of replicas) {
-    expect({ name, last: r.state.last_seq, deleted: r.state.num_deleted ?? 0, msgs: r.state.messages }).toEqual({ name, last: lastSeq, deleted: 0, msgs: messages });
+interface ReplicaState {
+  messages: number;
+  last_seq: number;
+  num_deleted?: number;
+}
+
+/** The state of `stream` in each node's own replica, from its /jsz (every node holds one of an R3 stream). */
+async function replicaStates(stream: string): Promise<Record<string, { last: number; deleted: number; msgs: number } | null>> {
+  const out: Record<string, { last: number; deleted: number; msgs: number } | null> = {};
+  for (const n of cluster.nodes) {
+    const res = await fetch(`http://127.0.0.1:${n.httpPort}/jsz?streams=true`, { signal: AbortSignal.timeout(2000) });
+    const body = (await res.json()) as { account_details?: Array<{ stream_detail?: Array<{ name: string; state: ReplicaState }> }> };
+    const st = body.account_details?.[0]?.stream_detail?.find((d) => d.name === stream)?.state;
+    out[n.name] = st ? { last: st.last_seq, deleted: st.num_deleted ?? 0, msgs: st.messages } : null;
   }
+  return out;
+}
+
+/** Every replica ends at `lastSeq` with `messages` and no deleted sequence (followers apply a moment later). */
+async function expectNoTraceOnReplicas(stream: string, lastSeq: number, messages: number): Promise<void> {
+  const want = { last: lastSeq, deleted: 0, msgs: messages };
+  const wantAll = Object.fromEntries(cluster.nodes.map((n) => [n.name, want]));
+  let got: Awaited<ReturnType<typeof replicaStates>> = {};
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 200))) {
+    got = await replicaStates(stream);
+    if (JSON.stringify(got) === JSON.stringify(wantAll)) break;
+  }
+  expect(got).toEqual(wantAll);
 }
 
 describe('refused publishes on an R3 stream', () => {
