@@ -45,8 +45,9 @@ describe('meta group bootstrap needs a quorum of the configured cluster', () => 
         for (const x of r) expect(x['error']).toEqual(UNAVAILABLE);
       }
     }
-    // Past the first few seconds every INFO got its 10008 (the threshold before a leaderless node answers is 3 s).
-    expect(answers.filter((a) => a === JSON.stringify([UNAVAILABLE])).length).toBeGreaterThan(2);
+    // Past the first few seconds every INFO got its 10008: Flotilla's threshold before a leaderless node answers
+    // is 3 s; nats-server 2.9.10 stays silent for 10 s after its meta group is created, then answers too.
+    expect(answers.filter((a) => a === JSON.stringify([UNAVAILABLE])).length).toBeGreaterThan(AGAINST_NATS_SERVER ? 0 : 2);
     if (!AGAINST_NATS_SERVER) {
       const view = await jsz('n1');
       expect(view.meta_cluster?.leader ?? '').toBe('');
