@@ -157,16 +157,23 @@ describe('one reply per API request', () => {
     const others = ['n1', 'n2', 'n3'].filter((n) => n !== victim);
     const via = others.map((n) => conns[Number(n.slice(1)) - 1]!);
     const counter = new ReplyCounter(via);
+    const marks: number[] = [];
+    const t0 = Date.now();
     const restart = (async () => {
       await sleep(300);
+      marks.push(Date.now() - t0);
       await cluster.kill(victim);
       await sleep(500);
+      marks.push(Date.now() - t0);
       await cluster.restart(victim);
+      marks.push(Date.now() - t0);
       await sleep(3_000);
     })();
     await counter.stream(['$JS.API.STREAM.INFO.REJOIN', '$JS.API.INFO', '$JS.API.STREAM.NAMES'], 5, restart);
     const sent = await counter.results();
     console.log('restart', JSON.stringify(summary(sent)));
+    const odd = sent.filter((s) => s.replies.length !== 1);
+    if (odd.length > 0) console.log('restart odd', JSON.stringify(odd.slice(0, 6).map((s) => ({ subject: s.subject, at: s.sentMs - sent[0]!.sentMs, replies: s.replies }))), 'kill/restart at', JSON.stringify(marks));
     expect(sent.length).toBeGreaterThan(300);
     for (const s of sent) expect({ subject: s.subject, replies: s.replies.length }).toEqual({ subject: s.subject, replies: 1 });
   }, 90_000);

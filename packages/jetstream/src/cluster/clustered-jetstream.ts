@@ -54,6 +54,11 @@ const LEADERLESS_SAMPLE_MS = 100;
 const DEFER_POLL_MS = 20;
 /** A request deferred while its group has no leader in sight looks for one this often. */
 const LEADERLESS_POLL_MS = 50;
+/**
+ * A node restarted from its meta log answers for no leaderless group this long after it started (its links and
+ * leaders are not known yet: its own empty view would join the real leader's answer), as nats-server's 10 s.
+ */
+const RESTART_SILENCE_MS = 10_000;
 /** …for at most this long past the leaderless threshold, then decided as it stands… */
 const DEFER_MAX_MS = 3_000;
 /** …with at most this many waiting at once (beyond it, decided at once). */
@@ -89,6 +94,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private readonly leaderless = new LeaderlessClock();
   private leaderlessTimer: NodeJS.Timeout | null = null;
   private deferred = 0;
+  /** Started from a meta log on disk (not a first start). */
+  private restarted = false;
   private readonly answeredReplies = new Map<string, number>();
 
   constructor(
@@ -136,6 +143,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     this.starting = (async () => {
       const how = await decideMetaStart(this.env, this.js.log, this.options.bootstrap ?? DEFAULT_BOOTSTRAP_TIMING, () => this.stopped);
       if (this.stopped) return;
+      this.restarted = how.kind === 'restart';
       this.js.log.info({ how: how.kind, self: this.env.self.name, expected: this.env.expectedClusterSize }, 'starting the meta group');
       await this.meta.start(how);
       if (this.stopped) return;
@@ -341,7 +349,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         // (just created, just elected, this node just restarted) is not leaderless: wait for the threshold,
         // watching for a leader to ask again.
         const leaderlessMs = this.leaderless.leaderlessForMs(a.group, false);
-        if (leaderlessMs < thresholdMs && !final) return this.decideLater(t, msg, firstMs, LEADERLESS_POLL_MS, 'leaderless');
+        if (leaderlessMs < thresholdMs || this.inRestartSilence()) return final ? false : this.decideLater(t, msg, firstMs, LEADERLESS_POLL_MS, 'leaderless');
         const self = this.env.self.raftNodeId;
         if (!designatedAnswerer(replica.assignment.peers, self, (id) => this.isActive(id))) return false;
         // The designated member answers STREAM.INFO with its own view (no `leader` in `cluster`), and other calls
@@ -380,6 +388,10 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     };
     setTimeout(check, DEFER_POLL_MS).unref();
     return true;
+  }
+
+  private inRestartSilence(): boolean {
+    return this.restarted && Date.now() - this.startedMs < RESTART_SILENCE_MS;
   }
 
   /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
@@ -449,7 +461,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     if (this.metaLeaderKnown()) return false;
     const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
     const leaderlessMs = this.leaderless.leaderlessForMs(META_GROUP, false);
-    const delayMs = Math.max(this.options.unavailableDelayMs ?? 250, thresholdMs - leaderlessMs);
+    const silenceMs = this.restarted ? this.startedMs + RESTART_SILENCE_MS - Date.now() : 0;
+    const delayMs = Math.max(this.options.unavailableDelayMs ?? 250, thresholdMs - leaderlessMs, silenceMs);
     const timer = setTimeout(() => {
       if (this.stopped || this.metaLeaderKnown()) return;
       const self = this.env.self.raftNodeId;
