@@ -48,6 +48,8 @@ export interface JsClusterOptions {
   faultHook?: boolean;
   /** Raft heartbeat etc. stay the server's; this only bounds waiting for a meta leader at start. */
   metaLeaderTimeoutMs?: number;
+  /** Start only these nodes (the others are configured in everyone's routes but stay down until `restart`); no wait for a meta leader. */
+  startOnly?: string[];
 }
 
 interface ApiError {
@@ -88,8 +90,12 @@ export class JsCluster {
     const cluster = new JsCluster(o.clusterName ?? 'JSC', o.faultHook ?? false, root, nodes);
     for (const n of nodes) n.output = () => cluster.outputs.get(n.name) ?? '';
     try {
-      await Promise.all(nodes.map((n) => cluster.launch(n)));
-      await cluster.waitForMetaLeader(o.metaLeaderTimeoutMs ?? 45_000);
+      if (o.startOnly !== undefined) {
+        await Promise.all(nodes.filter((n) => o.startOnly!.includes(n.name)).map((n) => cluster.launch(n)));
+      } else {
+        await Promise.all(nodes.map((n) => cluster.launch(n)));
+        await cluster.waitForMetaLeader(o.metaLeaderTimeoutMs ?? 45_000);
+      }
     } catch (err) {
       await cluster.stop();
       throw err;
@@ -193,6 +199,7 @@ export class JsCluster {
   async restart(name: string): Promise<void> {
     const n = this.node(name);
     if (n.proc && n.proc.exitCode === null && n.proc.signalCode === null) throw new Error(`${name} is still running`);
+    // Never started (startOnly): launched for the first time.
     await this.launch(n);
   }
 

@@ -136,6 +136,27 @@ describe('meta group', () => {
     expect(warnings).toEqual(['meta group bootstrap: expected nodes not all seen, founding with the nodes seen']);
   });
 
+  it('never founds with a minority of the configured cluster: waits until a quorum is seen (1 of 3, 1 of 2)', async () => {
+    const c = (cluster = new FakeCluster());
+    c.up.add(1);
+    const warnings: string[] = [];
+    const log = { ...quiet, warn: (_o: object, msg?: string) => void warnings.push(msg ?? '') };
+    let stopped = false;
+    const lone = decideMetaStart(c.env(1, 2), log, FAST, () => stopped);
+    const three = decideMetaStart(c.env(1, 3), log, FAST, () => stopped);
+    let decided = false;
+    void Promise.race([lone, three]).then(() => (decided = true));
+    await new Promise((r) => setTimeout(r, 3 * FAST.maxWaitMs));
+    expect(decided).toBe(false);
+    expect(warnings).toContain('meta group bootstrap: waiting for a quorum of the configured cluster');
+    // A second node of three comes: a quorum; it founds with the two seen.
+    c.up.add(2);
+    expect(await three).toEqual({ kind: 'found', voters: [1, 2] });
+    // The configured two-node cluster: both are seen now, so it founds with both.
+    expect(await lone).toEqual({ kind: 'found', voters: [1, 2] });
+    stopped = true;
+  });
+
   it('without a quorum there is no leader', async () => {
     const c = (cluster = new FakeCluster());
     c.up.add(1).add(2).add(3);

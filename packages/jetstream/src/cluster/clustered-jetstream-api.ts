@@ -91,9 +91,32 @@ export class ClusterApi {
 
   // ---- catalogue reads -----------------------------------------------------------------------
 
-  private accountInfo(): object {
+  /**
+   * The account's usage as nats-server reports it: every replica's bytes count (each server reports its own
+   * store), so an R3 stream's bytes count three times. A stream's bytes and consumers come from its leader
+   * (here, or asked as LIST does); a replica's bytes are the leader's. No `tiers`: nats-server lists them only
+   * for tiered account limits, which need accounts (not served); the default tier's limits are unlimited.
+   */
+  private async accountInfo(): Promise<object> {
     const base = this.js.accountInfo() as Record<string, unknown>;
-    return { ...base, streams: this.cjs.meta.state.streamCount };
+    let memory = 0;
+    let storage = 0;
+    let consumers = 0;
+    const assignments = this.cjs.meta.state.assignments();
+    await Promise.all(
+      assignments.map(async (a) => {
+        const local = this.cjs.replicaSet.byGroupId(a.group);
+        type Usage = { state?: { bytes?: number; consumer_count?: number } } | null;
+        let info: Usage;
+        if (local?.isLeader()) info = this.js.streamApi.info(local.stream) as unknown as Usage;
+        else info = ((await this.probe(a, LIST_WAIT_MS, false)) ?? (local !== undefined ? this.js.streamApi.info(local.stream) : null)) as unknown as Usage;
+        const bytes = (info?.state?.bytes ?? 0) * Math.max(1, a.peers.length);
+        if (a.config.storage === 'memory') memory += bytes;
+        else storage += bytes;
+        consumers += info?.state?.consumer_count ?? 0;
+      }),
+    );
+    return { ...base, memory, storage, streams: assignments.length, consumers };
   }
 
   private matching(subject: string | undefined): StreamAssignment[] {

@@ -15,6 +15,8 @@ export interface LocalReplica extends StreamReplicaView {
   readonly stream: Stream;
   update(assignment: StreamAssignment): Promise<void>;
   stepDown(): ApiError | null;
+  /** A leadership transfer is under way (requests wait: the target may already answer them). */
+  readonly handingOverLeadership?: boolean;
   /** Close, keep data. */
   stop(): Promise<void>;
   /** Close and delete its data and Raft log. */

@@ -17,6 +17,7 @@ import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
 import { routeOf } from './clustered-jetstream-routing.js';
 import { SettlingRequests } from './clustered-jetstream-settling.js';
+import { LEADERLESS_ANSWER_MS, LeaderlessClock, designatedAnswerer } from './clustered-jetstream-leaderless.js';
 import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
@@ -30,6 +31,8 @@ export interface ClusteredJetStreamOptions {
   meta?: MetaGroupOptions;
   /** Nodes that know of no meta leader answer catalogue calls with 10008 after this delay, so a real leader wins. */
   unavailableDelayMs?: number;
+  /** A group must have been leaderless this long before one member answers in its stead (LEADERLESS_ANSWER_MS). */
+  leaderlessAnswerMs?: number;
 }
 
 /** How often the meta leader records new nodes and adds non-members to the group. */
@@ -45,6 +48,32 @@ const SETTLE_WAIT_MS = 2_000;
 const SETTLE_POLL_MS = 5;
 /** …and at most this many at once. */
 const MAX_SETTLING_REQUESTS = 1024;
+/** Leaderlessness of the groups is sampled this often (requests sample it too). */
+const LEADERLESS_SAMPLE_MS = 100;
+/** A request whose answer waits (a leaderless group, a Raft leader not serving yet) is decided again this often… */
+const DEFER_POLL_MS = 20;
+/** A request deferred while its group has no leader in sight looks for one this often. */
+const LEADERLESS_POLL_MS = 50;
+/**
+ * A node restarted from its meta log answers for no leaderless group this long after it started (its links and
+ * leaders are not known yet: its own empty view would join the real leader's answer), as nats-server's 10 s.
+ */
+const RESTART_SILENCE_MS = 10_000;
+/** …for at most this long past the leaderless threshold, then decided as it stands… */
+const DEFER_MAX_MS = 3_000;
+/** …with at most this many waiting at once (beyond it, decided at once). */
+const MAX_DEFERRED = 4096;
+/** Marks a request a leader that handed over published again (see afterHandOver). */
+const REASK_HEADER = Buffer.from('NATS/1.0\r\nFlotilla-Reask: 1\r\n\r\n');
+/** Reply subjects of stream requests this node answered, kept this long (at most MAX_ANSWERED) to drop a re-ask it already answered. */
+const ANSWERED_KEEP_MS = 5_000;
+const MAX_ANSWERED = 8192;
+
+type Again = false | 'leaderless' | 'serve';
+
+function isReask(msg: BusMessage): boolean {
+  return msg.header !== null && msg.header.equals(REASK_HEADER);
+}
 
 export class ClusteredJetStream implements ClusteredJetStreamView {
   readonly meta: MetaGroup;
@@ -62,6 +91,12 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private stopped = false;
   /** Requests the meta leader answers once its catalogue is settled (see clustered-jetstream-settling.ts). */
   private readonly settling: SettlingRequests;
+  private readonly leaderless = new LeaderlessClock();
+  private leaderlessTimer: NodeJS.Timeout | null = null;
+  private deferred = 0;
+  /** Started from a meta log on disk (not a first start). */
+  private restarted = false;
+  private readonly answeredReplies = new Map<string, number>();
 
   constructor(
     readonly js: JetStreamService,
@@ -98,6 +133,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   start(): void {
     this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
     this.peersChanged();
+    this.leaderlessTimer = setInterval(() => this.sampleLeaders(), LEADERLESS_SAMPLE_MS);
+    this.leaderlessTimer.unref();
+    this.sampleLeaders();
     this.unsubscribeLeader = this.meta.onLeaderChange((leader, term) => {
       this.js.clusterObserver?.leaderChanged?.(META_GROUP, leader, term);
       void this.upkeep();
@@ -105,6 +143,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     this.starting = (async () => {
       const how = await decideMetaStart(this.env, this.js.log, this.options.bootstrap ?? DEFAULT_BOOTSTRAP_TIMING, () => this.stopped);
       if (this.stopped) return;
+      this.restarted = how.kind === 'restart';
       this.js.log.info({ how: how.kind, self: this.env.self.name, expected: this.env.expectedClusterSize }, 'starting the meta group');
       await this.meta.start(how);
       if (this.stopped) return;
@@ -121,6 +160,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     this.unsubscribeLeader();
     if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
     if (this.orphanTimer !== null) clearInterval(this.orphanTimer);
+    if (this.leaderlessTimer !== null) clearInterval(this.leaderlessTimer);
     await this.starting;
     await this.replicaSet.stop();
     await this.meta.stop();
@@ -240,9 +280,20 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
 
   /**
    * Routes one `$JS.API` request (tokens after `$JS.API`). Returns true when this node answers it (for the
-   * API statistics); every other node stays silent.
+   * API statistics); every other node stays silent. Exactly one node answers: the (meta or stream) leader, or
+   * — for a group leaderless longer than an election — its one designated member; a member that does not
+   * know the leader yet stays silent meanwhile.
    */
   route(t: readonly string[], msg: BusMessage): boolean {
+    return this.routeAt(t, msg, performance.now());
+  }
+
+  /**
+   * `again`: a request this node deferred, decided now — 'leaderless' (its group had no leader in sight: if
+   * this node leads by now, another leader may have answered meanwhile, so only the leaderless answer is
+   * left), or 'serve' (this node led and waited to serve).
+   */
+  private routeAt(t: readonly string[], msg: BusMessage, firstMs: number, again: Again = false): boolean {
     const r = routeOf(t);
     switch (r.kind) {
       case 'none':
@@ -266,21 +317,117 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         }
         const replica = this.replicaSet.byGroupId(a.group);
         if (replica === undefined) return false;
+        const waitedMs = performance.now() - firstMs;
+        const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
+        const final = waitedMs > thresholdMs + DEFER_MAX_MS;
         if (this.js.replicaServes(replica)) {
           if (r.op === 'stepdown') {
             this.api.streamStepDown(replica, r.type, msg);
             return true;
           }
+          // Handing leadership over: the target may lead already and answer this too; decide once the transfer
+          // is done (then asked again, so the new leader answers it) or given up (then here).
+          if (replica.handingOverLeadership === true && r.op !== 'pull' && !final) return this.afterHandOver(replica, t, msg, firstMs);
+          if (!this.firstAnswer(msg, again !== false)) return false;
           return this.js.dispatchLocal(t, msg);
         }
-        // A leaderless group's members answer STREAM.INFO with their own view (no `leader` in `cluster`), and
-        // other calls (pulls aside) with 10008 once the meta layer is leaderless too (cluster-semantics §2).
         const leader = replica.leaderId();
-        if (leader !== NONE && this.isActive(leader)) return false;
+        const led = leader !== NONE && this.isActive(leader);
+        if (led) {
+          // Deferred while no leader was in sight and one is now: ask again, so it answers (it drops what it
+          // answered already, by reply subject).
+          if (again === 'leaderless') this.reask(msg);
+          return false;
+        }
+        // Raft leader here but not serving yet (applying its predecessors' entries): silent, as nats-server's
+        // leader until its leader change is processed — except for what a predecessor that handed over asks
+        // again, answered once this node serves.
+        if (replica.status().role === 'leader') return isReask(msg) && !final ? this.decideLater(t, msg, firstMs, DEFER_POLL_MS, 'serve') : false;
+        // A pull never gets an error reply; a re-ask is for leaders (this node has the original deferred).
+        if (r.op === 'pull' || isReask(msg)) return false;
+        // Leaderless as far as this member knows. A group whose leader this member merely has not heard of yet
+        // (just created, just elected, this node just restarted) is not leaderless: wait for the threshold,
+        // watching for a leader to ask again.
+        const leaderlessMs = this.leaderless.leaderlessForMs(a.group, false);
+        if (leaderlessMs < thresholdMs || this.inRestartSilence()) return final ? false : this.decideLater(t, msg, firstMs, LEADERLESS_POLL_MS, 'leaderless');
+        const self = this.env.self.raftNodeId;
+        if (!designatedAnswerer(replica.assignment.peers, self, (id) => this.isActive(id))) return false;
+        // The designated member answers STREAM.INFO with its own view (no `leader` in `cluster`), and other calls
+        // (pulls aside) with 10008 once the meta layer is leaderless too (cluster-semantics §2).
         if (r.op === 'info') return this.js.dispatchLocal(t, msg);
-        return r.op === 'pull' ? false : this.unavailableUnlessLeader(r.type, msg);
+        return this.unavailableUnlessLeader(r.type, msg, false);
       }
     }
+  }
+
+  /** Decides the request again after `delayMs` (bounded in number; beyond it this node stays silent). */
+  private decideLater(t: readonly string[], msg: BusMessage, firstMs: number, delayMs: number, again: Again): boolean {
+    if (this.deferred >= MAX_DEFERRED) return false;
+    this.deferred++;
+    const timer = setTimeout(() => {
+      this.deferred--;
+      if (!this.stopped) this.routeAt(t, msg, firstMs, again);
+    }, delayMs);
+    timer.unref();
+    return true;
+  }
+
+  /**
+   * A request that reached a leader handing over: once the transfer is done, it is published again as it came
+   * (every node routes it afresh: the new leader answers); if the transfer was given up, answered here.
+   */
+  private afterHandOver(replica: LocalReplica, t: readonly string[], msg: BusMessage, firstMs: number): boolean {
+    if (this.deferred >= MAX_DEFERRED) return this.js.dispatchLocal(t, msg);
+    this.deferred++;
+    const check = (): void => {
+      if (this.stopped) return void this.deferred--;
+      if (replica.handingOverLeadership === true && this.js.replicaServes(replica)) return void setTimeout(check, DEFER_POLL_MS).unref();
+      this.deferred--;
+      if (this.js.replicaServes(replica)) this.routeAt(t, msg, firstMs, 'serve');
+      else this.reask(msg);
+    };
+    setTimeout(check, DEFER_POLL_MS).unref();
+    return true;
+  }
+
+  private inRestartSilence(): boolean {
+    return this.restarted && Date.now() - this.startedMs < RESTART_SILENCE_MS;
+  }
+
+  /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
+  private reask(msg: BusMessage): void {
+    this.js.bus.publish(msg.subject, msg.reply, msg.header ?? REASK_HEADER, msg.data);
+  }
+
+  /**
+   * False for a second copy of a request this node already answered: one it deferred, or one a predecessor
+   * asked again after handing over (the same request can reach it both ways).
+   */
+  private firstAnswer(msg: BusMessage, again: boolean): boolean {
+    if (msg.reply === null) return true;
+    const now = performance.now();
+    if ((again || isReask(msg)) && this.answeredReplies.has(msg.reply)) return false;
+    if (this.answeredReplies.size >= MAX_ANSWERED) {
+      for (const [reply, at] of this.answeredReplies) {
+        if (now - at < ANSWERED_KEEP_MS && this.answeredReplies.size < MAX_ANSWERED) break;
+        this.answeredReplies.delete(reply);
+      }
+    }
+    this.answeredReplies.set(msg.reply, now);
+    return true;
+  }
+
+  /** Samples which groups have a leader in sight (so a long leaderless stretch is known when a request comes). */
+  private sampleLeaders(): void {
+    this.leaderless.observe(META_GROUP, this.metaLeaderKnown());
+    const live = new Set<string>([META_GROUP]);
+    for (const r of this.replicaSet.all()) {
+      const group = r.assignment.group;
+      live.add(group);
+      const leader = r.leaderId();
+      this.leaderless.observe(group, (leader !== NONE && this.isActive(leader)) || r.isLeader());
+    }
+    this.leaderless.retain(live);
   }
 
   /**
@@ -305,13 +452,23 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return true;
   }
 
-  /** With no meta leader in sight, answers 10008 after a short delay (unless a leader appeared). */
-  private unavailableUnlessLeader(type: string, msg: BusMessage): boolean {
+  /**
+   * With no meta leader in sight, answers 10008 — once the meta group has been leaderless past the threshold
+   * (a node just started or between meta elections waits that long), from one node only: the lowest id among
+   * the nodes linked (`designated` false: the caller already chose this node among a group's members).
+   */
+  private unavailableUnlessLeader(type: string, msg: BusMessage, designated = true): boolean {
     if (this.metaLeaderKnown()) return false;
+    const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
+    const leaderlessMs = this.leaderless.leaderlessForMs(META_GROUP, false);
+    const silenceMs = this.restarted ? this.startedMs + RESTART_SILENCE_MS - Date.now() : 0;
+    const delayMs = Math.max(this.options.unavailableDelayMs ?? 250, thresholdMs - leaderlessMs, silenceMs);
     const timer = setTimeout(() => {
       if (this.stopped || this.metaLeaderKnown()) return;
+      const self = this.env.self.raftNodeId;
+      if (designated && !designatedAnswerer(this.env.peers().map((p) => p.raftNodeId), self, (id) => this.isActive(id))) return;
       this.js.respondError(msg.reply, type, ClusterErrors.unavailable());
-    }, this.options.unavailableDelayMs ?? 250);
+    }, delayMs);
     timer.unref();
     return true;
   }

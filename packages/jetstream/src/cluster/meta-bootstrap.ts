@@ -1,7 +1,9 @@
-// How a node enters the meta group. With a meta log on disk it restarts from it. With none it waits (bounded)
-// until it sees the expected number of nodes and that view has been stable briefly, then founds the group
-// with every node it sees as voters (sorted raft ids: every founder writes the same first entry). If a meta
-// leader contacts it meanwhile, a group already exists: it joins (no founding voters) and is added by it.
+// How a node enters the meta group. With a meta log on disk it restarts from it. With none it waits until it
+// sees the expected number of nodes and that view has been stable briefly, then founds the group with every
+// node it sees as voters (sorted raft ids: every founder writes the same first entry). Past a bounded wait it
+// founds with the nodes seen — but only with a quorum of the configured cluster: a minority (one side of a
+// partition at first start) never founds a catalogue of its own and waits, answering 10008, as nats-server.
+// If a meta leader contacts it meanwhile, a group already exists: it joins (no founding voters) and is added.
 import { MessageType, type NodeId } from '@flotilla/raft';
 import type { ClusterEnvironment } from './cluster-contracts.js';
 import type { JetStreamLogger } from '../message-bus.js';
@@ -11,7 +13,7 @@ export const META_GROUP = '_meta_';
 export type MetaStart = { kind: 'restart' } | { kind: 'found'; voters: NodeId[] } | { kind: 'join' };
 
 export interface BootstrapTiming {
-  /** Give up waiting for the expected nodes after this long and found with those seen. */
+  /** Give up waiting for the expected nodes after this long and found with those seen (a quorum at least). */
   maxWaitMs: number;
   /** The seen set must be unchanged this long (gossip completing the mesh) before founding. */
   settleMs: number;
@@ -21,6 +23,9 @@ export interface BootstrapTiming {
 }
 
 export const DEFAULT_BOOTSTRAP_TIMING: BootstrapTiming = { maxWaitMs: 10_000, settleMs: 1_000, seedMinWaitMs: 2_500, pollMs: 50 };
+
+/** While waiting below a quorum, said this often. */
+const WAITING_LOG_EVERY_MS = 30_000;
 
 export async function decideMetaStart(
   env: ClusterEnvironment,
@@ -42,9 +47,12 @@ export async function decideMetaStart(
     let seen = activeIds(env);
     let stableSinceMs = startMs;
     // Past maxWaitMs the seen set must still be stable for settleMs (nodes founding with different voters
-    // would write different first entries), up to this hard bound.
+    // would write different first entries), up to this hard bound — once a quorum is seen.
     const hardMaxMs = timing.maxWaitMs + 3 * timing.settleMs;
-    for (let i = 0; i < Math.ceil(hardMaxMs / timing.pollMs) + 1; i++) {
+    const quorum = Math.floor(env.expectedClusterSize / 2) + 1;
+    let warnedMs = -Infinity;
+    // Ends when founding or joining, or when stopped: below a quorum the wait has no end by design.
+    for (;;) {
       if (isStopped()) break;
       if (contacted) {
         log.info({}, 'meta group exists: joining it');
@@ -58,7 +66,12 @@ export async function decideMetaStart(
       }
       const elapsed = now - startMs;
       if (seen.length >= env.expectedClusterSize && elapsed >= minWaitMs && now - stableSinceMs >= timing.settleMs) break;
-      if ((elapsed >= timing.maxWaitMs && now - stableSinceMs >= timing.settleMs) || elapsed >= hardMaxMs) {
+      if (seen.length < quorum) {
+        if (elapsed >= timing.maxWaitMs && now - warnedMs >= WAITING_LOG_EVERY_MS) {
+          warnedMs = now;
+          log.warn({ expected: env.expectedClusterSize, seen: seen.length, quorum, waitedMs: elapsed }, 'meta group bootstrap: waiting for a quorum of the configured cluster');
+        }
+      } else if ((elapsed >= timing.maxWaitMs && now - stableSinceMs >= timing.settleMs) || elapsed >= hardMaxMs) {
         log.warn(
           { expected: env.expectedClusterSize, seen: seen.length, waitedMs: elapsed },
           'meta group bootstrap: expected nodes not all seen, founding with the nodes seen',

@@ -9,6 +9,7 @@ import { screenPublish, type PublishView } from '../stream/publish-checks.js';
 import type { ReplicatedMsgResult, Stream, StreamEntry, StreamHost, StreamProposer } from '../stream/stream.js';
 import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
+import { DiscardNewGate } from './stream-replica-limits.js';
 
 /** What the publisher needs of the Raft node (RaftNode in production). */
 export interface ProposalTarget {
@@ -22,6 +23,8 @@ const MAX_ITEMS_PER_ENTRY = 4096;
 const MAX_BYTES_PER_ENTRY = 1024 * 1024;
 /** Proposals queued or in flight beyond this many are refused (back-pressure to publishers). */
 const MAX_OUTSTANDING = 100_000;
+/** Publishes waiting for the messages in flight before a discard-new limit can be decided (then refused). */
+const MAX_HELD = 10_000;
 
 interface Item {
   data: Uint8Array;
@@ -63,6 +66,9 @@ export class StreamPublisher implements StreamProposer, PublishView {
   private readonly inFlightSubjectSeq = new Map<string, number>();
   private lastInFlightId: { id: string; seq: number } | null = null;
   private lastTimestampNs = 0n;
+  private readonly limits: DiscardNewGate;
+  /** Publishes that arrived while a limit waited for the messages in flight, in arrival order. */
+  private held: BusMessage[] = [];
 
   constructor(
     private readonly stream: Stream,
@@ -71,6 +77,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
     private readonly options: PublisherOptions,
   ) {
     this.acks = new PubAckEncoder(stream.name, host.domain);
+    this.limits = new DiscardNewGate(stream.store);
   }
 
   /** This node now leads and has applied every earlier entry: start sequencing from the store. */
@@ -89,6 +96,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
     const queued = this.queue;
     this.queue = [];
     for (const item of queued) item.fail(null, false);
+    this.held = []; // no reply, as queued ones: the new leader may be the one to store them
     this.resetInFlight();
   }
 
@@ -130,25 +138,42 @@ export class StreamPublisher implements StreamProposer, PublishView {
   // ---- StreamProposer -------------------------------------------------------------------------------
 
   publish(msg: BusMessage): void {
+    if (!this.active) return; // not leading (a step-down in progress): the leader answers
+    if (this.held.length === 0 && this.admit(msg)) return;
+    if (this.held.length >= MAX_HELD) {
+      const reply = this.stream.config.no_ack === true ? null : msg.reply;
+      return this.reject(reply, JsErrors.insufficientResources());
+    }
+    this.held.push(msg);
+  }
+
+  /** Runs the checks and proposes (or answers) `msg`; false when a limit must wait for the messages in flight. */
+  private admit(msg: BusMessage): boolean {
     const cfg = this.stream.config;
     const reply = cfg.no_ack === true ? null : msg.reply;
-    if (!this.active) return; // not leading (a step-down in progress): the leader answers
-    if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources());
-    if (this.host.storageExceeded(cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
+    if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources()), true;
+    if (this.host.storageExceeded(cfg.storage)) return this.reject(reply, JsErrors.insufficientResources()), true;
     const header = msg.header !== null && msg.header.length > 0 ? msg.header : null;
     const size = (header?.length ?? 0) + msg.data.length;
-    if (cfg.max_msg_size > 0 && size > cfg.max_msg_size) return this.reject(reply, JsErrors.messageSizeExceeds());
+    if (cfg.max_msg_size > 0 && size > cfg.max_msg_size) return this.reject(reply, JsErrors.messageSizeExceeds()), true;
     const decision = screenPublish(this, msg.subject, header);
     switch (decision.kind) {
       case 'drop':
-        return;
+        return true;
       case 'reject':
-        return this.reject(reply, decision.error);
+        return this.reject(reply, decision.error), true;
       case 'duplicate':
-        return this.duplicate(reply, decision.msgId, decision.seq);
+        return this.duplicate(reply, decision.msgId, decision.seq), true;
       case 'store':
         break;
     }
+    // Limits before a sequence is taken: a refused message must leave no trace on any replica.
+    const limit = this.limits.decide(cfg, msg.subject, header?.length ?? 0, msg.data.length);
+    if (limit.kind === 'wait') return false;
+    if (limit.kind === 'refuse') return this.reject(reply, limit.error), true;
+    const bytes = this.limits.sizeOf(msg.subject, header?.length ?? 0, msg.data.length);
+    const perSubject = cfg.max_msgs_per_subject > 0 && cfg.discard_new_per_subject === true;
+    this.limits.added(msg.subject, bytes, perSubject);
     const { msgId, rollup } = decision;
     const noInterest = cfg.retention === 'interest' && !this.host.hasConsumerInterest(this.stream, msg.subject);
     const seq = this.lastSeq() + 1;
@@ -184,22 +209,37 @@ export class StreamPublisher implements StreamProposer, PublishView {
           (r) => {
             const stored = r !== undefined && r.error === undefined ? r.seq : 0;
             this.forget(epoch, seq, msgId, msg.subject, stored);
+            this.limitSettled(epoch, msg.subject, bytes, perSubject);
             if (r?.error !== undefined) this.reject(reply, r.error);
             else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, this.acks.ack(stored));
           },
           (err: unknown) => {
             this.forget(epoch, seq, msgId, msg.subject, 0);
+            this.limitSettled(epoch, msg.subject, bytes, perSubject);
             this.options.log.error({ stream: this.stream.name, err: String(err) }, 'replicated publish apply failed');
           },
         );
       },
       fail: (error, appended) => {
         this.forget(epoch, seq, msgId, msg.subject, 0);
+        this.limitSettled(epoch, msg.subject, bytes, perSubject);
         // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
         // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
         if (!appended && !ackEarly && error !== null) this.reject(reply, error);
       },
     });
+    return true;
+  }
+
+  /** An admitted message settled: once none is in flight, the held publishes are decided, in order. */
+  private limitSettled(epoch: number, subject: string, bytes: number, perSubject: boolean): void {
+    if (epoch !== this.epoch) return;
+    this.limits.settled(subject, bytes, perSubject);
+    if (this.limits.messagesInFlight > 0 || this.held.length === 0) return;
+    const held = this.held;
+    let i = 0;
+    while (i < held.length && this.active && this.admit(held[i]!)) i++;
+    this.held = this.active ? held.slice(i) : [];
   }
 
   propose(entry: StreamEntry): Promise<unknown> {
@@ -319,6 +359,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
   }
 
   private resetInFlight(): void {
+    this.limits.reset();
     this.inFlightIds.clear();
     this.inFlightSubjectSeq.clear();
     this.lastInFlightId = null;

@@ -386,6 +386,11 @@ export class StreamReplica implements StreamReplicaView {
     return this.serving && this.raftNode !== null && this.raftNode.isLeader();
   }
 
+  /** A STREAM.LEADER.STEPDOWN transfer is under way: the target may lead (and answer requests) any moment. */
+  get handingOverLeadership(): boolean {
+    return this.handingOver;
+  }
+
   /**
    * The group's leader as requests see it. A Raft leader not serving yet (still applying its predecessors'
    * entries, one commit round after its election) counts as none here, so this member answers STREAM.INFO
