@@ -379,12 +379,23 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private afterHandOver(replica: LocalReplica, t: readonly string[], msg: BusMessage, firstMs: number): boolean {
     if (this.deferred >= MAX_DEFERRED) return this.js.dispatchLocal(t, msg);
     this.deferred++;
+    const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
     const check = (): void => {
       if (this.stopped) return void this.deferred--;
       if (replica.handingOverLeadership === true && this.js.replicaServes(replica)) return void setTimeout(check, DEFER_POLL_MS).unref();
+      if (this.js.replicaServes(replica)) {
+        this.deferred--;
+        return void this.routeAt(t, msg, firstMs, 'serve');
+      }
+      // Handed over: ask again only once the new leader is in sight, so the re-ask reaches a Raft leader (which
+      // answers once it serves). Asked earlier, the target may still be a candidate: it drops a re-ask, and it
+      // dropped the original too (the old leader still led then), so nobody would answer.
+      const leader = replica.leaderId();
+      const inSight = leader !== NONE && this.isActive(leader);
+      if (!inSight && performance.now() - firstMs < thresholdMs + DEFER_MAX_MS) return void setTimeout(check, DEFER_POLL_MS).unref();
       this.deferred--;
-      if (this.js.replicaServes(replica)) this.routeAt(t, msg, firstMs, 'serve');
-      else this.reask(msg);
+      if (inSight) this.reask(msg);
+      else this.routeAt(t, msg, firstMs, 'leaderless');
     };
     setTimeout(check, DEFER_POLL_MS).unref();
     return true;
