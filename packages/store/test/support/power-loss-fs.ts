@@ -107,6 +107,7 @@ function syncDir(dir: string): void {
 }
 
 function onSync(fd: number): void {
+  settleRenames();
   const o = fds.get(fd);
   if (o === undefined) return;
   if (o.dir !== null) syncDir(o.dir);
@@ -175,6 +176,53 @@ function afterRename(from: FsNs.PathLike, to: FsNs.PathLike): void {
   inode.livePath = b;
   pend(dirname(a), { kind: 'unlink', path: a });
   pend(dirname(b), { kind: 'link', path: b, inode });
+}
+
+/**
+ * A rename whose callback has not run yet. The disk may already show it (libuv's thread did it; the
+ * callback waits for the next poll phase), so a crash in that window must not read the new file's bytes
+ * through the old inode's path: crash() and every sync settle the renames the disk already shows.
+ */
+interface RenameInFlight {
+  from: string;
+  to: string;
+  /** The renamed file's inode number, to see whether `to` is it yet. */
+  ino: number;
+  settled: boolean;
+}
+const renamesInFlight = new Set<RenameInFlight>();
+
+function renameStarting(from: FsNs.PathLike, to: FsNs.PathLike): RenameInFlight | null {
+  if (typeof from !== 'string' || typeof to !== 'string' || !live.has(resolve(from))) return null;
+  let ino: number;
+  try {
+    ino = fs().statSync(from).ino;
+  } catch {
+    return null;
+  }
+  const rec: RenameInFlight = { from, to, ino, settled: false };
+  renamesInFlight.add(rec);
+  return rec;
+}
+
+function renameDone(rec: RenameInFlight | null, err: unknown, from: FsNs.PathLike, to: FsNs.PathLike): void {
+  if (rec !== null) renamesInFlight.delete(rec);
+  if (!err && !(rec?.settled ?? false)) afterRename(from, to);
+}
+
+function settleRenames(): void {
+  for (const rec of renamesInFlight) {
+    if (rec.settled) continue;
+    let ino: number;
+    try {
+      ino = fs().statSync(rec.to).ino;
+    } catch {
+      continue;
+    }
+    if (ino !== rec.ino) continue;
+    rec.settled = true;
+    afterRename(rec.from, rec.to);
+  }
 }
 
 function afterUnlink(path: FsNs.PathLike): void {
@@ -259,11 +307,13 @@ export function wrapFs(r: Fs): Fs {
     afterWrite(fd);
     return n;
   };
-  w.rename = (from: FsNs.PathLike, to: FsNs.PathLike, cb: Cb) =>
+  w.rename = (from: FsNs.PathLike, to: FsNs.PathLike, cb: Cb) => {
+    const rec = renameStarting(from, to);
     r.rename(from, to, (err) => {
-      if (!err) afterRename(from, to);
+      renameDone(rec, err, from, to);
       cb(err);
     });
+  };
   w.renameSync = (from: FsNs.PathLike, to: FsNs.PathLike) => {
     r.renameSync(from, to);
     afterRename(from, to);
@@ -296,8 +346,14 @@ export function wrapFsPromises(r: FsPromises): FsPromises {
     return wrapHandle(fh);
   };
   w.rename = async (from: FsNs.PathLike, to: FsNs.PathLike) => {
-    await r.rename(from, to);
-    afterRename(from, to);
+    const rec = renameStarting(from, to);
+    try {
+      await r.rename(from, to);
+    } catch (err) {
+      renameDone(rec, err, from, to);
+      throw err;
+    }
+    renameDone(rec, null, from, to);
   };
   w.unlink = async (path: FsNs.PathLike) => {
     await r.unlink(path);
@@ -470,6 +526,7 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
   const f = fs();
   const out: CrashReport[] = [];
   const newLevelDirs: string[] = [];
+  settleRenames();
   for (const root of rootsToCrash) {
     const r = resolve(root);
     if (!underRoot(r)) throw new Error(`power-loss fs: ${r} is not inside a registered root`);
