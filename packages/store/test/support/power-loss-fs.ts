@@ -31,6 +31,8 @@ interface Inode {
   livePath: string | null;
   /** Content as of the last sync. */
   durable: Buffer;
+  /** The real file's inode number (-1: unknown): a crash reads the content only from that file. */
+  ino: number;
 }
 
 type DirOp = { kind: 'link'; path: string; inode: Inode } | { kind: 'unlink'; path: string };
@@ -146,6 +148,14 @@ function intentOf(path: FsNs.PathLike, flags: FsNs.OpenMode | undefined): OpenIn
   return { path: p, existed, isDir, dsync };
 }
 
+function inoOf(fd: number, path: string): number {
+  try {
+    return fd >= 0 ? fs().fstatSync(fd).ino : fs().statSync(path).ino;
+  } catch {
+    return -1;
+  }
+}
+
 function afterOpen(intent: OpenIntent | null, fd: number): void {
   if (intent === null) return;
   if (intent.isDir) {
@@ -154,7 +164,7 @@ function afterOpen(intent: OpenIntent | null, fd: number): void {
   }
   let inode = live.get(intent.path);
   if (inode === undefined || !intent.existed) {
-    inode = { livePath: intent.path, durable: Buffer.alloc(0) };
+    inode = { livePath: intent.path, durable: Buffer.alloc(0), ino: inoOf(fd, intent.path) };
     const old = live.get(intent.path);
     if (old !== undefined) old.livePath = null;
     live.set(intent.path, inode);
@@ -490,7 +500,7 @@ export function registerRoot(root: string): void {
       const p = join(d, ent.name);
       if (ent.isDirectory()) walk(p);
       else if (ent.isFile() && !inLevelDir(p)) {
-        const inode: Inode = { livePath: p, durable: fs().readFileSync(p) };
+        const inode: Inode = { livePath: p, durable: fs().readFileSync(p), ino: fs().statSync(p).ino };
         live.set(p, inode);
         durableNs.set(p, inode);
       }
@@ -571,10 +581,17 @@ function survivingContent(inode: Inode, mode: CrashMode, rand: () => number): Bu
   const durable = inode.durable;
   if (mode === 'synced-only' || inode.livePath === null) return durable;
   let current: Buffer;
+  // Read through a descriptor whose inode is checked: a rename on disk whose callback has not run (not
+  // settled, or done by libuv's thread while this runs) may have put another file under the name.
+  let fd = -1;
   try {
-    current = fs().readFileSync(inode.livePath);
+    fd = fs().openSync(inode.livePath, 'r');
+    if (inode.ino !== -1 && fs().fstatSync(fd).ino !== inode.ino) return durable;
+    current = fs().readFileSync(fd);
   } catch {
     return durable;
+  } finally {
+    if (fd !== -1) fs().closeSync(fd);
   }
   if (mode === 'everything') return current;
   const lo = Math.min(durable.length, current.length);
