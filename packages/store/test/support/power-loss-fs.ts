@@ -31,6 +31,8 @@ interface Inode {
   livePath: string | null;
   /** Content as of the last sync. */
   durable: Buffer;
+  /** The real file's inode number (-1: unknown): a crash reads the content only from that file. */
+  ino: number;
 }
 
 type DirOp = { kind: 'link'; path: string; inode: Inode } | { kind: 'unlink'; path: string };
@@ -107,6 +109,7 @@ function syncDir(dir: string): void {
 }
 
 function onSync(fd: number): void {
+  settleRenames();
   const o = fds.get(fd);
   if (o === undefined) return;
   if (o.dir !== null) syncDir(o.dir);
@@ -145,6 +148,14 @@ function intentOf(path: FsNs.PathLike, flags: FsNs.OpenMode | undefined): OpenIn
   return { path: p, existed, isDir, dsync };
 }
 
+function inoOf(fd: number, path: string): number {
+  try {
+    return fd >= 0 ? fs().fstatSync(fd).ino : fs().statSync(path).ino;
+  } catch {
+    return -1;
+  }
+}
+
 function afterOpen(intent: OpenIntent | null, fd: number): void {
   if (intent === null) return;
   if (intent.isDir) {
@@ -153,7 +164,7 @@ function afterOpen(intent: OpenIntent | null, fd: number): void {
   }
   let inode = live.get(intent.path);
   if (inode === undefined || !intent.existed) {
-    inode = { livePath: intent.path, durable: Buffer.alloc(0) };
+    inode = { livePath: intent.path, durable: Buffer.alloc(0), ino: inoOf(fd, intent.path) };
     const old = live.get(intent.path);
     if (old !== undefined) old.livePath = null;
     live.set(intent.path, inode);
@@ -175,6 +186,53 @@ function afterRename(from: FsNs.PathLike, to: FsNs.PathLike): void {
   inode.livePath = b;
   pend(dirname(a), { kind: 'unlink', path: a });
   pend(dirname(b), { kind: 'link', path: b, inode });
+}
+
+/**
+ * A rename whose callback has not run yet. The disk may already show it (libuv's thread did it; the
+ * callback waits for the next poll phase), so a crash in that window must not read the new file's bytes
+ * through the old inode's path: crash() and every sync settle the renames the disk already shows.
+ */
+interface RenameInFlight {
+  from: string;
+  to: string;
+  /** The renamed file's inode number, to see whether `to` is it yet. */
+  ino: number;
+  settled: boolean;
+}
+const renamesInFlight = new Set<RenameInFlight>();
+
+function renameStarting(from: FsNs.PathLike, to: FsNs.PathLike): RenameInFlight | null {
+  if (typeof from !== 'string' || typeof to !== 'string' || !live.has(resolve(from))) return null;
+  let ino: number;
+  try {
+    ino = fs().statSync(from).ino;
+  } catch {
+    return null;
+  }
+  const rec: RenameInFlight = { from, to, ino, settled: false };
+  renamesInFlight.add(rec);
+  return rec;
+}
+
+function renameDone(rec: RenameInFlight | null, err: unknown, from: FsNs.PathLike, to: FsNs.PathLike): void {
+  if (rec !== null) renamesInFlight.delete(rec);
+  if (!err && !(rec?.settled ?? false)) afterRename(from, to);
+}
+
+function settleRenames(): void {
+  for (const rec of renamesInFlight) {
+    if (rec.settled) continue;
+    let ino: number;
+    try {
+      ino = fs().statSync(rec.to).ino;
+    } catch {
+      continue;
+    }
+    if (ino !== rec.ino) continue;
+    rec.settled = true;
+    afterRename(rec.from, rec.to);
+  }
 }
 
 function afterUnlink(path: FsNs.PathLike): void {
@@ -259,11 +317,13 @@ export function wrapFs(r: Fs): Fs {
     afterWrite(fd);
     return n;
   };
-  w.rename = (from: FsNs.PathLike, to: FsNs.PathLike, cb: Cb) =>
+  w.rename = (from: FsNs.PathLike, to: FsNs.PathLike, cb: Cb) => {
+    const rec = renameStarting(from, to);
     r.rename(from, to, (err) => {
-      if (!err) afterRename(from, to);
+      renameDone(rec, err, from, to);
       cb(err);
     });
+  };
   w.renameSync = (from: FsNs.PathLike, to: FsNs.PathLike) => {
     r.renameSync(from, to);
     afterRename(from, to);
@@ -296,8 +356,14 @@ export function wrapFsPromises(r: FsPromises): FsPromises {
     return wrapHandle(fh);
   };
   w.rename = async (from: FsNs.PathLike, to: FsNs.PathLike) => {
-    await r.rename(from, to);
-    afterRename(from, to);
+    const rec = renameStarting(from, to);
+    try {
+      await r.rename(from, to);
+    } catch (err) {
+      renameDone(rec, err, from, to);
+      throw err;
+    }
+    renameDone(rec, null, from, to);
   };
   w.unlink = async (path: FsNs.PathLike) => {
     await r.unlink(path);
@@ -434,7 +500,7 @@ export function registerRoot(root: string): void {
       const p = join(d, ent.name);
       if (ent.isDirectory()) walk(p);
       else if (ent.isFile() && !inLevelDir(p)) {
-        const inode: Inode = { livePath: p, durable: fs().readFileSync(p) };
+        const inode: Inode = { livePath: p, durable: fs().readFileSync(p), ino: fs().statSync(p).ino };
         live.set(p, inode);
         durableNs.set(p, inode);
       }
@@ -470,6 +536,7 @@ export function crash(rootsToCrash: readonly string[], mode: CrashMode, rand: ()
   const f = fs();
   const out: CrashReport[] = [];
   const newLevelDirs: string[] = [];
+  settleRenames();
   for (const root of rootsToCrash) {
     const r = resolve(root);
     if (!underRoot(r)) throw new Error(`power-loss fs: ${r} is not inside a registered root`);
@@ -514,10 +581,17 @@ function survivingContent(inode: Inode, mode: CrashMode, rand: () => number): Bu
   const durable = inode.durable;
   if (mode === 'synced-only' || inode.livePath === null) return durable;
   let current: Buffer;
+  // Read through a descriptor whose inode is checked: a rename on disk whose callback has not run (not
+  // settled, or done by libuv's thread while this runs) may have put another file under the name.
+  let fd = -1;
   try {
-    current = fs().readFileSync(inode.livePath);
+    fd = fs().openSync(inode.livePath, 'r');
+    if (inode.ino !== -1 && fs().fstatSync(fd).ino !== inode.ino) return durable;
+    current = fs().readFileSync(fd);
   } catch {
     return durable;
+  } finally {
+    if (fd !== -1) fs().closeSync(fd);
   }
   if (mode === 'everything') return current;
   const lo = Math.min(durable.length, current.length);
