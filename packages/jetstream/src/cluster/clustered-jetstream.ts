@@ -339,10 +339,12 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
           if (again === 'leaderless') this.reask(msg);
           return false;
         }
-        // Raft leader here but not serving yet (applying its predecessors' entries): silent, as nats-server's
-        // leader until its leader change is processed — except for what a predecessor that handed over asks
-        // again, answered once this node serves.
-        if (replica.status().role === 'leader') return isReask(msg) && !final ? this.decideLater(t, msg, firstMs, DEFER_POLL_MS, 'serve') : false;
+        // Raft leader here but not serving yet (applying its predecessors' entries, or its term's first entry not
+        // committed): silent, as nats-server's leader until its leader change is processed — except for what a
+        // predecessor that handed over asks again, and for what this node itself deferred while it saw no leader,
+        // both answered once it serves. The latter is a leader deposed by its own quorum check (its follower's
+        // replies late under load) and re-elected: the follower never lost sight of it and stayed silent.
+        if (replica.status().role === 'leader') return (again === 'leaderless' || isReask(msg)) && !final && this.decideLater(t, msg, firstMs, DEFER_POLL_MS, 'serve');
         // A pull never gets an error reply; a re-ask is for leaders (this node has the original deferred).
         if (r.op === 'pull' || isReask(msg)) return false;
         // Leaderless as far as this member knows. A group whose leader this member merely has not heard of yet
