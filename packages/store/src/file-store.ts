@@ -831,6 +831,11 @@ export class FileStore extends StoreCore {
     }
     for (const t of tombs) if (!claimed.has(t)) this.tombsToDelete.push(t);
     if (meta.last > this.lastSeq) this.lastSeq = meta.last;
+    // Every sequence below the floor was removed. An interval store's unsynced meta caps last_seq at the last
+    // synced flush but writes the real floor, so a power cut can leave a floor past last_seq + 1 (the records
+    // were lost, the meta was not): handing those sequences out again would put new messages under the floor
+    // on disk, hidden again by a cut before the next meta is durable while later ones survive.
+    if (meta.floor - 1 > this.lastSeq) this.lastSeq = meta.floor - 1;
     if (meta.lastTs > this.lastTs) this.lastTs = meta.lastTs;
     if (this.msgs === 0) this.firstSeq = this.lastSeq > 0 ? this.lastSeq + 1 : 0;
     this.durableLastSeq = this.lastSeq;
