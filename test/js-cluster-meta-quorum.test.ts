@@ -68,8 +68,14 @@ describe('meta group bootstrap needs a quorum of the configured cluster', () => 
     const names = await apiRequest(nc3, '$JS.API.STREAM.NAMES', '', 3_000);
     expect(names['streams']).toEqual(['AFTER']);
     if (!AGAINST_NATS_SERVER) {
-      const leaders = await Promise.all(['n1', 'n2', 'n3'].map(async (n) => (await jsz(n)).meta_cluster?.leader ?? ''));
-      expect(new Set(leaders).size).toBe(1);
+      // The node that just joined learns the leader from its first append: poll until all three agree (two
+      // groups would never agree).
+      let leaders: string[] = [];
+      for (const deadline = Date.now() + 10_000; Date.now() < deadline; await sleep(200)) {
+        leaders = await Promise.all(['n1', 'n2', 'n3'].map(async (n) => (await jsz(n)).meta_cluster?.leader ?? ''));
+        if (new Set(leaders).size === 1 && leaders[0] !== '') break;
+      }
+      expect(new Set(leaders).size, `meta leaders seen by n1..n3: ${JSON.stringify(leaders)}`).toBe(1);
       expect(['n1', 'n2', 'n3']).toContain(leaders[0]);
       await sleep(1_500); // the leader adds the third node as a voter
       expect((await jsz('n3')).meta_cluster?.cluster_size).toBe(3);
