@@ -12,3 +12,4 @@ export { normaliseStreamConfig, parseStreamConfigRequest, checkStreamUpdate } fr
 export { subjectsCollide } from './stream/subjects-collide.js';
 export * from './cluster/cluster-contracts.js';
 export { streamState, type StreamStateJson } from './api/stream-info.js';
+export { API_ENDPOINTS, API_OPERATION_LABELS, apiOperationOf, apiOperationOfResponseType, type ApiEndpoint } from './api/api-endpoints.js';

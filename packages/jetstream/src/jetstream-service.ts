@@ -4,8 +4,10 @@ import { mkdir } from 'node:fs/promises';
 import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flotilla/store';
 import type { ApiError } from './api/api-error.js';
 import { JsErrors } from './api/api-errors.js';
+import { serveLocally, type LocalDispatch } from './api/api-dispatch.js';
+import { endpointOf } from './api/api-endpoints.js';
 import { directGet } from './api/direct-get.js';
-import { ResponseType, StreamApi } from './api/stream-api.js';
+import { StreamApi } from './api/stream-api.js';
 import { formatTimeNs, nowNs } from './api/time-format.js';
 import { loadStreams, messagesDir, removeStream, saveStream, streamDir } from './catalogue/stream-catalogue.js';
 import { ConsumerService } from './consumer/consumer-service.js';
@@ -49,6 +51,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   readonly streamApi: StreamApi;
   /** The cluster side (meta group, replicas, who answers what); null on a single node. */
   private readonly clustered: ClusteredJetStream | null;
+  /** What the API table's handlers run on (api/api-dispatch.ts). */
+  private readonly localApi: LocalDispatch;
   /** Cluster metrics hooks (set by the server's metrics before start); read by every stream replica. */
   clusterObserver: ClusterObserver | undefined;
   /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
@@ -74,6 +78,12 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     this.streamApi = new StreamApi(this);
     this.clustered =
       options.cluster === undefined ? null : new ClusteredJetStream(this, { env: options.cluster, openReplica: this.replicaOpener(options.cluster) });
+    this.localApi = {
+      streams: this.streamApi,
+      consumers: this.consumers,
+      clustered: this.clustered !== null,
+      directGet: (name, t, msg) => this.serveDirectGet(name, t, msg),
+    };
   }
 
   /** Monitoring and shutdown's view of clustered JetStream; null on a single node. */
@@ -218,88 +228,33 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     // `$JS.API.…` or `$JS.<domain>.API.…`
     const tokens = all[1] === 'API' ? all.slice(2) : all.slice(3);
     if (tokens.length === 0) return;
+    const endpoint = endpointOf(tokens);
     this.apiTotal++;
     let served = true;
     try {
-      served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg);
+      served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg, endpoint);
     } catch (err) {
       // Never let a handler's bug escape into the publisher's connection.
       this.log.error({ subject: msg.subject, err: String(err) }, 'jetstream api handler failed');
     }
     // Unknown subjects get no reply and are not counted; nor are pull requests and direct gets, which
     // nats-server serves from the consumer's / stream's own subscription, outside its API statistics.
-    if (!served || isOutsideApiStats(tokens)) this.apiTotal--;
+    if (!served || endpoint?.outsideApiStats === true) this.apiTotal--;
   }
 
   /** Serves a request from this node's own streams (alone: every request; cluster: those this node answers). */
-  dispatchLocal(t: readonly string[], msg: BusMessage): boolean {
-    const api = this.streamApi;
-    const n = t.length;
-    switch (t[0]) {
-      case 'INFO':
-        if (n !== 1) return false;
-        void api.accountInfo(msg);
-        return true;
-      case 'CONSUMER':
-        return this.consumers.handleApi(t, msg);
-      case 'DIRECT': {
-        if (n < 3 || t[1] !== 'GET') return false;
-        const stream = this.table.get(t[2]!);
-        if (stream === undefined || !stream.config.allow_direct) return false;
-        directGet(this.bus, stream, t, msg).catch((err: unknown) =>
-          this.log.warn({ err: String(err), stream: stream.name }, 'direct get failed'),
-        );
-        return true;
-      }
-      case 'STREAM':
-        break;
-      default:
-        return false;
-    }
-    const op = t[1];
-    if (n === 2) {
-      if (op === 'NAMES') void api.names(msg);
-      else if (op === 'LIST') void api.list(msg);
-      else return false;
-      return true;
-    }
-    if (n === 3) {
-      const name = t[2]!;
-      switch (op) {
-        case 'CREATE':
-          void api.create(name, msg);
-          return true;
-        case 'UPDATE':
-          void api.update(name, msg);
-          return true;
-        case 'DELETE':
-          void api.delete(name, msg);
-          return true;
-        case 'INFO':
-          void api.streamInfo(name, msg);
-          return true;
-        case 'PURGE':
-          void api.purge(name, msg);
-          return true;
-        default:
-          return false;
-      }
-    }
-    if (n === 4 && op === 'MSG') {
-      if (t[2] === 'GET') void api.msgGet(t[3]!, msg);
-      else if (t[2] === 'DELETE') void api.msgDelete(t[3]!, msg);
-      else return false;
-      return true;
-    }
-    if (n === 4 && op === 'LEADER' && t[2] === 'STEPDOWN') {
-      void api.clusterOnly(ResponseType.streamStepdown, msg);
-      return true;
-    }
-    if (n === 4 && op === 'PEER' && t[2] === 'REMOVE') {
-      void api.clusterOnly(ResponseType.streamRemovePeer, msg);
-      return true;
-    }
-    return false;
+  dispatchLocal(t: readonly string[], msg: BusMessage, endpoint = endpointOf(t)): boolean {
+    return endpoint !== undefined && serveLocally(endpoint, this.localApi, t, msg);
+  }
+
+  /** DIRECT.GET: none when the stream is not here or does not allow direct gets (nats-server's stream subscribes only then). */
+  private serveDirectGet(name: string, t: readonly string[], msg: BusMessage): boolean {
+    const stream = this.table.get(name);
+    if (stream === undefined || !stream.config.allow_direct) return false;
+    directGet(this.bus, stream, t, msg).catch((err: unknown) =>
+      this.log.warn({ err: String(err), stream: stream.name }, 'direct get failed'),
+    );
+    return true;
   }
 
   // ---- cluster ------------------------------------------------------------------------------------
@@ -510,8 +465,4 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
 function yieldToIo(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
-}
-
-function isOutsideApiStats(tokens: string[]): boolean {
-  return tokens[0] === 'DIRECT' || (tokens[0] === 'CONSUMER' && tokens[1] === 'MSG' && tokens[2] === 'NEXT');
 }

@@ -35,4 +35,10 @@ export const JsErrors = {
   rollupNotPermitted: () => new ApiError(500, 10111, 'rollup not permitted'),
   nameHasPathSeparators: () => new ApiError(400, 10128, 'Stream name can not contain path separators'),
   notEmptyRequest: () => new ApiError(400, 10038, 'expected an empty request payload'),
+  /**
+   * An endpoint nats-server serves and Flotilla does not yet, e.g. `STREAM.SNAPSHOT`. nats-server has no such
+   * error: 501 says what it is, and 10003 (nats-server's `bad request`) since a new err_code could collide with one
+   * nats-server adds later.
+   */
+  notImplemented: (operation: string) => new ApiError(501, 10003, `${operation} is not implemented by flotilla`),
 } as const;

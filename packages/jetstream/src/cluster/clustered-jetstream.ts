@@ -15,7 +15,8 @@ import type {
 import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
-import { routeOf } from './clustered-jetstream-routing.js';
+import { endpointOf } from '../api/api-endpoints.js';
+import { routeOfEndpoint } from './clustered-jetstream-routing.js';
 import { SettlingRequests } from './clustered-jetstream-settling.js';
 import { LEADERLESS_ANSWER_MS, LeaderlessClock, designatedAnswerer } from './clustered-jetstream-leaderless.js';
 import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
@@ -294,13 +295,16 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
    * left), or 'serve' (this node led and waited to serve).
    */
   private routeAt(t: readonly string[], msg: BusMessage, firstMs: number, again: Again = false): boolean {
-    const r = routeOf(t);
+    const endpoint = endpointOf(t);
+    const r = routeOfEndpoint(endpoint, t);
     switch (r.kind) {
       case 'none':
         return false;
       case 'catalogue':
         if (this.meta.isLeader()) {
-          this.api.handle(t, r.type, msg);
+          // What Flotilla does not implement is refused by name, as on one node.
+          if (endpoint?.implemented === false) this.js.dispatchLocal(t, msg, endpoint);
+          else this.api.handle(t, r.type, msg);
           return true;
         }
         if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
