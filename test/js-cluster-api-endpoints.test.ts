@@ -1,5 +1,5 @@
-// The `$JS.API` endpoints on a three-node cluster, through the real `nats` client: a step-down of a stream
-// the catalogue does not hold answers 404 10059 once (as nats-server's meta leader; also checked with
+// The `$JS.API` endpoints on a three-node cluster, through the real `nats` client: a (stream or consumer)
+// step-down on a stream the catalogue does not hold answers 404 10059 once (as nats-server's meta leader; also checked with
 // E2E_SERVER=nats-server), and every endpoint Flotilla does not implement gets exactly one error answer
 // naming it, from whichever node the client is connected to.
 import { describe, it, expect } from 'vitest';
@@ -34,6 +34,14 @@ describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
       const nc = await cluster.connect(node);
       const replies = await allReplies(nc, '$JS.API.STREAM.LEADER.STEPDOWN.MISSING', '');
       expect(replies, node).toEqual([{ type: `${T}stream_leader_stepdown_response`, error: { code: 404, err_code: 10059, description: 'stream not found' } }]);
+    }
+  });
+
+  it('and CONSUMER.LEADER.STEPDOWN of a consumer of such a stream too', async () => {
+    for (const node of ['n1', 'n2', 'n3']) {
+      const nc = await cluster.connect(node);
+      const replies = await allReplies(nc, '$JS.API.CONSUMER.LEADER.STEPDOWN.MISSING.C', '');
+      expect(replies, node).toEqual([{ type: `${T}consumer_leader_stepdown_response`, error: { code: 404, err_code: 10059, description: 'stream not found' } }]);
     }
   });
 });

@@ -177,6 +177,7 @@ describe('the $JS.API endpoint table', () => {
       'ACCOUNT.STREAM.MOVE',
       'ACCOUNT.STREAM.CANCEL_MOVE',
       'STREAM.LEADER.STEPDOWN',
+      'CONSUMER.LEADER.STEPDOWN',
     ]);
     expect(API_ENDPOINTS.filter((e) => e.outsideApiStats === true).map((e) => e.pattern)).toEqual(['DIRECT.GET.*', 'DIRECT.GET.*.>', 'CONSUMER.MSG.NEXT.*.*']);
   });

@@ -116,7 +116,7 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'CONSUMER.LIST.*', operation: 'CONSUMER.LIST', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_list_response`, implemented: true, serve: (c, t, m) => c.page('LIST', t[2]!, m) },
   // nats-server's consumer subscribes its own pull subject; a pull never gets an error reply.
   { pattern: 'CONSUMER.MSG.NEXT.*.*', operation: 'CONSUMER.MSG.NEXT', scope: 'consumer', streamToken: 3, streamOp: 'pull', responseType: `${T}consumer_getnext_response`, implemented: true, outsideApiStats: true, serve: (c, t, m) => c.pull(t[3]!, t[4]!, m) },
-  { pattern: 'CONSUMER.LEADER.STEPDOWN.*.*', operation: 'CONSUMER.LEADER.STEPDOWN', scope: 'consumer', streamToken: 3, responseType: `${T}consumer_leader_stepdown_response`, implemented: true, serve: (c, t, m) => c.stepDown(t[3]!, t[4]!, m) },
+  { pattern: 'CONSUMER.LEADER.STEPDOWN.*.*', operation: 'CONSUMER.LEADER.STEPDOWN', scope: 'consumer', streamToken: 3, responseType: `${T}consumer_leader_stepdown_response`, implemented: true, clusterOnly: true, serve: (c, t, m) => c.stepDown(t[3]!, t[4]!, m) },
   { pattern: 'CONSUMER.PAUSE.*.*', operation: 'CONSUMER.PAUSE', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_pause_response`, implemented: false },
   { pattern: 'CONSUMER.UNPIN.*.*', operation: 'CONSUMER.UNPIN', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_unpin_response`, implemented: false },
   // 2.14's consumer subscribes its own reset subject, as its pull subject.

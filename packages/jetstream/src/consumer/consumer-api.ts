@@ -156,6 +156,9 @@ export class ConsumerApi {
   private async answerStepDown(streamName: string, name: string, msg: BusMessage): Promise<void> {
     const type = `${T}consumer_leader_stepdown_response`;
     const ctx = this.service.ctx;
+    // One node answers 10010 before this (the endpoint is cluster-only); in a cluster the meta leader answers
+    // for a stream the catalogue does not hold, as nats-server's.
+    if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
     if (!this.service.isReplicated(streamName)) return ctx.respondError(msg.reply, type, clusteringRequired());
     try {
       await this.service.stepDown(streamName, name);
