@@ -85,7 +85,7 @@ const NOT_SERVED: Array<[string, string, { code: number; err_code: number; descr
 ];
 
 function notImplemented(operation: string): { code: number; err_code: number; description: string } {
-  return { code: 501, err_code: 10003, description: `${operation} is not implemented by flotilla` };
+  return { code: 500, err_code: 10051, description: `${operation} is not implemented by flotilla` };
 }
 
 function clusteringRequired(): { code: number; err_code: number; description: string } {

@@ -72,7 +72,7 @@ describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement, on 
       const answers = await Promise.all(NOT_IMPLEMENTED.map(([subject]) => allReplies(nc, subject, '{}')));
       NOT_IMPLEMENTED.forEach(([subject, operation, type], i) => {
         expect(answers[i], `${subject} through ${node}`).toEqual([
-          { type: `${T}${type}`, error: { code: 501, err_code: 10003, description: `${operation} is not implemented by flotilla` } },
+          { type: `${T}${type}`, error: { code: 500, err_code: 10051, description: `${operation} is not implemented by flotilla` } },
         ]);
       });
     }

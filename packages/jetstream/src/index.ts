@@ -6,6 +6,7 @@ export * from './stream/stream-config-types.js';
 export * from './stream/stream-handle.js';
 export * from './consumer/consumer-service.js';
 export { JsErrors } from './api/api-errors.js';
+export { JS_ERROR_TABLE, jsError, type JsErrorName } from './api/js-error-table.js';
 export { formatTimeNs, parseTimeNs, ZERO_TIME } from './api/time-format.js';
 export { Stream, type StreamEntry, type StreamHost } from './stream/stream.js';
 export { normaliseStreamConfig, parseStreamConfigRequest, checkStreamUpdate } from './stream/stream-config.js';

@@ -1,6 +1,7 @@
 import type { PersistedState, RaftLogStore } from './log-store.js';
 import type { RaftOptions } from './options.js';
 import { RaftCore } from './raft-core.js';
+import { RaftError } from './raft-error.js';
 import { type RandomSource, SeededRandom } from './seeded-random.js';
 import { SnapshotNotHeldError, type StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
@@ -286,7 +287,7 @@ export class RaftNode {
       this.unwrittenHardState = null;
       await this.options.store.write({ group: this.options.group, snapshot: null, entries: [], hardState, sync: false }).catch(() => undefined);
     }
-    const err = new Error('raft node stopped');
+    const err = new RaftError('STOPPED');
     for (const p of this.proposals) p.reject(err);
     for (const r of this.reads.values()) r.reject(err);
     for (const r of this.waitingApply) r.reject(err);
@@ -301,9 +302,9 @@ export class RaftNode {
     proposalCount: number,
     propose: () => ReturnType<RaftCore['propose']>,
   ): Promise<{ first: number; results: unknown[] }> {
-    if (this.stopped) return Promise.reject(new Error('raft node stopped'));
+    if (this.stopped) return Promise.reject(new RaftError('STOPPED'));
     if (this.pendingProposalCount + proposalCount > (this.options.maxPendingProposals ?? 1_000_000)) {
-      return Promise.reject(new Error('too many pending proposals'));
+      return Promise.reject(new RaftError('TOO_MANY_PENDING_PROPOSALS'));
     }
     const result = propose();
     if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));

@@ -71,7 +71,7 @@ export class StreamApi {
       this.js.respond(reply, type, body);
     } catch (err) {
       const apiErr =
-        err instanceof ApiError ? err : new ApiError(500, 10049, publicErrorText(err));
+        err instanceof ApiError ? err : JsErrors.streamCreateFailed(publicErrorText(err));
       if (!(err instanceof ApiError)) this.js.log.error({ err: String(err), type }, 'jetstream api request failed');
       this.js.respondError(reply, type, apiErr, ERROR_EXTRA[type]);
     }

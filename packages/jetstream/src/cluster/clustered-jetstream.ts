@@ -514,8 +514,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return this.replicaSet.all();
   }
 
-  healthError(): string | null {
+  healthError(options: { metaOnly?: boolean } = {}): string | null {
     if (!this.meta.started || !this.metaLeaderKnown()) return 'JetStream has not established contact with a meta leader';
+    if (options.metaOnly === true) return null;
     for (const r of this.replicaSet.all()) {
       const leader = r.leaderId();
       if (leader === NONE || !this.isActive(leader)) return `JetStream stream '$G > ${r.name}' is not current`;

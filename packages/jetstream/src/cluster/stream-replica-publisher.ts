@@ -1,6 +1,7 @@
 // The leader's side of a replicated stream: runs the publish checks counting the proposals still in flight,
 // assigns each message its sequence, batches everything arriving in one tick into one packed Raft entry, and
 // sends the PubAck only once the entry is committed (a quorum has it on disk) and applied here.
+import { isRaftError } from '@flotilla/raft';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
@@ -330,7 +331,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
         },
         (error: unknown) => {
           // Refused outright for back-pressure: say so; any other refusal means leadership moved.
-          const told = !appended && error instanceof Error && error.message.includes('too many pending') ? JsErrors.insufficientResources() : null;
+          const told = !appended && isRaftError(error, 'TOO_MANY_PENDING_PROPOSALS') ? JsErrors.insufficientResources() : null;
           for (const item of chunk) item.fail(told, appended);
         },
       );

@@ -197,7 +197,7 @@ export class ConsumerApi {
 }
 
 function clusteringRequired(): ApiError {
-  return new ApiError(503, 10010, 'JetStream clustering support required');
+  return E.clusteringRequired();
 }
 
 function asApiError(err: unknown): ApiError {

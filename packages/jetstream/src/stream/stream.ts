@@ -2,7 +2,7 @@
 // once the store made the message durable. Every state change goes propose(entry) → apply(entry): on
 // one node (R1) propose applies at once; the clustering work replaces propose with a Raft proposal and
 // calls apply for each committed entry, on every replica, in log order.
-import { StoreError, STORE_ERROR_API, STORE_ERROR_TEXT, type MessageStore, type StoreLimits } from '@flotilla/store';
+import type { MessageStore, StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -12,7 +12,7 @@ import { PubAckEncoder } from './pub-ack.js';
 import { readPublishHeaders, screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
-import { publicErrorText } from '../api/error-text.js';
+import { apiErrorOfStore } from '../api/store-api-error.js';
 
 /** What a stream needs from the service that owns it. */
 export interface StreamHost {
@@ -85,16 +85,8 @@ export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
   };
 }
 
-/** A StoreError as the API error a publisher or API caller sees. */
-export function apiErrorOfStore(err: unknown): ApiError {
-  if (err instanceof StoreError) {
-    const api = STORE_ERROR_API[err.code];
-    if (err.code === 'MAX_MSG_SIZE') return JsErrors.messageSizeExceeds();
-    if (api !== undefined && api.errCode === 10077) return JsErrors.storeFailed(STORE_ERROR_TEXT[err.code]);
-    if (err.code === 'NOT_FOUND') return JsErrors.noMessageFound();
-  }
-  return JsErrors.storeFailed(publicErrorText(err));
-}
+// Re-exported for the callers that take it from here (cluster/stream-replica-limits.ts); see api/store-api-error.ts.
+export { apiErrorOfStore };
 
 /** Messages read back per step when rebuilding the de-duplication window at load. */
 const DEDUPE_SCAN_STEP = 1024;
