@@ -129,8 +129,8 @@ interface EndpointEntry {
   readonly endpoint: ApiEndpoint;
 }
 
-/** No cache, as nats-server's apiSubs: direct-get subjects carry a key each. */
-const BY_PATTERN = new Sublist<EndpointEntry>({ cacheMaxEntries: 0 });
+/** Cached (a pull subject repeats per consumer), except direct gets: their subjects carry a key each. */
+const BY_PATTERN = new Sublist<EndpointEntry>({ uncachedPrefixes: ['DIRECT.GET.'] });
 for (const endpoint of API_ENDPOINTS) BY_PATTERN.insert({ subject: endpoint.pattern, queue: null, endpoint });
 
 /** The endpoint of a subject's part after `$JS.API.` (e.g. `STREAM.INFO.ORDERS`); undefined: none. */
@@ -140,9 +140,17 @@ export function endpointOfSuffix(suffix: string): ApiEndpoint | undefined {
   return plain.length === 1 ? plain[0]!.endpoint : undefined;
 }
 
-/** The endpoint of the tokens after `$JS.API` (or `$JS.<domain>.API`). */
+/** The last tokens matched: one request's tokens are matched by the service, the router and the handler in turn. */
+let lastTokens: readonly string[] | null = null;
+let lastEndpoint: ApiEndpoint | undefined;
+
+/** The endpoint of the tokens after `$JS.API` (or `$JS.<domain>.API`); `t` is never changed once matched. */
 export function endpointOf(t: readonly string[]): ApiEndpoint | undefined {
-  return t.length === 0 ? undefined : endpointOfSuffix(t.join('.'));
+  if (t === lastTokens) return lastEndpoint;
+  const endpoint = t.length === 0 ? undefined : endpointOfSuffix(t.join('.'));
+  lastTokens = t;
+  lastEndpoint = endpoint;
+  return endpoint;
 }
 
 /** `$JS.API.STREAM.INFO.S` or `$JS.<domain>.API.STREAM.INFO.S` → `STREAM.INFO.S`; null when it is neither form. */
