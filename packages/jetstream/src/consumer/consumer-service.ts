@@ -78,11 +78,7 @@ export class ConsumerService implements ConsumerHost {
       existing.unsubscribeStored();
       await existing.placement.handOver();
     }
-    if (placement === undefined) {
-      if (this.placements === undefined) throw new Error(`no consumer state placement for stream ${stream.name}`);
-      placement = this.placements.forStream(stream);
-    }
-    const placed = placement;
+    const placed = placement ?? this.defaultPlacement(stream);
     const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, placement: placed };
     this.streams.set(stream.name, entry);
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
@@ -90,6 +86,12 @@ export class ConsumerService implements ConsumerHost {
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
     });
     await placed.open(this.runnerOf(entry));
+  }
+
+  private defaultPlacement(stream: StreamHandle): ConsumerStatePlacement {
+    // A wiring mistake (the composition root gives single-node services their placements), not a request's.
+    if (this.placements === undefined) throw new Error(`no consumer state placement for stream ${stream.name}`);
+    return this.placements.forStream(stream);
   }
 
   /** The placement the stream's consumers are registered under; undefined for a stream not added. */
