@@ -23,6 +23,9 @@ import { ClusteredJetStream, type OpenReplica } from './cluster/clustered-jetstr
 import type { LocalReplica } from './cluster/clustered-jetstream-replicas.js';
 import { StreamReplica, type StreamReplicaHost } from './cluster/stream-replica.js';
 import { ReplicaConsumerHooks } from './cluster/clustered-jetstream-consumers.js';
+import { ReplicatedStreamConsumers } from './cluster/consumer-replication-streams.js';
+import { systemClock } from './consumer/clock.js';
+import { LocalConsumerFiles } from './local/local-consumer-files.js';
 
 export interface JetStreamServiceOptions {
   storeDir: string;
@@ -73,8 +76,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     readonly options: JetStreamServiceOptions,
     readonly log: JetStreamLogger,
   ) {
-    this.consumers = new ConsumerService(this);
-    this.replicaConsumers = new ReplicaConsumerHooks(this.consumers, log);
+    this.consumers = new ConsumerService(this, systemClock, new LocalConsumerFiles(log));
+    this.replicaConsumers = new ReplicaConsumerHooks(new ReplicatedStreamConsumers(this.consumers), log);
     this.streamApi = new StreamApi(this);
     this.clustered =
       options.cluster === undefined ? null : new ClusteredJetStream(this, { env: options.cluster, openReplica: this.replicaOpener(options.cluster) });
