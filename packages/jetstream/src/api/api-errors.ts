@@ -35,4 +35,19 @@ export const JsErrors = {
   rollupNotPermitted: () => new ApiError(500, 10111, 'rollup not permitted'),
   nameHasPathSeparators: () => new ApiError(400, 10128, 'Stream name can not contain path separators'),
   notEmptyRequest: () => new ApiError(400, 10038, 'expected an empty request payload'),
+  /** nats-server 2.14 decodes API requests strictly (DisallowUnknownFields): Go's text after `invalid JSON: `. */
+  unknownJsonField: (field: string) => new ApiError(400, 10025, `invalid JSON: json: unknown field "${field}"`),
+  /** 10052, naming a 2.14 config field Flotilla does not implement yet (stream/unsupported-config-fields.ts). */
+  configFieldUnsupported: (kind: 'stream' | 'consumer', field: string) =>
+    new ApiError(500, 10052, `${kind} configuration field '${field}' is not supported`),
+  /** 10052, naming a value of a 2.14 enum field Flotilla does not implement yet. */
+  configValueUnsupported: (kind: 'stream' | 'consumer', field: string, value: string) =>
+    new ApiError(500, 10052, `${kind} configuration field '${field}' value '${value}' is not supported`),
+  messageTtlDisabled: () => new ApiError(400, 10166, 'per-message TTL is disabled'),
+  messageIncrDisabled: () => new ApiError(400, 10168, 'message counters is disabled'),
+  messageIncrInvalid: () => new ApiError(400, 10171, 'message counter increment is invalid'),
+  atomicPublishDisabled: () => new ApiError(400, 10174, 'atomic publish is disabled'),
+  messageSchedulesDisabled: () => new ApiError(400, 10188, 'message schedules is disabled'),
+  expectedLastSubjectSeqMissing: () => new ApiError(400, 10193, 'missing sequence for expected last sequence per subject'),
+  messageSchedulesSchedulerInvalid: () => new ApiError(400, 10212, 'message schedules invalid scheduler'),
 } as const;

@@ -1,7 +1,7 @@
 // `$JS.API.CONSUMER.*` requests (§2, §8): subject forms, request checks in nats-server's order, responses.
 import { ApiError } from '../api/api-error.js';
 import type { BusMessage } from '../message-bus.js';
-import { parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
+import { consumerRequestFieldError, parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerService } from './consumer-service.js';
 import { publicErrorText } from '../api/error-text.js';
@@ -78,6 +78,8 @@ export class ConsumerApi {
     } catch {
       return fail(E.invalidJson());
     }
+    const requestError = consumerRequestFieldError(body);
+    if (requestError !== null) return fail(requestError);
     // nats-server's request holds the config by value: a missing one is the zero config.
     const parsed = parseConsumerConfig(body['config'] ?? {});
     if (!('deliver_policy' in parsed)) return fail(parsed);
