@@ -1,8 +1,9 @@
 // The 2.11–2.14 publish headers, on a stream that does not allow their features (every Flotilla stream):
 // refused with the PubAck error nats-server 2.14 sends, or ignored where 2.14 ignores them.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
 import { screenPublish, type PublishView } from '../src/stream/publish-checks.js';
+import { ReplicaCluster } from './stream-replica-harness.js';
 
 function view(over: Partial<PublishView> = {}): PublishView {
   return {
@@ -67,5 +68,26 @@ describe('2.11+ publish headers on a stream without their features', () => {
     const withSubject = (seq: string) => screen([['Nats-Expected-Last-Subject-Sequence', seq], ['Nats-Expected-Last-Subject-Sequence-Subject', 'other']]);
     expect(withSubject('3')).toEqual(STORE);
     expect(withSubject('7')).toMatchObject(refusal(400, 10071, 'wrong last sequence: 3'));
+  });
+});
+
+describe('the same refusals on a replicated (R3) stream', () => {
+  let cluster: ReplicaCluster | null = null;
+  afterEach(async () => {
+    await cluster?.close();
+    cluster = null;
+  });
+
+  it('the leader answers Nats-TTL and Nats-Batch-Id with 2.14's errors and proposes nothing', async () => {
+    const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
+    await c.waitForLeader();
+    const ttl = c.publish('s.a', 'x', encodeHeaders({ entries: [['Nats-TTL', '1h']] }));
+    const batch = c.publish('s.a', 'x', encodeHeaders({ entries: [['Nats-Batch-Id', 'b'], ['Nats-Batch-Sequence', '1']] }));
+    const plain = c.publish('s.a', 'x');
+    const [ackTtl, ackBatch, ackPlain] = await c.waitForAcks([ttl, batch, plain]);
+    expect(ackTtl).toEqual({ error: { code: 400, err_code: 10166, description: 'per-message TTL is disabled' }, stream: 'S', seq: 0 });
+    expect(ackBatch).toEqual({ error: { code: 400, err_code: 10174, description: 'atomic publish is disabled' }, stream: 'S', seq: 0 });
+    expect(ackPlain).toEqual({ stream: 'S', seq: 1 });
+    expect((await c.waitConverged()).map((m) => m.seq)).toEqual([1]);
   });
 });
