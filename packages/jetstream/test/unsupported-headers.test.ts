@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
 import { screenPublish, type PublishView } from '../src/stream/publish-checks.js';
+import { requiredApiLevelError } from '../src/stream/unsupported-headers.js';
 import { ReplicaCluster } from './stream-replica-harness.js';
 
 function view(over: Partial<PublishView> = {}): PublishView {
@@ -78,7 +79,7 @@ describe('the same refusals on a replicated (R3) stream', () => {
     cluster = null;
   });
 
-  it('the leader answers Nats-TTL and Nats-Batch-Id with 2.14's errors and proposes nothing', async () => {
+  it('the leader answers Nats-TTL and Nats-Batch-Id with the errors of 2.14 and proposes nothing', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 }));
     await c.waitForLeader();
     const ttl = c.publish('s.a', 'x', encodeHeaders({ entries: [['Nats-TTL', '1h']] }));
@@ -89,5 +90,21 @@ describe('the same refusals on a replicated (R3) stream', () => {
     expect(ackBatch).toEqual({ error: { code: 400, err_code: 10174, description: 'atomic publish is disabled' }, stream: 'S', seq: 0 });
     expect(ackPlain).toEqual({ stream: 'S', seq: 1 });
     expect((await c.waitConverged()).map((m) => m.seq)).toEqual([1]);
+  });
+});
+
+describe('Nats-Required-Api-Level on an API request (2.14 errorOnRequiredApiLevel)', () => {
+  const level = (v: string) => requiredApiLevelError(encodeHeaders({ entries: [['Nats-Required-Api-Level', v]] }))?.toJSON() ?? null;
+  const REQUIRED = { code: 412, err_code: 10185, description: 'JetStream minimum api level required' };
+
+  it('a level above 0 (nats-server 2.10) or not an integer is refused; none, empty or 0 passes', () => {
+    expect(level('1')).toEqual(REQUIRED);
+    expect(level('4')).toEqual(REQUIRED);
+    expect(level('one')).toEqual(REQUIRED);
+    expect(level('0')).toBeNull();
+    expect(level('-1')).toBeNull();
+    expect(level('')).toBeNull();
+    expect(requiredApiLevelError(null)).toBeNull();
+    expect(requiredApiLevelError(encodeHeaders({ entries: [['Nats-Msg-Id', 'x']] }))).toBeNull();
   });
 });

@@ -50,4 +50,5 @@ export const JsErrors = {
   messageSchedulesDisabled: () => new ApiError(400, 10188, 'message schedules is disabled'),
   expectedLastSubjectSeqMissing: () => new ApiError(400, 10193, 'missing sequence for expected last sequence per subject'),
   messageSchedulesSchedulerInvalid: () => new ApiError(400, 10212, 'message schedules invalid scheduler'),
+  requiredApiLevel: () => new ApiError(412, 10185, 'JetStream minimum api level required'),
 } as const;
