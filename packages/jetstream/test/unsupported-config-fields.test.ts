@@ -6,6 +6,7 @@ import { ApiError } from '../src/api/api-error.js';
 import { consumerRequestFieldError, parseConsumerConfig } from '../src/consumer/consumer-config.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import { UNSUPPORTED_CONFIG_FIELDS } from '../src/stream/unsupported-config-fields.js';
+import { parsePullRequest } from '../src/consumer/pull-request.js';
 
 type Wire = { code: number; err_code: number; description: string };
 
@@ -221,5 +222,22 @@ describe('the table', () => {
     const keys = UNSUPPORTED_CONFIG_FIELDS.map((r) => `${r.scope}/${r.field}`);
     expect(new Set(keys).size).toBe(keys.length);
     for (const row of UNSUPPORTED_CONFIG_FIELDS) expect([19, 20]).toContain(row.issue);
+  });
+});
+
+describe('2.11+ priority fields of a pull request, on a consumer with priority policy none', () => {
+  const pull = (body: object) => parsePullRequest(Buffer.from(JSON.stringify(body)));
+  it.each([
+    [{ batch: 1, min_pending: 5 }, 'Not a Overflow Priority consumer'],
+    [{ batch: 1, min_ack_pending: 1 }, 'Not a Overflow Priority consumer'],
+    [{ batch: 1, id: 'pin-1' }, 'Not a Pinned Client Priority consumer'],
+    [{ batch: 1, priority: 10 }, 'Priority must be between 0 and 9'],
+    [{ batch: 1, priority: -1 }, 'Priority must be between 0 and 9'],
+  ])('%j is refused as 2.14 refuses it', (body, error) => {
+    expect(pull(body)).toEqual({ error });
+  });
+
+  it('group alone, and the zero values, are ignored as 2.14 ignores them', () => {
+    expect(pull({ batch: 2, group: 'jobs', min_pending: 0, id: '', priority: 0 })).toEqual({ batch: 2, maxBytes: 0, noWait: false, expiresNs: 0, heartbeatNs: 0 });
   });
 });

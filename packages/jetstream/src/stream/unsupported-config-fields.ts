@@ -93,7 +93,10 @@ function judge(shape: FieldShape, v: unknown): Verdict {
       return typeof v !== 'object' || Array.isArray(v) ? 'bad type' : 'asks';
     case 'array': {
       if (!Array.isArray(v)) return 'bad type';
-      const ok = shape.items === 'string' ? v.every((x) => typeof x === 'string') : v.every((x) => x === null || (typeof x === 'object' && !Array.isArray(x)));
+      const ok =
+        shape.items === 'string'
+          ? v.every((x) => typeof x === 'string')
+          : v.every((x) => x === null || (typeof x === 'object' && !Array.isArray(x)));
       return !ok ? 'bad type' : v.length > 0 ? 'asks' : 'inert';
     }
     case 'time': {
