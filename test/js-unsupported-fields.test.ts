@@ -66,13 +66,19 @@ describe('config fields Flotilla does not implement', () => {
     expect(await apiError(jsm.streams.add(cfg))).toEqual({ code: 400, err_code: 10025, description: 'invalid JSON: json: unknown field "max_msg"' });
   });
 
-  it('consumer add with priority_groups is refused by name and creates nothing', async () => {
-    const cfg = { durable_name: 'WORKERS', ack_policy: AckPolicy.Explicit, priority_groups: ['jobs'], priority_policy: 'overflow' } as unknown as Partial<ConsumerConfig>;
-    // The struct order names priority_groups before priority_policy.
-    expect(await apiError(jsm.consumers.add('PLAIN', cfg))).toEqual({
+  it('consumer add with priority groups is refused (by the policy it needs) and creates nothing', async () => {
+    const grouped = { durable_name: 'WORKERS', ack_policy: AckPolicy.Explicit, priority_groups: ['jobs'], priority_policy: 'overflow' };
+    expect(await apiError(jsm.consumers.add('PLAIN', grouped as unknown as Partial<ConsumerConfig>))).toEqual({
       code: 500,
       err_code: 10052,
-      description: "consumer configuration field 'priority_groups' is not supported",
+      description: "consumer configuration field 'priority_policy' value 'overflow' is not supported",
+    });
+    // Groups without a policy: 2.14's own answer.
+    const noPolicy = { durable_name: 'WORKERS', ack_policy: AckPolicy.Explicit, priority_groups: ['jobs'] };
+    expect(await apiError(jsm.consumers.add('PLAIN', noPolicy as unknown as Partial<ConsumerConfig>))).toEqual({
+      code: 400,
+      err_code: 10196,
+      description: 'consumer can not have priority groups when policy is none',
     });
     expect(await apiError(jsm.consumers.info('PLAIN', 'WORKERS'))).toMatchObject({ code: 404, err_code: 10014 });
   });

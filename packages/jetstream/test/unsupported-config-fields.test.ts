@@ -3,7 +3,7 @@
 // 2.14's strict decoder refuses it.
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../src/api/api-error.js';
-import { consumerRequestFieldError, parseConsumerConfig } from '../src/consumer/consumer-config.js';
+import { applyConsumerDefaults, checkConsumerConfig, consumerRequestFieldError, parseConsumerConfig } from '../src/consumer/consumer-config.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import { UNSUPPORTED_CONFIG_FIELDS } from '../src/stream/unsupported-config-fields.js';
 import { parsePullRequest } from '../src/consumer/pull-request.js';
@@ -157,10 +157,29 @@ describe('consumer config fields Flotilla does not implement', () => {
   it.each([
     ['sourcing', { sourcing: true }],
     ['pause_until', { pause_until: '2099-01-01T00:00:00Z' }],
-    ['priority_groups', { priority_groups: ['jobs'] }],
-    ['priority_timeout', { priority_timeout: 120_000_000_000 }],
   ])('%s is refused by name', (field, config) => {
     expect(consumerError({ durable_name: 'D', ...config })).toEqual(refused('consumer', field));
+  });
+
+  it("priority_groups and priority_timeout without a policy get 2.14's own errors (checkConsumerCfg)", () => {
+    const stream = normaliseStreamConfig(parseStreamConfigRequest({ name: 'S' }));
+    const check = (config: object) => {
+      const parsed = parseConsumerConfig({ durable_name: 'D', ack_policy: 'explicit', ...config });
+      if (parsed instanceof ApiError) return parsed.toJSON();
+      applyConsumerDefaults(parsed, stream);
+      return checkConsumerConfig(parsed, stream)?.toJSON() ?? null;
+    };
+    expect(check({ priority_groups: ['jobs'] })).toEqual({ code: 400, err_code: 10196, description: 'consumer can not have priority groups when policy is none' });
+    expect(check({ priority_groups: ['jobs'], priority_policy: 'none' })).toEqual({
+      code: 400,
+      err_code: 10196,
+      description: 'consumer can not have priority groups when policy is none',
+    });
+    expect(check({ priority_timeout: 120_000_000_000 })).toEqual({ code: 400, err_code: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' });
+    // 2.14's defaults zero a negative pinned TTL; empty groups ask for nothing.
+    expect(check({ priority_timeout: -1, priority_groups: [] })).toBeNull();
+    // With a policy, the policy is what Flotilla lacks.
+    expect(check({ priority_groups: ['jobs'], priority_policy: 'overflow' })).toEqual(refusedValue('consumer', 'priority_policy', 'overflow'));
   });
 
   it.each([
@@ -184,6 +203,8 @@ describe('consumer config fields Flotilla does not implement', () => {
       priority_timeout: 0,
     });
     expect(withDefaults).toEqual(plain);
+    // A pause that has already ended pauses nothing (2.14: PauseUntil.Before(now)).
+    expect(parseConsumerConfig({ durable_name: 'D', ack_policy: 'explicit', pause_until: '2020-01-01T00:00:00Z' })).toEqual(plain);
     expect(parseConsumerConfig({ durable_name: 'D', pause_until: null, priority_groups: null })).toEqual(parseConsumerConfig({ durable_name: 'D' }));
   });
 

@@ -51,4 +51,6 @@ export const JsErrors = {
   expectedLastSubjectSeqMissing: () => new ApiError(400, 10193, 'missing sequence for expected last sequence per subject'),
   messageSchedulesSchedulerInvalid: () => new ApiError(400, 10212, 'message schedules invalid scheduler'),
   requiredApiLevel: () => new ApiError(412, 10185, 'JetStream minimum api level required'),
+  consumerPriorityGroupWithPolicyNone: () => new ApiError(400, 10196, 'consumer can not have priority groups when policy is none'),
+  consumerPinnedTtlWithPolicyNone: () => new ApiError(400, 10197, 'PinnedTTL cannot be set when PriorityPolicy is none'),
 } as const;

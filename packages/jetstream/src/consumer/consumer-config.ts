@@ -46,6 +46,10 @@ export interface ConsumerConfig {
   mem_storage?: boolean;
   direct?: boolean;
   metadata?: Record<string, string>;
+  /** Typed so checkConsumerConfig can answer as 2.14 does; with priority policy none (the only one) always refused. */
+  priority_groups?: string[];
+  /** ns; likewise. */
+  priority_timeout?: number;
 }
 
 export const DEFAULT_ACK_WAIT_NS = 30_000_000_000;
@@ -127,6 +131,14 @@ export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
       if (entries.some(([, v]) => typeof v !== 'string')) throw new BadJson();
       if (entries.length > 0) cfg.metadata = md as Record<string, string>;
     }
+    const groups = r['priority_groups'];
+    if (groups !== undefined && groups !== null) {
+      if (!Array.isArray(groups) || groups.some((g) => typeof g !== 'string')) throw new BadJson();
+      if (groups.length > 0) cfg.priority_groups = groups as string[];
+    }
+    // 2.14's defaults make a negative pinned TTL zero.
+    const pinnedTtl = intField(r, 'priority_timeout');
+    if (pinnedTtl !== undefined && pinnedTtl > 0) cfg.priority_timeout = pinnedTtl;
     return unsupportedConfigFieldError('consumer', r) ?? cfg;
   } catch (err) {
     if (err instanceof BadJson) return E.invalidJson();
@@ -272,6 +284,9 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<Stream
   let metadataBytes = 0;
   for (const [k, v] of Object.entries(cfg.metadata ?? {})) metadataBytes += k.length + v.length;
   if (metadataBytes > MAX_METADATA_BYTES) return E.metadataTooLong();
+  // Priority policy none: a policy is refused at parsing (unsupported-config-fields.ts).
+  if (cfg.priority_groups) return JsErrors.consumerPriorityGroupWithPolicyNone();
+  if (cfg.priority_timeout) return JsErrors.consumerPinnedTtlWithPolicyNone();
   return null;
 }
 

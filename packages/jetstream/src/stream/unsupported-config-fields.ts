@@ -24,7 +24,7 @@ export type FieldShape =
   /** A pointer to a struct: any object asks for the feature. */
   | { type: 'object' }
   | { type: 'array'; items: 'string' | 'object' }
-  /** *time.Time: the zero time asks for nothing. */
+  /** *time.Time: the zero time, or any time already past (not paused), asks for nothing. */
   | { type: 'time' }
   /** A string enum: `values` all 2.14 decodes, `inert` the ones that ask for nothing. */
   | { type: 'enum'; values: readonly string[]; inert: readonly string[] };
@@ -63,14 +63,14 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
   },
   { scope: 'consumer', field: 'sourcing', shape: bool, issue: 19 },
   { scope: 'consumer', field: 'pause_until', shape: { type: 'time' }, issue: 20 },
-  { scope: 'consumer', field: 'priority_groups', shape: { type: 'array', items: 'string' }, issue: 20 },
+  // priority_groups and priority_timeout need a policy; without one 2.14 refuses them itself (10196, 10197,
+  // checkConsumerConfig), so the policy is the field refused here.
   {
     scope: 'consumer',
     field: 'priority_policy',
     shape: { type: 'enum', values: ['none', 'overflow', 'pinned_client', 'prioritized'], inert: ['none'] },
     issue: 20,
   },
-  { scope: 'consumer', field: 'priority_timeout', shape: int, issue: 20 },
   { scope: 'consumer request', field: 'pedantic', shape: bool, issue: 20 },
 ];
 
@@ -101,7 +101,7 @@ function judge(shape: FieldShape, v: unknown): Verdict {
     }
     case 'time': {
       const ms = typeof v === 'string' ? Date.parse(v) : Number.NaN;
-      return Number.isNaN(ms) ? 'bad type' : ms !== ZERO_TIME_MS ? 'asks' : 'inert';
+      return Number.isNaN(ms) ? 'bad type' : ms !== ZERO_TIME_MS && ms > Date.now() ? 'asks' : 'inert';
     }
     case 'enum':
       if (typeof v !== 'string' || !shape.values.includes(v)) return 'bad type';
