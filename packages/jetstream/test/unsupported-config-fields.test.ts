@@ -95,7 +95,7 @@ describe('stream config fields Flotilla does not implement', () => {
     expect(streamError({ allow_atomic: true, allow_msg_ttl: true, mirror: { name: 'O' } })).toEqual(refused('stream', 'mirror'));
   });
 
-  it("placement.preferred is refused with nats-server's own error; cluster and tags are kept", () => {
+  it("placement.preferred is refused with nats-server's own error; cluster and tags are kept, empty ones omitted", () => {
     expect(streamError({ placement: { preferred: 'n2' } })).toEqual({
       code: 500,
       err_code: 10052,
@@ -104,8 +104,9 @@ describe('stream config fields Flotilla does not implement', () => {
     expect(normaliseStreamConfig(parseStreamConfigRequest({ name: 'S', placement: { cluster: 'c', tags: ['a'], preferred: '' } })).placement).toEqual({
       cluster: 'c',
       tags: ['a'],
-      preferred: '',
     });
+    // 2.14 drops an empty placement.
+    expect(normaliseStreamConfig(parseStreamConfigRequest({ name: 'S', placement: { cluster: '', tags: [] } }))).not.toHaveProperty('placement');
     expect(streamError({ placement: { tags: 'a' } })).toEqual(INVALID_JSON);
   });
 

@@ -73,16 +73,23 @@ function refuseUnknownFields(o: Json, known: ReadonlySet<string>): void {
   if (unknown !== undefined) throw JsErrors.unknownJsonField(unknown);
 }
 
-/** nats-server's Placement: `preferred` is typed here and refused by normalise, as checkStreamCfg does. */
+/**
+ * nats-server's Placement, its empty fields omitted (omitempty) and an empty placement dropped, as
+ * checkStreamCfg does. `preferred` is kept for normalise to refuse.
+ */
 function parsePlacement(o: Json): StreamConfig['placement'] | undefined {
   const p = optObject(o, 'placement');
   if (p === undefined) return undefined;
   refuseUnknownFields(p, PLACEMENT_FIELDS);
   const tags = p['tags'];
   if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string'))) fail();
-  optString(p, 'cluster');
-  optString(p, 'preferred');
-  return p as StreamConfig['placement'];
+  const cluster = optString(p, 'cluster');
+  const preferred = optString(p, 'preferred');
+  const placement: NonNullable<StreamConfig['placement']> = {};
+  if (cluster) placement.cluster = cluster;
+  if (Array.isArray(tags) && tags.length > 0) placement.tags = tags as string[];
+  if (preferred) placement.preferred = preferred;
+  return Object.keys(placement).length > 0 ? placement : undefined;
 }
 
 /**
