@@ -1,6 +1,6 @@
 // The stream API's errors by the names its call sites use: each a view onto one entry of the error table
 // (js-error-table.ts), which holds the codes and descriptions.
-import { jsError } from './js-error-table.js';
+import { invalidJsonWithReason, jsError } from './js-error-table.js';
 
 export const JsErrors = {
   badRequest: () => jsError('JSBadRequestErr'),
@@ -42,4 +42,22 @@ export const JsErrors = {
    * by flotilla`. nats-server has no such error: 10051 is its general one with a free text.
    */
   notImplemented: (operation: string) => jsError('JSStreamGeneralErrorF', { err: `${operation} is not implemented by flotilla` }),
+  /** nats-server 2.14 decodes API requests strictly (DisallowUnknownFields): Go's text after `invalid JSON: `. */
+  unknownJsonField: (field: string) => invalidJsonWithReason(`json: unknown field "${field}"`),
+  /** 10052, naming a 2.14 config field Flotilla does not implement yet (stream/unsupported-config-fields.ts). */
+  configFieldUnsupported: (kind: 'stream' | 'consumer', field: string) =>
+    jsError('JSStreamInvalidConfigF', { err: `${kind} configuration field '${field}' is not supported` }),
+  /** 10052, naming a value of a 2.14 enum field Flotilla does not implement yet. */
+  configValueUnsupported: (kind: 'stream' | 'consumer', field: string, value: string) =>
+    jsError('JSStreamInvalidConfigF', { err: `${kind} configuration field '${field}' value '${value}' is not supported` }),
+  messageTtlDisabled: () => jsError('JSMessageTTLDisabledErr'),
+  messageIncrDisabled: () => jsError('JSMessageIncrDisabledErr'),
+  messageIncrInvalid: () => jsError('JSMessageIncrInvalidErr'),
+  atomicPublishDisabled: () => jsError('JSAtomicPublishDisabledErr'),
+  messageSchedulesDisabled: () => jsError('JSMessageSchedulesDisabledErr'),
+  expectedLastSubjectSeqMissing: () => jsError('JSStreamExpectedLastSeqPerSubjectInvalid'),
+  messageSchedulesSchedulerInvalid: () => jsError('JSMessageSchedulesSchedulerInvalidErr'),
+  requiredApiLevel: () => jsError('JSRequiredApiLevelErr'),
+  consumerPriorityGroupWithPolicyNone: () => jsError('JSConsumerPriorityGroupWithPolicyNone'),
+  consumerPinnedTtlWithPolicyNone: () => jsError('JSConsumerPinnedTTLWithoutPriorityPolicyNone'),
 } as const;

@@ -95,6 +95,16 @@ export const JS_ERROR_TABLE = {
   JSConsumerAlreadyExists: { code: 400, errCode: 10148, description: 'consumer already exists' },
   JSConsumerDoesNotExist: { code: 400, errCode: 10149, description: 'consumer does not exist' },
   JSConsumerInactiveThresholdExcess: { code: 400, errCode: 10153, description: 'consumer inactive threshold exceeds system limit of {limit}' },
+  JSMessageTTLDisabledErr: { code: 400, errCode: 10166, description: 'per-message TTL is disabled' },
+  JSMessageIncrDisabledErr: { code: 400, errCode: 10168, description: 'message counters is disabled' },
+  JSMessageIncrInvalidErr: { code: 400, errCode: 10171, description: 'message counter increment is invalid' },
+  JSAtomicPublishDisabledErr: { code: 400, errCode: 10174, description: 'atomic publish is disabled' },
+  JSRequiredApiLevelErr: { code: 412, errCode: 10185, description: 'JetStream minimum api level required' },
+  JSMessageSchedulesDisabledErr: { code: 400, errCode: 10188, description: 'message schedules is disabled' },
+  JSStreamExpectedLastSeqPerSubjectInvalid: { code: 400, errCode: 10193, description: 'missing sequence for expected last sequence per subject' },
+  JSConsumerPriorityGroupWithPolicyNone: { code: 400, errCode: 10196, description: 'consumer can not have priority groups when policy is none' },
+  JSConsumerPinnedTTLWithoutPriorityPolicyNone: { code: 400, errCode: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' },
+  JSMessageSchedulesSchedulerInvalidErr: { code: 400, errCode: 10212, description: 'message schedules invalid scheduler' },
 } as const satisfies Record<string, JsErrorEntry>;
 
 export type JsErrorName = keyof typeof JS_ERROR_TABLE;
@@ -118,4 +128,13 @@ export function jsError<N extends JsErrorName>(name: N, ...args: JsErrorArgs<N>)
       ? entry.description
       : entry.description.replace(PLACEHOLDER, (whole, key: string) => (key in params ? String(params[key]) : whole));
   return new ApiError(entry.code, entry.errCode, description);
+}
+
+/**
+ * 10025 with the decoder's reason, nats-server 2.10+'s `invalid JSON: {err}` — only where Flotilla reproduces
+ * Go's reason verbatim (an unknown field); elsewhere JSInvalidJSONErr keeps 2.9's bare text.
+ */
+export function invalidJsonWithReason(reason: string): ApiError {
+  const entry: JsErrorEntry = JS_ERROR_TABLE.JSInvalidJSONErr;
+  return new ApiError(entry.code, entry.errCode, `${entry.description}: ${reason}`);
 }

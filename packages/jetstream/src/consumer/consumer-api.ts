@@ -3,7 +3,7 @@
 import { ApiError } from '../api/api-error.js';
 import { endpointOf } from '../api/api-endpoints.js';
 import type { BusMessage } from '../message-bus.js';
-import { parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
+import { consumerRequestFieldError, parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerService } from './consumer-service.js';
 import { publicErrorText } from '../api/error-text.js';
@@ -87,6 +87,8 @@ export class ConsumerApi {
     } catch {
       return fail(E.invalidJson());
     }
+    const requestError = consumerRequestFieldError(body);
+    if (requestError !== null) return fail(requestError);
     // nats-server's request holds the config by value: a missing one is the zero config.
     const parsed = parseConsumerConfig(body['config'] ?? {});
     if (!('deliver_policy' in parsed)) return fail(parsed);
