@@ -11,32 +11,18 @@ import { OpenStreams } from './catalogue/open-streams.js';
 import { StorageLimits } from './catalogue/storage-limits.js';
 import { ConsumerService } from './consumer/consumer-service.js';
 import type { JetStreamContext } from './jetstream-context.js';
+import type { JetStreamServiceOptions } from './jetstream-options.js';
 import type { MessageBus, BusMessage, JetStreamLogger } from './message-bus.js';
-import type { SyncPolicy } from '@flotilla/store';
 import type { StreamHandle } from './stream/stream-handle.js';
 import type { Stream, StreamHost } from './stream/stream.js';
-import type { ClusterEnvironment, ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
+import type { ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
 import { ClusteredCatalogue } from './cluster/clustered-catalogue.js';
 import { ClusteredJetStream, type ClusteredJetStreamHost } from './cluster/clustered-jetstream.js';
 import { ReplicaConsumerHooks } from './cluster/clustered-jetstream-consumers.js';
 import { ReplicaStreams } from './cluster/replica-streams.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
 
-export interface JetStreamServiceOptions {
-  storeDir: string;
-  /** -1 = unlimited */
-  maxMemoryStoreBytes: number;
-  /** -1 = unlimited */
-  maxFileStoreBytes: number;
-  domain?: string;
-  /** Server's name and id for advisories and info responses. */
-  serverName: string;
-  serverId: string;
-  /** File stores: `always` (default) fsyncs before an ack; `{intervalMs}` syncs periodically. */
-  fileSync?: SyncPolicy;
-  /** Clustered JetStream (meta group, replicated streams); absent on a single node. */
-  cluster?: ClusterEnvironment;
-}
+export type { JetStreamServiceOptions } from './jetstream-options.js';
 
 export class JetStreamService implements JetStreamContext, StreamHost, StreamApiContext, ClusteredJetStreamHost {
   readonly consumers: ConsumerService;
