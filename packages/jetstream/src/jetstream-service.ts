@@ -16,6 +16,7 @@ import type { StreamConfig } from './stream/stream-config-types.js';
 import type { StreamHandle } from './stream/stream-handle.js';
 import { SubjectIndex } from './stream/subject-index.js';
 import { Stream, storeLimitsOf, type StreamHost } from './stream/stream.js';
+import { localStreamWriter } from './local/local-stream-writer.js';
 import type { ClusterEnvironment, ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
 import { ClusteredJetStream, type OpenReplica } from './cluster/clustered-jetstream.js';
 import type { LocalReplica } from './cluster/clustered-jetstream-replicas.js';
@@ -97,7 +98,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
     for (const rec of records) {
       try {
         const store = await this.openStore(rec.config, rec.dir);
-        const stream = new Stream(this, rec.config, rec.created, rec.dir, store);
+        const stream = new Stream(this, rec.config, rec.created, rec.dir, store, localStreamWriter(this));
         await stream.start();
         this.table.set(rec.config.name, stream);
         this.subjectIndex = null;
@@ -455,7 +456,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
         await store.close().catch(() => undefined);
         throw err;
       }
-      const stream = new Stream(this, cfg, created, dir, store);
+      const stream = new Stream(this, cfg, created, dir, store, localStreamWriter(this));
       await stream.start();
       this.table.set(cfg.name, stream);
       this.subjectIndex?.add(cfg.name, cfg.subjects); // a create only adds: no rebuild
