@@ -125,7 +125,8 @@ export class StreamReplica implements StreamReplicaView {
     this.current = assignment;
     this.selfId = host.env.self.raftNodeId;
     this.timings = { ...DEFAULT_STREAM_RAFT_TIMINGS, ...options.timings };
-    // The composition of a replica: its Stream writes through the group (the publisher is its StreamWriter).
+    // The composition of a replica: its Stream writes through the group (the publisher is its StreamWriter,
+    // made by the Stream's constructor through this factory; the replica drives its leadership).
     let publisher: StreamPublisher | null = null;
     this.stream = new Stream(host, assignment.config, assignment.created, dir, store, (stream) => {
       publisher = new StreamPublisher(

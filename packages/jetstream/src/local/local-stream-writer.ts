@@ -3,7 +3,7 @@
 // (DurableQueue). API purges/deletes apply to the store directly. No Raft here: this is the R1 hot path.
 import type { ApiError } from '../api/api-error.js';
 import type { MessageBus } from '../message-bus.js';
-import { DurableQueue } from '../stream/durable-queue.js';
+import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
@@ -14,7 +14,7 @@ export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): Str
   return (stream) => new LocalStreamWriter(stream, host.bus, host.domain);
 }
 
-export class LocalStreamWriter implements StreamWriter {
+export class LocalStreamWriter implements StreamWriter, DurableSink {
   private readonly acks: PubAckEncoder;
   /** Stored messages waiting for durability before their ack and onStored (in sequence order). */
   private readonly pending: DurableQueue;
