@@ -70,6 +70,8 @@ export class ReplicaCluster {
   readonly nodes = new Map<NodeId, NodeSlot>();
   assignment: StreamAssignment;
   private replyCounter = 0;
+  /** What every replica's host answers for server storage and consumer interest (tests may replace them). */
+  readonly hostHooks = { storageExceeded: (_kind: 'file' | 'memory'): boolean => false, hasConsumerInterest: (_subject: string): boolean => true };
 
   private constructor(
     readonly root: string,
@@ -141,8 +143,8 @@ export class ReplicaCluster {
       },
       domain: undefined,
       streamPurged: () => undefined,
-      storageExceeded: () => false,
-      hasConsumerInterest: () => true,
+      storageExceeded: (kind) => this.hostHooks.storageExceeded(kind),
+      hasConsumerInterest: (_stream, subject) => this.hostHooks.hasConsumerInterest(subject),
       env,
       leadershipChanged: (_r, leading) => slot.leadership.push(leading),
       applyConsumerEntry: (_r, payload) => {

@@ -17,6 +17,7 @@ import type { StreamConfig } from '../stream/stream-config-types.js';
 import { SubjectIndex } from '../stream/subject-index.js';
 import { subjectsCollide } from '../stream/subjects-collide.js';
 import { Stream, storeLimitsOf, type StreamHost } from '../stream/stream.js';
+import { localStreamWriter } from './local-stream-writer.js';
 
 /** Stream create/update/delete wait in one queue; beyond this many the request is refused. */
 const MAX_PENDING_MUTATIONS = 4096;
@@ -66,7 +67,7 @@ export class LocalCatalogue implements Catalogue {
     for (const rec of records) {
       try {
         const store = await this.openStore(rec.config, rec.dir);
-        const stream = new Stream(this.parts.streamHost, rec.config, rec.created, rec.dir, store);
+        const stream = new Stream(this.parts.streamHost, rec.config, rec.created, rec.dir, store, localStreamWriter(this.parts.streamHost));
         await stream.start();
         this.streams.set(stream);
         this.subjectIndex = null;
@@ -163,7 +164,7 @@ export class LocalCatalogue implements Catalogue {
         await store.close().catch(() => undefined);
         throw err;
       }
-      const stream = new Stream(this.parts.streamHost, cfg, created, dir, store);
+      const stream = new Stream(this.parts.streamHost, cfg, created, dir, store, localStreamWriter(this.parts.streamHost));
       await stream.start();
       this.streams.set(stream);
       this.subjectIndex?.add(cfg.name, cfg.subjects); // a create only adds: no rebuild
