@@ -258,6 +258,13 @@ accounts {
     expect(await drain(streamed, 0)).toEqual(['rep.stream:r1', 'rep.stream:r2']);
   });
 
+  it('an imported service nobody in A serves: the request times out, no 503 (nats-server 2.9.10 too)', async () => {
+    const s = await serverWith(conf);
+    const b = await login(s, { user: 'b', pass: 'b' });
+    const err = (await b.request('billing', sc.encode('q'), { timeout: 1000 }).catch((e: unknown) => e)) as NatsError;
+    expect(err.code).toBe(ErrorCode.Timeout);
+  });
+
   it('A’s responders are not reachable from B on a subject B did not import', async () => {
     const s = await serverWith(conf);
     const a = await login(s, { user: 'a', pass: 'a' });

@@ -3,7 +3,7 @@
 // account gets a router of its own, and the imports are wired between them.
 import type { AccountOptions } from '../config/options.js';
 import { exportCovering } from '../config/account-links.js';
-import { MessageRouter } from '../message-router.js';
+import { MessageRouter, type RouterStats } from '../message-router.js';
 import { Account, GLOBAL_ACCOUNT_NAME } from './account.js';
 import { wireImport } from './account-imports.js';
 
@@ -35,6 +35,30 @@ export class Accounts {
 
   all(): IterableIterator<Account> {
     return this.byName.values();
+  }
+
+  /**
+   * Traffic over every account's router (/varz, /metrics): the global router alone without accounts. A
+   * message that crosses an import is counted in each account it is published in.
+   */
+  totals(): RouterStats {
+    if (this.byName.size === 1) return this.global.router.stats;
+    const t: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
+    for (const a of this.byName.values()) {
+      const s = a.router.stats;
+      t.inMsgs += s.inMsgs;
+      t.inBytes += s.inBytes;
+      t.outMsgs += s.outMsgs;
+      t.outBytes += s.outBytes;
+    }
+    return t;
+  }
+
+  /** Subscriptions in every account's Sublist (imports' internal ones included). */
+  subscriptionCount(): number {
+    let n = 0;
+    for (const a of this.byName.values()) n += a.router.sublist.count;
+    return n;
   }
 
   close(): void {
