@@ -276,6 +276,34 @@ accounts {
   });
 });
 
+describe('accounts: wildcard imports remapped with `to`', () => {
+  it('a stream import a.*.x → b.*.y and a service import local.* → svc.* keep the wildcard tokens', async () => {
+    const s = await serverWith(`
+accounts {
+  A: { users: [ { user: a, password: a } ], exports: [ { stream: "a.>" }, { service: "svc.*" } ] }
+  B: {
+    users: [ { user: b, password: b } ]
+    imports: [
+      { stream: { account: A, subject: "a.*.x" }, to: "b.*.y" }
+      { service: { account: A, subject: "svc.*" }, to: "local.*" }
+    ]
+  }
+}`);
+    const a = await login(s, { user: 'a', pass: 'a' });
+    const b = await login(s, { user: 'b', pass: 'b' });
+    a.subscribe('svc.*', { callback: (_e, m) => m.respond(sc.encode(m.subject)) });
+    await a.flush();
+    const inB = b.subscribe('>');
+    await b.flush();
+    a.publish('a.7.x', sc.encode('1'));
+    a.publish('a.7.z', sc.encode('2'));
+    await a.flush();
+    expect(await drain(inB)).toEqual(['b.7.y:1']);
+    const reply = await b.request('local.42', sc.encode('q'), { timeout: 2000 });
+    expect(sc.decode(reply.data)).toBe('svc.42');
+  });
+});
+
 describe('no_auth_user', () => {
   it('a client without credentials is that user, in its account; credentials still work as before', async () => {
     const s = await serverWith(`${TWO_ACCOUNTS}\nno_auth_user: b`);

@@ -245,6 +245,11 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     const user = auth.user;
     // Before CONNECT no subscription can exist when auth is required, so nothing is left in $G's router.
     const account = auth.account === undefined ? this.host.accounts.global : this.host.accounts.named(auth.account);
+    // A later CONNECT may not move live subscriptions into another account's subject space.
+    if (account.router !== this.router && this.subs.size > 0) {
+      this.host.log.info({ cid: this.cid, ip: this.remoteIp, user: auth.user }, 'authorization violation: CONNECT changes account');
+      return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
+    }
     this.router = account.router;
     this.account = account.name;
     this.permissions = auth.permissions;
