@@ -10,8 +10,8 @@ import type { ClusterEnvironment, StreamAssignment } from '../src/cluster/cluste
 import { StreamReplica, type StreamReplicaHost } from '../src/cluster/stream-replica.js';
 import { parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
-import { statusOf } from '../src/consumer/testing/consumer-fixture.js';
-import { FakeBus, FakeContext } from '../src/consumer/testing/consumer-fakes.js';
+import { statusOf } from './support/consumer-fixture.js';
+import { FakeBus, FakeContext } from './support/consumer-fakes.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import type { JetStreamLogger } from '../src/message-bus.js';
 

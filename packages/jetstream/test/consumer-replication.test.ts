@@ -8,12 +8,12 @@ import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../src
 import { parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
 import { readConsumerFiles, type ConsumerMeta } from '../src/consumer/consumer-storage.js';
-import { settle, statusOf } from '../src/consumer/testing/consumer-fixture.js';
-import { ReplicatedConsumersFixture } from '../src/consumer/testing/replicated-consumers-fixture.js';
+import { settle, statusOf } from './support/consumer-fixture.js';
+import { ReplicatedConsumersFixture } from './support/replicated-consumers-fixture.js';
 import { ObservedPulls } from '../src/consumer/observed-pulls.js';
 import { ConsumerResync } from '../src/cluster/consumer-replication-resync.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
-import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 
 const dirs: string[] = [];
 const fixtures: ReplicatedConsumersFixture[] = [];

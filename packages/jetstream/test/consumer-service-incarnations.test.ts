@@ -5,7 +5,7 @@ import { decodeConsumerEntry } from '../src/cluster/consumer-replication-entry.j
 import type { ConsumerReplicationGroup } from '../src/cluster/consumer-replication-storage.js';
 import { Consumer } from '../src/consumer/consumer.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
-import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 
 const services: ConsumerService[] = [];
 afterEach(async () => {

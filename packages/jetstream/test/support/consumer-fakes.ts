@@ -2,13 +2,13 @@
 // replicated) without a server: a real MemoryStore behind a minimal StreamHandle.
 import { subjectMatchesFilter } from '@flotilla/protocol';
 import { MemoryStore } from '@flotilla/store';
-import type { ApiError } from '../../api/api-error.js';
-import type { JetStreamContext } from '../../jetstream-context.js';
-import type { JetStreamServiceOptions } from '../../jetstream-service.js';
-import type { BusHandler, BusMessage, JetStreamLogger, MessageBus } from '../../message-bus.js';
-import type { StreamConfig } from '../../stream/stream-config-types.js';
-import type { StreamHandle } from '../../stream/stream-handle.js';
-import type { Clock } from '../clock.js';
+import type { ApiError } from '../../src/api/api-error.js';
+import type { JetStreamContext } from '../../src/jetstream-context.js';
+import type { JetStreamServiceOptions } from '../../src/jetstream-service.js';
+import type { BusHandler, BusMessage, JetStreamLogger, MessageBus } from '../../src/message-bus.js';
+import type { StreamConfig } from '../../src/stream/stream-config-types.js';
+import type { StreamHandle } from '../../src/stream/stream-handle.js';
+import type { Clock } from '../../src/consumer/clock.js';
 
 export interface Delivered extends BusMessage {
   route: string;
