@@ -1,5 +1,5 @@
-// The package layers, declared dependencies, no value-import cycles inside a package, and the ports rule of
-// packages/jetstream — checked over packages/*/src on every `npm test`. The first block proves the checker
+// The package layers, declared dependencies, no value-import cycles inside a package, the ports rule of
+// packages/jetstream and no process.env below server — checked over packages/*/src on every `npm test`. The first block proves the checker
 // flags what it should by planting violations in an in-memory file set.
 import { describe, expect, test } from 'vitest';
 import { fileURLToPath } from 'node:url';
@@ -134,6 +134,17 @@ describe('the checker (planted violations)', () => {
     ]);
   });
 
+  test('flags a library reading process.env; server may', () => {
+    const report = checkLayering(
+      workspace({
+        'packages/store/src/wal.ts': "const wal = process.env['FLOTILLA_RAFT_LOG_WAL'];",
+        'packages/store/src/doc.ts': '// process.env is read by the server only',
+        'packages/server/src/main.ts': 'resolveOptions(process.argv, process.env);',
+      }),
+    );
+    expect(report.envReads).toEqual(['packages/store/src/wal.ts reads process.env: take the value as an option from the server instead']);
+  });
+
   test('the real tree with a planted back-import and a planted cycle fails', () => {
     const real = readWorkspace(ROOT);
     const files = new Map(real.files);
@@ -164,6 +175,10 @@ describe('the workspace', () => {
 
   test('no value-import cycle between the files of one package', () => {
     expect(report.cycles, report.cycles.join('\n')).toEqual([]);
+  });
+
+  test('no library reads process.env (configuration enters as options from server)', () => {
+    expect(report.envReads, report.envReads.join('\n')).toEqual([]);
   });
 
   test('jetstream: stream/, consumer/ and api/ import no cluster/ or local/ file beyond today’s shrinking list', () => {

@@ -20,6 +20,9 @@ export const ALLOWED_PACKAGE_EDGES: Readonly<Record<string, readonly string[]>> 
 export const PORT_USERS = ['src/stream/', 'src/consumer/', 'src/api/'] as const;
 export const PORT_IMPLEMENTATIONS = ['src/cluster/', 'src/local/'] as const;
 
+/** Packages that may read process.env: the top, which turns it into options for the libraries. */
+export const ENV_READERS: readonly string[] = ['server'];
+
 export interface ImportRef {
   readonly specifier: string;
   /** `import type …`, `export type …`, or braces whose every name is `type X`: erased at compile time. */
@@ -44,6 +47,8 @@ export interface LayeringReport {
   readonly cycles: string[];
   /** (d) files under stream/, consumer/, api/ of jetstream importing cluster/ or local/: importer → imported. */
   readonly portViolations: ReadonlyMap<string, string[]>;
+  /** (e) library files reading the process environment (only server, the top, may: it passes options down). */
+  readonly envReads: string[];
 }
 
 function stripComments(source: string): string {
@@ -151,6 +156,7 @@ export function checkLayering(ws: Workspace): LayeringReport {
   const backImports: string[] = [];
   const portViolations = new Map<string, string[]>();
   const valueGraph = new Map<string, string[]>();
+  const envReads: string[] = [];
 
   for (const [file, source] of [...ws.files].sort(([a], [b]) => a.localeCompare(b))) {
     const m = /^packages\/([^/]+)\/(.*)$/.exec(file);
@@ -158,6 +164,9 @@ export function checkLayering(ws: Workspace): LayeringReport {
     const [, pkg, inPackage] = m as unknown as [string, string, string];
     const edges: string[] = [];
     valueGraph.set(file, edges);
+    if (!ENV_READERS.includes(pkg) && /\bprocess\.env\b/.test(stripComments(source))) {
+      envReads.push(`${file} reads process.env: take the value as an option from the server instead`);
+    }
     for (const ref of parseImports(source)) {
       const where = `${file} imports '${ref.specifier}'`;
       if (ref.specifier.startsWith('.')) {
@@ -196,7 +205,7 @@ export function checkLayering(ws: Workspace): LayeringReport {
     }
   }
   const cycles = findCycles(valueGraph).map((c) => cyclePath(valueGraph, c));
-  return { undeclared, backImports, cycles, portViolations };
+  return { undeclared, backImports, cycles, portViolations, envReads };
 }
 
 function listTs(dir: string): string[] {

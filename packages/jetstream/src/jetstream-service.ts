@@ -317,6 +317,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
       expectedClusterSize: env.expectedClusterSize,
       raftStore: env.raftStore,
       transport: env.transport,
+      ...(env.testKnobs !== undefined ? { testKnobs: env.testKnobs } : {}),
     };
     const host: StreamReplicaHost = {
       bus: this.bus,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { subjectMatchesFilter } from '@flotilla/protocol';
 import { InMemoryNetwork, MemoryLogStore, type NodeId, type RaftLogStore } from '@flotilla/raft';
 import type { StoredMessage } from '@flotilla/store';
-import type { ClusterEnvironment, ClusterPeer, StreamAssignment } from '../src/cluster/cluster-contracts.js';
+import type { ClusterEnvironment, ClusterPeer, ClusterTestKnobs, StreamAssignment } from '../src/cluster/cluster-contracts.js';
 import { StreamReplica, type StreamReplicaHost, type StreamReplicaOptions } from '../src/cluster/stream-replica.js';
 import type { BusHandler, BusMessage, MessageBus } from '../src/message-bus.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
@@ -70,6 +70,8 @@ export class ReplicaCluster {
   readonly nodes = new Map<NodeId, NodeSlot>();
   assignment: StreamAssignment;
   private replyCounter = 0;
+  /** Passed to every replica's ClusterEnvironment. */
+  testKnobs: ClusterTestKnobs | undefined;
 
   private constructor(
     readonly root: string,
@@ -88,12 +90,19 @@ export class ReplicaCluster {
   /** `root`: an existing directory to use instead of a new temporary one (removed by close() all the same). */
   static async start(
     config: object,
-    opts: { nodes?: number; options?: StreamReplicaOptions; logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore>; root?: string } = {},
+    opts: {
+      nodes?: number;
+      options?: StreamReplicaOptions;
+      logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore>;
+      root?: string;
+      testKnobs?: ClusterTestKnobs;
+    } = {},
   ): Promise<ReplicaCluster> {
     const root = opts.root ?? (await mkdtemp(join(tmpdir(), 'stream-replica-')));
     const count = opts.nodes ?? 3;
     const ids = Array.from({ length: count }, (_, i) => i + 1);
     const c = new ReplicaCluster(root, config, ids, { timings: FAST_TIMINGS, ...opts.options });
+    if (opts.testKnobs !== undefined) c.testKnobs = opts.testKnobs;
     for (const id of ids) await c.addSlot(id, opts.logStores);
     await Promise.all(ids.map((id) => c.open(id)));
     return c;
@@ -130,6 +139,7 @@ export class ReplicaCluster {
       expectedClusterSize: this.nodes.size,
       raftStore: slot.logStore,
       transport: this.network.transport(),
+      ...(this.testKnobs !== undefined ? { testKnobs: this.testKnobs } : {}),
     };
     const host: StreamReplicaHost = {
       bus: this.bus.busFor(),

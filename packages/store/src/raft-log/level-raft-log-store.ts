@@ -133,7 +133,6 @@ export class LevelRaftLogStore implements RaftLogStore {
       compression: false,
     });
     await db.open();
-    options = { ...walOptionsFromEnv(process.env.FLOTILLA_RAFT_LOG_WAL), ...options };
     const walDir = join(options.dir, WAL_DIR);
     const useWal = options.wal ?? true;
     let wal: RaftWal | null = null;
@@ -410,26 +409,6 @@ export class LevelRaftLogStore implements RaftLogStore {
       if (this.testHooks.failCheckpointAfter === 'new-segment') throw new Error('test: checkpoint stopped after the new segment');
     });
     this.stats.checkpoints++;
-  }
-}
-
-/**
- * FLOTILLA_RAFT_LOG_WAL picks the defaults where the caller (the server) passes none, to measure the variants
- * in a cluster: `off` (LevelDB only), `on` / `dsync` (the default), `fdatasync`, `append` (no pre-zeroing).
- */
-function walOptionsFromEnv(value: string | undefined): Partial<LevelRaftLogStoreOptions> {
-  switch (value) {
-    case 'off':
-      return { wal: false };
-    case 'on':
-    case 'dsync':
-      return { wal: true, walSync: 'dsync' };
-    case 'fdatasync':
-      return { wal: true, walSync: 'fdatasync' };
-    case 'append':
-      return { wal: true, walPrezero: false };
-    default:
-      return {};
   }
 }
 
