@@ -1,7 +1,7 @@
 // JetStream on this node: owns the streams, serves `$JS.API.>`, and persists the catalogue under storeDir.
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
-import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flotilla/store';
+import { FileStore, MemoryStore, SerialQueue, type MessageStore, type SyncPolicy } from '@flotilla/store';
 import type { ApiError } from './api/api-error.js';
 import { JsErrors } from './api/api-errors.js';
 import { directGet } from './api/direct-get.js';
@@ -56,8 +56,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
   /** Stream replicas' consumer hooks, in the order the ConsumerService needs them (cluster only). */
   private readonly replicaConsumers: ReplicaConsumerHooks;
   private unsubscribeApi: Array<() => void> = [];
-  private mutations: Promise<unknown> = Promise.resolve();
-  private pendingMutations = 0;
+  private readonly mutations = new SerialQueue();
   private apiTotal = 0;
   private apiErrors = 0;
   private usageCheckedAtMs = 0;
@@ -118,7 +117,7 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   async stop(): Promise<void> {
     for (const u of this.unsubscribeApi.splice(0)) u();
-    await this.mutations.catch(() => undefined);
+    await this.mutations.idle();
     if (this.clustered !== null) {
       // Consumers first, while their streams' Raft groups can still take a last state proposal.
       await this.consumers.stop();
@@ -406,11 +405,8 @@ export class JetStreamService implements JetStreamContext, StreamHost {
 
   /** Runs stream create/update/delete one at a time, so checks and changes do not interleave. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.pendingMutations >= MAX_PENDING_MUTATIONS) return Promise.reject(JsErrors.insufficientResources());
-    this.pendingMutations++;
-    const run = this.mutations.then(fn, fn);
-    this.mutations = run.catch(() => undefined).finally(() => this.pendingMutations--);
-    return run;
+    if (this.mutations.pending >= MAX_PENDING_MUTATIONS) return Promise.reject(JsErrors.insufficientResources());
+    return this.mutations.run(fn);
   }
 
   /** Checked against an index of every stream's subjects: the cost follows `cfg`'s subjects, not all pairs. */

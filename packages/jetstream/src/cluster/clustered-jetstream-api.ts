@@ -2,6 +2,7 @@
 // META.LEADER.STEPDOWN, plus STREAM.LEADER.STEPDOWN on a stream leader. Catalogue changes run one at a time
 // and go through the meta group; CREATE and UPDATE answer with the stream leader's own StreamInfo.
 import { randomBytes } from 'node:crypto';
+import { SerialQueue } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import { RequestFields, isEmptyRequest, parseRequestBody } from '../api/request-body.js';
 import { LIST_PAGE_LIMIT, NAMES_PAGE_LIMIT, parseCreateRequest, parseUpdateRequest } from '../api/stream-api.js';
@@ -28,8 +29,7 @@ const MAX_PENDING_CHANGES = 1024;
 const EMPTY = new Uint8Array(0);
 
 export class ClusterApi {
-  private changes: Promise<unknown> = Promise.resolve();
-  private pendingChanges = 0;
+  private readonly changes = new SerialQueue();
 
   constructor(private readonly cjs: ClusteredJetStream) {}
 
@@ -82,11 +82,8 @@ export class ClusterApi {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.pendingChanges >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
-    this.pendingChanges++;
-    const run = this.changes.then(fn, fn);
-    this.changes = run.catch(() => undefined).finally(() => this.pendingChanges--);
-    return run;
+    if (this.changes.pending >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
+    return this.changes.run(fn);
   }
 
   // ---- catalogue reads -----------------------------------------------------------------------

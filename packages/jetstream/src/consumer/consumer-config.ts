@@ -5,7 +5,7 @@ import type { ApiError } from '../api/api-error.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import { isGoInt64 } from '../api/request-body.js';
 import { consumerErrors as E } from './consumer-errors.js';
-import { subjectIsSubset, subjectsCollide } from './subject-overlap.js';
+import { subjectIsSubsetOf as subjectIsSubset, subjectsCollide } from '@flotilla/protocol';
 
 export type DeliverPolicy = 'all' | 'last' | 'new' | 'by_start_sequence' | 'by_start_time' | 'last_per_subject';
 export type AckPolicy = 'none' | 'all' | 'explicit';

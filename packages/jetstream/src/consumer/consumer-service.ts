@@ -7,6 +7,7 @@
 // a node that becomes leader starts the consumers from what it applied, one that stops leading releases them.
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -27,7 +28,7 @@ import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type Con
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { settledWithin } from './settled-within.js';
-import { subjectsCollide } from './subject-overlap.js';
+import { subjectsCollide } from '@flotilla/protocol';
 import * as S from './status-headers.js';
 import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
 import { encodeConsumerEntry } from '../cluster/consumer-replication-entry.js';
@@ -68,7 +69,7 @@ export class ConsumerService implements ConsumerHost {
    * Per stream, the tail of its create/delete/leadership work (see serial()): keyed by the stream's entry
    * (by name while it has none), so work stuck on a deleted incarnation never holds up the next one.
    */
-  private readonly mutations = new Map<StreamConsumers | string, Promise<unknown>>();
+  private readonly mutations = new KeyedSerialQueue<StreamConsumers | string>();
 
   constructor(
     readonly ctx: JetStreamContext,
@@ -585,15 +586,7 @@ export class ConsumerService implements ConsumerHost {
   private serial<T>(streamName: string, a: number | (() => Promise<T>), b?: () => Promise<T>): Promise<T> {
     const fn = typeof a === 'function' ? a : b!;
     const key = this.streams.get(streamName) ?? streamName;
-    const tail = this.mutations.get(key) ?? Promise.resolve();
-    const prev = typeof a === 'number' ? settledWithin(tail, a) : tail;
-    const run = prev.then(fn, fn);
-    const next = run.catch(() => undefined);
-    this.mutations.set(key, next);
-    void next.then(() => {
-      if (this.mutations.get(key) === next) this.mutations.delete(key);
-    });
-    return run;
+    return this.mutations.run(key, fn, typeof a === 'number' ? (tail) => settledWithin(tail, a) : undefined);
   }
 }
 
