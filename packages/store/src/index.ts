@@ -9,3 +9,4 @@ export { FileStore, type FileStoreOptions, type SyncPolicy } from './file-store.
 export { setFsyncObserver, observeFsync, type FsyncKind, type FsyncObserver } from './fsync-observer.js';
 export { setDamageObserver, damageTotals, type StoreDamage, type DamageObserver } from './damage-report.js';
 export { SerialQueue, KeyedSerialQueue } from './serial-queue.js';
+export { bigNsToMs, msToBigNs, msToNs, nsToMs } from './time-units.js';

@@ -19,6 +19,7 @@ import {
 import { StoreError } from './store-error.js';
 import { SubjectFilter } from './subject-filter.js';
 import { SubjectTable } from './subject-table.js';
+import { nsToMs } from './time-units.js';
 import {
   DEFAULT_LIMITS,
   type AppendInput,
@@ -329,7 +330,7 @@ export abstract class StoreCore implements MessageStore {
     const maxAge = this.cfg.maxAgeNs;
     if (maxAge <= 0n || this.msgs === 0 || this.closed) return;
     const dueNs = this.index.tsOf(this.firstSeq) + maxAge - this.clock();
-    const delayMs = Math.max(1, Math.ceil(Number(dueNs) / 1e6));
+    const delayMs = Math.max(1, Math.ceil(nsToMs(Number(dueNs))));
     this.ageTimer = setTimeout(() => {
       this.ageTimer = null;
       if (this.closed) return;

@@ -1,6 +1,7 @@
 // The leader's side of a replicated stream: runs the publish checks counting the proposals still in flight,
 // assigns each message its sequence, batches everything arriving in one tick into one packed Raft entry, and
 // sends the PubAck only once the entry is committed (a quorum has it on disk) and applied here.
+import { msToBigNs } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
@@ -179,7 +180,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
     const seq = this.lastSeq() + 1;
     this.nextSeq = seq;
     // Strictly increasing, so every replica stores the same, ordered timestamps.
-    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    const nowNs = msToBigNs(Date.now());
     this.lastTimestampNs = nowNs > this.lastTimestampNs ? nowNs : this.lastTimestampNs + 1n;
     const data = encodeMsgEntry({
       seq,

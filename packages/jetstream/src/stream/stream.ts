@@ -2,7 +2,7 @@
 // once the store made the message durable. Every state change goes propose(entry) → apply(entry): on
 // one node (R1) propose applies at once; the clustering work replaces propose with a Raft proposal and
 // calls apply for each committed entry, on every replica, in log order.
-import { StoreError, STORE_ERROR_API, STORE_ERROR_TEXT, type MessageStore, type StoreLimits } from '@flotilla/store';
+import { bigNsToMs, msToBigNs, nsToMs, STORE_ERROR_API, STORE_ERROR_TEXT, StoreError, type MessageStore, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -126,7 +126,7 @@ export class Stream implements StreamHandle, PublishView {
     readonly store: MessageStore,
   ) {
     this.cfg = config;
-    this.dedupe = new DedupeWindow(config.duplicate_window / 1e6);
+    this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.acks = new PubAckEncoder(config.name, host.domain);
     const sink: DurableSink = {
       stored: (seq, subject, reply) => this.stored(seq, subject, reply),
@@ -225,7 +225,7 @@ export class Stream implements StreamHandle, PublishView {
       for (const u of this.unsubscribes.splice(0)) u();
       this.subscribe(next.subjects);
     }
-    if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(next.duplicate_window / 1e6);
+    if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
   }
 
@@ -328,7 +328,7 @@ export class Stream implements StreamHandle, PublishView {
 
   private recordMsgId(msgId: string | undefined, seq: number, timestampNs: bigint): void {
     if (msgId === undefined) return;
-    this.dedupe.add(msgId, seq, Number(timestampNs / 1_000_000n));
+    this.dedupe.add(msgId, seq, bigNsToMs(timestampNs));
     this.lastIdRecord = { id: msgId, seq };
   }
 
@@ -486,7 +486,7 @@ export class Stream implements StreamHandle, PublishView {
     const windowNs = BigInt(this.cfg.duplicate_window);
     const st = this.store.state();
     if (st.messages === 0) return;
-    const cutoffNs = BigInt(Date.now()) * 1_000_000n - windowNs;
+    const cutoffNs = msToBigNs(Date.now()) - windowNs;
     const found: Array<{ id: string; seq: number; atMs: number }> = [];
     let end = st.last_seq;
     let scanned = 0;
@@ -507,7 +507,7 @@ export class Stream implements StreamHandle, PublishView {
           older = true;
           break;
         }
-        if (id) found.push({ id, seq: m.seq, atMs: Number(m.timestampNs / 1_000_000n) });
+        if (id) found.push({ id, seq: m.seq, atMs: bigNsToMs(m.timestampNs) });
       }
       if (older || windowNs <= 0n) break;
       end = start - 1;
