@@ -3,6 +3,7 @@
 import { describe, it, expect, afterEach } from 'vitest';
 import { MemoryLogStore, RaftNode, type Entry, type StateMachine } from '@flotilla/raft';
 import { ClusterNode, GrpcRaftTransport, type ClusterLogger } from '@flotilla/cluster';
+import { until } from '../../../test/helpers/until.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -28,14 +29,6 @@ afterEach(async () => {
   await Promise.all(rafts.splice(0).map((r) => r.stop()));
   await Promise.all(clusterNodes.splice(0).map((n) => n.stop()));
 });
-
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 interface Member {
   cluster: ClusterNode;

@@ -11,6 +11,10 @@ import type { ClusterEnvironment, ClusterPeer, ClusterTestKnobs, StreamAssignmen
 import { StreamReplica, type StreamReplicaHost, type StreamReplicaOptions } from '../src/cluster/stream-replica.js';
 import type { BusHandler, BusMessage, MessageBus } from '../src/message-bus.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
+import { until } from '../../../test/helpers/until.js';
+
+/** The shared polling helper, under the name this harness's users know it by. */
+export { until as waitFor };
 
 export const FAST_TIMINGS = { tickMs: 20, electionTicks: 5, heartbeatTicks: 1 };
 
@@ -203,7 +207,7 @@ export class ReplicaCluster {
   }
 
   async waitForLeader(timeoutMs = 5000): Promise<StreamReplica> {
-    await waitFor(() => this.leader() !== undefined, timeoutMs, 'a serving leader');
+    await until(() => this.leader() !== undefined, timeoutMs, 'a serving leader');
     return this.leader()!;
   }
 
@@ -219,14 +223,14 @@ export class ReplicaCluster {
   }
 
   async waitForAcks(replies: string[], timeoutMs = 5000): Promise<Array<Record<string, unknown>>> {
-    await waitFor(() => replies.every((r) => this.bus.replies.has(r)), timeoutMs, `${replies.length} acks`);
+    await until(() => replies.every((r) => this.bus.replies.has(r)), timeoutMs, `${replies.length} acks`);
     return replies.map((r) => this.bus.replies.get(r)!);
   }
 
   /** Waits until every live replica has applied everything committed and holds the same messages. */
   async waitConverged(timeoutMs = 5000): Promise<StoredMessage[]> {
     let last: StoredMessage[] = [];
-    await waitFor(
+    await until(
       async () => {
         const contents = await Promise.all(this.live().map((r) => contentOf(r)));
         last = contents[0]!;
@@ -263,11 +267,3 @@ export function sameMessages(a: StoredMessage[], b: StoredMessage[]): boolean {
   return true;
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
