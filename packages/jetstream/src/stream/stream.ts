@@ -1,7 +1,7 @@
 // One stream on this node: subscribes its subjects, runs the publish checks, stores, and acknowledges
-// once the store made the message durable. Every state change goes propose(entry) → apply(entry): on
-// one node (R1) propose applies at once; the clustering work replaces propose with a Raft proposal and
-// calls apply for each committed entry, on every replica, in log order.
+// once the store made the message durable. Every state change goes propose(entry) → apply(entry): on a
+// single node propose applies at once; a replicated stream (cluster/stream-replica.ts) proposes through its
+// Raft group and applies each committed entry, on every replica, in log order.
 import { bigNsToMs, msToBigNs, nsToMs, STORE_ERROR_API, STORE_ERROR_TEXT, StoreError, type MessageStore, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
