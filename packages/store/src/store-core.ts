@@ -673,6 +673,17 @@ export abstract class StoreCore implements MessageStore {
     yield encodeFrame(FRAME_END, Buffer.alloc(0));
   }
 
+  /** Empties the in-memory view: no message, no subject, sequences from the start. */
+  protected forgetMessages(): void {
+    this.subjects.clear();
+    this.index.reset(1);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.firstSeq = 0;
+    this.lastSeq = 0;
+    this.lastTs = 0n;
+  }
+
   /** Encodes one live message as a record (MemoryStore snapshots). */
   protected encodeLive(seq: number, header: Uint8Array, data: Uint8Array): Buffer {
     const id = this.index.subjOf(seq);
@@ -687,13 +698,7 @@ export abstract class StoreCore implements MessageStore {
     await this.durable();
     this.stopAgeTimer();
     await this.wipeStorage();
-    this.subjects.clear();
-    this.index.reset(1);
-    this.msgs = 0;
-    this.bytes = 0;
-    this.firstSeq = 0;
-    this.lastSeq = 0;
-    this.lastTs = 0n;
+    this.forgetMessages();
     let sawHeader = false;
     let sawEnd = false;
     let lastTs = 0n;

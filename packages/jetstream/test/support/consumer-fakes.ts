@@ -1,5 +1,5 @@
-// In-process stand-ins for the bus, clock and stream, so the consumer engine can be tested (and later
-// replicated) without a server: a real MemoryStore behind a minimal StreamHandle.
+// In-process stand-ins for the clock, the JetStream context and the stream, so the consumer engine is tested
+// without a server: a real MemoryStore behind a minimal StreamHandle (the bus is fake-bus.ts).
 import { MemoryStore } from '@flotilla/store';
 import type { ApiError } from '../../src/api/api-error.js';
 import type { JetStreamContext } from '../../src/jetstream-context.js';
