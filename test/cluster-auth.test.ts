@@ -10,7 +10,10 @@ import { connect, type NatsConnection } from 'nats';
 import { sleep } from './helpers/flotilla-process.js';
 import { awaitInterest, startNode, stopAll, waitForMesh, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { makeClusterCertificates } from './helpers/cluster-certificates.js';
-import { until } from './helpers/until.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 25 ms, as this file was written with. */
+const until = untilEvery(25);
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();

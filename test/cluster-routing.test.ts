@@ -3,7 +3,10 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { MessageRouter } from '../packages/server/src/message-router.js';
 import { Subscription, type SubscriptionOwner } from '../packages/server/src/subscription.js';
 import { ClusterRouting } from '../packages/server/src/cluster/cluster-routing.js';
-import { until } from './helpers/until.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 

@@ -9,7 +9,10 @@ import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { sleep, startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
-import { until } from './helpers/until.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 20 ms, as this file was written with. */
+const until = untilEvery(20);
 
 const servers: FlotillaProcess[] = [];
 afterAll(async () => {

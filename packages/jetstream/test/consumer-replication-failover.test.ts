@@ -14,7 +14,10 @@ import { statusOf } from './support/consumer-fixture.js';
 import { FakeBus, FakeContext } from './support/consumer-fakes.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import type { JetStreamLogger } from '../src/message-bus.js';
-import { until } from '../../../test/helpers/until.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 const TIMINGS = { tickMs: 20, electionTicks: 5, heartbeatTicks: 1 };
 

@@ -14,7 +14,10 @@ import { ObservedPulls } from '../src/consumer/observed-pulls.js';
 import { ConsumerResync } from '../src/cluster/consumer-replication-resync.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
-import { until } from '../../../test/helpers/until.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 2 ms, as this file was written with. */
+const until = untilEvery(2);
 
 const dirs: string[] = [];
 const fixtures: ReplicatedConsumersFixture[] = [];

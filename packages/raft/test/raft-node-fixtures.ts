@@ -1,8 +1,9 @@
 // RaftNode test fixtures: state machines, nodes on an in-memory network, a cluster of them, and polling.
 import { type Entry, InMemoryNetwork, MemoryLogStore, type NodeId, RaftNode, SnapshotNotHeldError, type StateMachine } from '@flotilla/raft';
-import { until } from '../../../test/helpers/until.js';
+import { untilEvery } from '../../../test/helpers/until.js';
 
-export { until };
+/** Polls every 5 ms until the probe returns something truthy. */
+export const until = untilEvery(5);
 
 export const enc = new TextEncoder();
 export const dec = new TextDecoder();

@@ -8,7 +8,10 @@ import bcrypt from 'bcryptjs';
 import { FlotillaServer } from '../src/server.js';
 import { defaultServerOptions, type ServerOptions } from '../src/config/options.js';
 import type { Subscription } from '../src/subscription.js';
-import { until } from '../../../test/helpers/until.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 interface Peer {
   socket: Socket;
