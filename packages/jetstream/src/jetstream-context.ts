@@ -1,6 +1,6 @@
 // The services JetStream's parts share: the bus, logging, the stream table, and response helpers.
 import type { MessageBus, JetStreamLogger } from './message-bus.js';
-import type { JetStreamServiceOptions } from './jetstream-service.js';
+import type { JetStreamServiceOptions } from './jetstream-options.js';
 import type { StreamHandle } from './stream/stream-handle.js';
 import type { ApiError } from './api/api-error.js';
 

@@ -43,8 +43,8 @@ describe('ConsumerService: a leadership start behind stuck work of an earlier le
     f.stuck = false;
     // Leadership lost and regained by the same node: before the bound, the new start waited behind the create forever.
     const started = Date.now();
-    await f.replicas[0]!.service.leadershipChanged({ name: 'S' }, false);
-    await f.replicas[0]!.service.leadershipChanged({ name: 'S' }, true);
+    await f.replicas[0]!.replicated.leadershipChanged({ name: 'S' }, false);
+    await f.replicas[0]!.replicated.leadershipChanged({ name: 'S' }, true);
     const tookMs = Date.now() - started;
     expect(tookMs).toBeGreaterThanOrEqual(LEADERSHIP_START_WAIT_MS - 50);
     expect(tookMs).toBeLessThan(LEADERSHIP_START_WAIT_MS + 2_000);

@@ -10,6 +10,7 @@ import type { ClusterEnvironment, StreamAssignment } from '../src/cluster/cluste
 import { StreamReplica, type StreamReplicaHost } from '../src/cluster/stream-replica.js';
 import { parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
 import { statusOf } from './support/consumer-fixture.js';
 import { FakeBus, FakeContext } from './support/consumer-fakes.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
@@ -88,8 +89,9 @@ class ConsumerCluster {
     // As the JetStreamService wires it: per replica, registration first, then entries and leadership in order.
     let chain: Promise<void> | null = null;
     const service = n.service;
+    const replicated = new ReplicatedStreamConsumers(service);
     const withConsumers = (replica: StreamReplica, fn: () => unknown): Promise<void> => {
-      chain ??= service.replicaAdded(replica.stream, {
+      chain ??= replicated.replicaAdded(replica.stream, {
         proposeConsumerEntry: (payload) => replica.proposeConsumerEntry(payload),
         clusterInfo: () => replica.clusterInfo(),
         stepDown: async () => {
@@ -108,15 +110,15 @@ class ConsumerCluster {
       streamPurged: (stream) => service.streamPurged(stream),
       storageExceeded: () => false,
       hasConsumerInterest: (stream, subject) => service.hasInterest(stream.name, subject),
-      leadershipChanged: (replica, leading) => void withConsumers(replica, () => service.leadershipChanged(replica, leading)),
-      applyConsumerEntry: (replica, payload) => withConsumers(replica, () => service.applyConsumerEntry(replica, payload)),
+      leadershipChanged: (replica, leading) => void withConsumers(replica, () => replicated.leadershipChanged(replica, leading)),
+      applyConsumerEntry: (replica, payload) => withConsumers(replica, () => replicated.applyConsumerEntry(replica, payload)),
       // The group's snapshot carries the consumers (after the applies queued before it).
       snapshotConsumers: async (replica) => {
         let data: Uint8Array = new Uint8Array(0);
-        await withConsumers(replica, () => (data = service.consumerSnapshot(replica)));
+        await withConsumers(replica, () => (data = replicated.consumerSnapshot(replica)));
         return data;
       },
-      restoreConsumers: (replica, data) => withConsumers(replica, () => service.restoreConsumerSnapshot(replica, data)),
+      restoreConsumers: (replica, data) => withConsumers(replica, () => replicated.restoreConsumerSnapshot(replica, data)),
     };
     n.replica = await StreamReplica.open(host, this.assignment, n.dir, { timings: TIMINGS, ...(this.snapshotEveryEntries ? { snapshotEveryEntries: this.snapshotEveryEntries } : {}) });
     n.ctx.table.set('S', n.replica.stream);

@@ -13,6 +13,8 @@ import { ReplicatedConsumersFixture } from './support/replicated-consumers-fixtu
 import { ObservedPulls } from '../src/consumer/observed-pulls.js';
 import { ConsumerResync } from '../src/cluster/consumer-replication-resync.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
+import { LocalConsumerFiles } from '../src/local/local-consumer-files.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 import { untilEvery } from '../../../test/helpers/until.js';
 
@@ -450,15 +452,16 @@ describe('ConsumerService modes', () => {
     const ctx = new FakeContext(bus);
     const stream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
     ctx.table.set('S', stream);
-    const service = new ConsumerService(ctx, new FakeClock());
+    const service = new ConsumerService(ctx, new FakeClock(), new LocalConsumerFiles(ctx.log));
+    const replicated = new ReplicatedStreamConsumers(service);
     await service.streamAdded(stream);
     expect(service.leads('S')).toBe(true);
     expect(service.isReplicated('S')).toBe(false);
     const proposals: Buffer[] = [];
-    await service.replicaAdded(stream, {
+    await replicated.replicaAdded(stream, {
       proposeConsumerEntry: async (p) => {
         proposals.push(p);
-        service.applyConsumerEntry({ name: 'S' }, p);
+        replicated.applyConsumerEntry({ name: 'S' }, p);
       },
       clusterInfo: () => ({ name: 'C1', leader: 'n1' }),
       stepDown: async () => undefined,
@@ -466,14 +469,14 @@ describe('ConsumerService modes', () => {
     expect(service.isReplicated('S')).toBe(true);
     expect(service.leads('S')).toBe(false);
     expect(service.handleApi(['CONSUMER', 'INFO', 'S', 'D'], { subject: '$JS.API.CONSUMER.INFO.S.D', reply: '_INBOX.x', header: null, data: Buffer.alloc(0) })).toBe(false);
-    await service.leadershipChanged({ name: 'S' }, true);
+    await replicated.leadershipChanged({ name: 'S' }, true);
     expect(service.leads('S')).toBe(true);
     const info = await service.createConsumer({ stream: 'S', config: { durable_name: 'D', deliver_policy: 'all', ack_policy: 'explicit', replay_policy: 'instant', num_replicas: 0 }, action: '', legacyEphemeral: false });
     expect(info['cluster']).toEqual({ name: 'C1', leader: 'n1' });
     expect(proposals.map((p) => decodeConsumerEntry(p)?.op)).toEqual(['meta', 'state']);
     expect(service.consumerCount('S')).toBe(1);
     // Malformed entries are ignored (and logged), not applied.
-    service.applyConsumerEntry({ name: 'S' }, Buffer.from('garbage'));
+    replicated.applyConsumerEntry({ name: 'S' }, Buffer.from('garbage'));
     expect(service.consumerCount('S')).toBe(1);
     await service.stop();
   });

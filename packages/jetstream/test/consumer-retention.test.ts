@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { LocalConsumerFiles } from '../src/local/local-consumer-files.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
 import { ack, fixture, settle, type Fixture } from './support/consumer-fixture.js';
 
@@ -103,7 +104,7 @@ describe('consumer state persistence', () => {
       for (let i = 0; i < 400 && sync.msgs.length < 2; i++) await new Promise((r) => setTimeout(r, 5));
       expect(sync.msgs).toHaveLength(2);
       // No stop(): state must already be on disk when ack-sync was answered.
-      const service = new ConsumerService(f.ctx, f.clock);
+      const service = new ConsumerService(f.ctx, f.clock, new LocalConsumerFiles(f.ctx.log));
       await service.streamAdded(f.stream);
       const restored = service.consumer('S', 'D')!;
       const info = restored.info();

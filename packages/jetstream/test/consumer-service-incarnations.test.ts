@@ -5,6 +5,7 @@ import { decodeConsumerEntry } from '../src/cluster/consumer-replication-entry.j
 import type { ConsumerReplicationGroup } from '../src/cluster/consumer-replication-storage.js';
 import { Consumer } from '../src/consumer/consumer.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
+import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 
 const services: ConsumerService[] = [];
@@ -12,6 +13,9 @@ afterEach(async () => {
   for (const s of services.splice(0)) await s.stop();
   vi.restoreAllMocks();
 });
+
+/** The stream groups' way into a service (registration, entries, leadership). */
+const replicatedOf = (svc: ConsumerService): ReplicatedStreamConsumers => new ReplicatedStreamConsumers(svc);
 
 function service(): ConsumerService {
   const s = new ConsumerService(new FakeContext(new FakeBus()), new FakeClock());
@@ -27,7 +31,7 @@ function group(svc: ConsumerService, stream: FakeStream) {
     proposeConsumerEntry: async (p: Buffer): Promise<void> => {
       g.ops.push(decodeConsumerEntry(p)?.op ?? '?');
       if (g.stalled) return new Promise<void>(() => undefined);
-      svc.applyConsumerEntry({ name: stream.name, stream }, p);
+      replicatedOf(svc).applyConsumerEntry({ name: stream.name, stream }, p);
     },
     clusterInfo: () => ({ name: 'C', leader: 'n1' }),
     stepDown: async () => undefined,
@@ -47,20 +51,20 @@ describe('ConsumerService across incarnations of a stream name', () => {
     const svc = service();
     const oldStream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
     const oldGroup = group(svc, oldStream);
-    await svc.replicaAdded(oldStream, oldGroup);
-    await svc.leadershipChanged({ name: 'S', stream: oldStream }, true);
+    await replicatedOf(svc).replicaAdded(oldStream, oldGroup);
+    await replicatedOf(svc).leadershipChanged({ name: 'S', stream: oldStream }, true);
     expect(svc.leads('S')).toBe(true);
 
     // The old one was never removed here (a late hook re-registered it): the new one must still take over.
     const newStream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
     const newGroup = group(svc, newStream);
-    await svc.replicaAdded(newStream, newGroup);
+    await replicatedOf(svc).replicaAdded(newStream, newGroup);
     expect(svc.leads('S')).toBe(false);
-    await svc.leadershipChanged({ name: 'S', stream: newStream }, true);
+    await replicatedOf(svc).leadershipChanged({ name: 'S', stream: newStream }, true);
     expect(svc.leads('S')).toBe(true);
 
     // The old replica's leadership loss and removal arrive late: ignored.
-    await svc.leadershipChanged({ name: 'S', stream: oldStream }, false);
+    await replicatedOf(svc).leadershipChanged({ name: 'S', stream: oldStream }, false);
     await svc.streamRemoved(oldStream);
     expect(svc.leads('S')).toBe(true);
     expect(svc.isReplicated('S')).toBe(true);
@@ -71,7 +75,7 @@ describe('ConsumerService across incarnations of a stream name', () => {
     expect(oldGroup.ops).toEqual([]);
     expect(svc.consumerCount('S')).toBe(1);
     // An old entry applied late does not reach the new consumers.
-    svc.applyConsumerEntry({ name: 'S', stream: oldStream }, Buffer.from('C{"op":"remove","name":"C"}'));
+    replicatedOf(svc).applyConsumerEntry({ name: 'S', stream: oldStream }, Buffer.from('C{"op":"remove","name":"C"}'));
     expect(svc.consumerCount('S')).toBe(1);
   });
 
@@ -79,8 +83,8 @@ describe('ConsumerService across incarnations of a stream name', () => {
     const svc = service();
     const oldStream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
     const oldGroup = group(svc, oldStream);
-    await svc.replicaAdded(oldStream, oldGroup);
-    await svc.leadershipChanged({ name: 'S', stream: oldStream }, true);
+    await replicatedOf(svc).replicaAdded(oldStream, oldGroup);
+    await replicatedOf(svc).leadershipChanged({ name: 'S', stream: oldStream }, true);
     oldGroup.stalled = true;
     // A create whose proposal never settles (its group went away under it).
     void svc.createConsumer(durable('STUCK')).catch(() => undefined);
@@ -89,8 +93,8 @@ describe('ConsumerService across incarnations of a stream name', () => {
     await svc.streamRemoved(oldStream);
 
     const newStream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
-    await svc.replicaAdded(newStream, group(svc, newStream));
-    const started = svc.leadershipChanged({ name: 'S', stream: newStream }, true);
+    await replicatedOf(svc).replicaAdded(newStream, group(svc, newStream));
+    const started = replicatedOf(svc).leadershipChanged({ name: 'S', stream: newStream }, true);
     const within = await Promise.race([started.then(() => 'started'), new Promise((r) => setTimeout(() => r('stuck'), 500))]);
     expect(within).toBe('started');
     expect(svc.leads('S')).toBe(true);
@@ -100,8 +104,8 @@ describe('ConsumerService across incarnations of a stream name', () => {
   it('streamUpdated tells the running consumers of the registered replica only', async () => {
     const svc = service();
     const stream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 }));
-    await svc.replicaAdded(stream, group(svc, stream));
-    await svc.leadershipChanged({ name: 'S', stream }, true);
+    await replicatedOf(svc).replicaAdded(stream, group(svc, stream));
+    await replicatedOf(svc).leadershipChanged({ name: 'S', stream }, true);
     await svc.createConsumer(durable('C'));
     const kick = vi.spyOn(Consumer.prototype, 'kick');
     svc.streamUpdated(new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], num_replicas: 3 })));

@@ -3,6 +3,7 @@ import { encodeHeaders } from '@flotilla/protocol';
 import { MemoryStore } from '@flotilla/store';
 import { checkPublish, readPublishHeaders, type PublishView } from '../src/stream/publish-checks.js';
 import { Stream, storeLimitsOf, type StreamHost } from '../src/stream/stream.js';
+import { localStreamWriter } from '../src/local/local-stream-writer.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import { FakeBus } from './support/fake-bus.js';
 import { DedupeWindow } from '../src/stream/dedupe-window.js';
@@ -80,7 +81,7 @@ async function makeStream(body: object, domain?: string): Promise<{ bus: FakeBus
     storageExceeded: () => false,
     hasConsumerInterest: () => true,
   };
-  const stream = new Stream(host, cfg, '2026-01-01T00:00:00Z', '/nonexistent', new MemoryStore({ limits: storeLimitsOf(cfg) }));
+  const stream = new Stream(host, cfg, '2026-01-01T00:00:00Z', '/nonexistent', new MemoryStore({ limits: storeLimitsOf(cfg) }), localStreamWriter(host));
   await stream.start();
   return { bus, stream, purged };
 }

@@ -76,6 +76,8 @@ export class ReplicaCluster {
   private replyCounter = 0;
   /** Passed to every replica's ClusterEnvironment. */
   testKnobs: ClusterTestKnobs | undefined;
+  /** What every replica's host answers for server storage and consumer interest (tests may replace them). */
+  readonly hostHooks = { storageExceeded: (_kind: 'file' | 'memory'): boolean => false, hasConsumerInterest: (_subject: string): boolean => true };
 
   private constructor(
     readonly root: string,
@@ -155,8 +157,8 @@ export class ReplicaCluster {
       },
       domain: undefined,
       streamPurged: () => undefined,
-      storageExceeded: () => false,
-      hasConsumerInterest: () => true,
+      storageExceeded: (kind) => this.hostHooks.storageExceeded(kind),
+      hasConsumerInterest: (_stream, subject) => this.hostHooks.hasConsumerInterest(subject),
       env,
       leadershipChanged: (_r, leading) => slot.leadership.push(leading),
       applyConsumerEntry: (_r, payload) => {

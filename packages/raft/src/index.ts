@@ -10,4 +10,5 @@ export { MemoryLogStore, type RaftLogStore, type LogWrite, type PersistedState }
 export { InMemoryNetwork, type Transport, type MessageHandler } from './transport.js';
 export { SnapshotNotHeldError, type StateMachine } from './state-machine.js';
 export { RaftNode, NotLeaderError, realClock, type Clock, type RaftNodeOptions } from './raft-node.js';
+export { RaftError, isRaftError, type RaftErrorCode } from './raft-error.js';
 export { packProposals, unpackProposals } from './packed-proposals.js';

@@ -1,6 +1,7 @@
 import type { PersistedState, RaftLogStore } from './log-store.js';
 import type { RaftOptions } from './options.js';
 import { RaftCore } from './raft-core.js';
+import { RaftError } from './raft-error.js';
 import { type RandomSource, SeededRandom } from './seeded-random.js';
 import { SnapshotNotHeldError, type StateMachine } from './state-machine.js';
 import type { Transport } from './transport.js';
@@ -62,6 +63,9 @@ export interface RaftNodeOptions {
    */
   onSnapshotNotHeld?: (info: { logDiscarded: boolean; snapshotIndex: number; lastIndex: number }) => void;
 }
+
+/** A tick this many intervals after the previous one is late (the timer could not fire on time). */
+const LATE_TICK_INTERVALS = 2;
 
 /** Position of a log discarded at start (RaftNode.start). */
 interface DiscardedLog {
@@ -133,6 +137,8 @@ export class RaftNode {
   private readonly heardAtMs = new Map<NodeId, number>();
   /** The end of a log discarded at start, until this node's log is as up to date again (see ignoresVote). */
   private discardedLog: DiscardedLog | null = null;
+  /** When (performance.now() ms) the clock last ticked this node; -1 before the first tick. */
+  private lastTickAtMs = -1;
 
   private constructor(options: RaftNodeOptions, core: RaftCore) {
     this.options = options;
@@ -206,7 +212,22 @@ export class RaftNode {
     return this.core.role === Role.Leader;
   }
 
+  /**
+   * A clock tick. One that comes more than LATE_TICK_INTERVALS intervals after the last means this node's event
+   * loop was busy and messages may be waiting unread (the timers phase runs before the poll phase): the core
+   * ticks after this turn's I/O (setImmediate), so a leader's quorum check counts the answers that came in time,
+   * and a follower's election timeout the heartbeats — and a leader deposed meanwhile learns it first.
+   */
   tick(): void {
+    if (this.stopped) return;
+    const nowMs = performance.now();
+    const late = this.lastTickAtMs >= 0 && nowMs - this.lastTickAtMs > LATE_TICK_INTERVALS * (this.options.tickMs ?? 100);
+    this.lastTickAtMs = nowMs;
+    if (late) setImmediate(() => this.tickCore());
+    else this.tickCore();
+  }
+
+  private tickCore(): void {
     if (this.stopped) return;
     if (this.unwrittenHardState !== null && !this.processing) this.writeDeferredHardState();
     this.core.tick();
@@ -286,7 +307,7 @@ export class RaftNode {
       this.unwrittenHardState = null;
       await this.options.store.write({ group: this.options.group, snapshot: null, entries: [], hardState, sync: false }).catch(() => undefined);
     }
-    const err = new Error('raft node stopped');
+    const err = new RaftError('STOPPED');
     for (const p of this.proposals) p.reject(err);
     for (const r of this.reads.values()) r.reject(err);
     for (const r of this.waitingApply) r.reject(err);
@@ -301,9 +322,9 @@ export class RaftNode {
     proposalCount: number,
     propose: () => ReturnType<RaftCore['propose']>,
   ): Promise<{ first: number; results: unknown[] }> {
-    if (this.stopped) return Promise.reject(new Error('raft node stopped'));
+    if (this.stopped) return Promise.reject(new RaftError('STOPPED'));
     if (this.pendingProposalCount + proposalCount > (this.options.maxPendingProposals ?? 1_000_000)) {
-      return Promise.reject(new Error('too many pending proposals'));
+      return Promise.reject(new RaftError('TOO_MANY_PENDING_PROPOSALS'));
     }
     const result = propose();
     if (!result.ok) return Promise.reject(new NotLeaderError(result.leader, result.reason));

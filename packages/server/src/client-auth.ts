@@ -1,49 +1,77 @@
-// Checks CONNECT credentials against `authorization { user/password | token | users [] }` (plain or bcrypt
-// passwords and tokens), or, with `tls { verify_and_map }`, maps the client certificate to a user. A user's
-// permissions are compiled once here and shared by its connections.
+// Checks CONNECT credentials against `authorization { user/password | token | users [] }` and the users of
+// `accounts {}` (plain or bcrypt passwords and tokens, nkeys signing the INFO nonce), or, with
+// `tls { verify_and_map }`, maps the client certificate to a user; `no_auth_user` stands in for a client
+// that gives no credentials. A user's permissions are compiled once here and shared by its connections.
 import { timingSafeEqual } from 'node:crypto';
-import type { AuthorizationOptions, TlsOptions } from './config/options.js';
+import type { AccountOptions, AuthorizationOptions, TlsOptions, UserEntry } from './config/options.js';
 import { BcryptVerifier, isBcryptHash } from './security/bcrypt-verifier.js';
+import { verifiesNonce } from './security/nkey-signature.js';
 import { UserPermissions } from './security/user-permissions.js';
 
 export interface ConnectCredentials {
   user?: unknown;
   pass?: unknown;
   auth_token?: unknown;
+  nkey?: unknown;
+  sig?: unknown;
 }
 
-/** Who a connection authenticated as: '' for token or no auth; permissions null when unrestricted. */
+/**
+ * Who a connection authenticated as: '' for token or no auth; permissions null when unrestricted; the
+ * account whose subject space it uses (absent: the global account).
+ */
 export interface AuthResult {
   user: string;
   permissions: UserPermissions | null;
+  account?: string;
 }
 
 interface UserRecord {
   password: string;
   permissions: UserPermissions | null;
+  /** undefined: the global account */
+  account: string | undefined;
 }
 
 const NO_AUTH: AuthResult = { user: '', permissions: null };
 
+function resultOf(user: string, record: UserRecord): AuthResult {
+  return record.account === undefined ? { user, permissions: record.permissions } : { user, permissions: record.permissions, account: record.account };
+}
+
+/** Accounts and no_auth_user, beside `authorization {}`. */
+export interface AccountUsers {
+  accounts?: readonly AccountOptions[];
+  noAuthUser?: string;
+}
+
 export class ClientAuth {
   private readonly users = new Map<string, UserRecord>();
+  /** nkey users by public key */
+  private readonly nkeys = new Map<string, UserRecord>();
+  private readonly noAuthUser: string | undefined;
   private readonly token: string | undefined;
   private readonly bcrypt = new BcryptVerifier();
   readonly required: boolean;
   readonly timeoutMs: number;
   /** tls verify_and_map: the certificate names the user, no password is asked */
   readonly mapsCertificates: boolean;
+  /** nkey users are configured: INFO carries a nonce for them to sign */
+  readonly noncesRequired: boolean;
 
-  constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions) {
-    if (options?.user !== undefined) this.users.set(options.user, { password: options.password ?? '', permissions: null });
-    const defaults = options?.defaultPermissions;
-    for (const u of options?.users ?? []) {
-      const p = u.permissions ?? defaults;
-      this.users.set(u.user, { password: u.password, permissions: p === undefined ? null : new UserPermissions(p) });
+  constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions, accountUsers: AccountUsers = {}) {
+    if (options?.user !== undefined) {
+      this.users.set(options.user, { password: options.password ?? '', permissions: null, account: undefined });
     }
+    const defaults = options?.defaultPermissions;
+    for (const u of options?.users ?? []) this.addUser(u, u.permissions ?? defaults, undefined);
+    // An account's default_permissions were applied to its users when the config was read.
+    for (const a of accountUsers.accounts ?? []) for (const u of a.users) this.addUser(u, u.permissions, a.name);
+    this.noAuthUser = accountUsers.noAuthUser;
     this.token = options?.token;
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
-    this.required = this.users.size > 0 || this.token !== undefined;
+    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined;
+    this.noncesRequired = this.nkeys.size > 0;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
     const secrets = [...[...this.users.values()].map((u) => u.password), this.token ?? ''];
     if (secrets.some(isBcryptHash)) this.bcrypt.warm();
@@ -54,8 +82,26 @@ export class ClientAuth {
    * (off the event loop); everything else answers synchronously. `source` (the client's address) keeps a
    * flood of bcrypt checks from one address from starving the others.
    */
-  check(creds: ConnectCredentials, certIdentities: readonly string[] | null = null, source = ''): AuthResult | null | Promise<AuthResult | null> {
+  check(
+    creds: ConnectCredentials,
+    certIdentities: readonly string[] | null = null,
+    source = '',
+    nonce: string | null = null,
+  ): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
+    const nkey = nonEmpty(creds.nkey);
+    if (this.noAuthUser !== undefined && nkey === undefined && nonEmpty(creds.user) === undefined && nonEmpty(creds.pass) === undefined && nonEmpty(creds.auth_token) === undefined) {
+      // nats-server takes the no_auth_user as given: no password, no signature.
+      const name = this.noAuthUser;
+      const record = this.nkeys.get(name) ?? this.users.get(name);
+      if (record !== undefined) return resultOf(name, record);
+    }
+    if (nkey !== undefined && this.nkeys.size > 0) {
+      const record = this.nkeys.get(nkey);
+      if (record === undefined || nonce === null || typeof creds.sig !== 'string' || creds.sig === '') return null;
+      if (!verifiesNonce(nkey, nonce, creds.sig)) return null;
+      return resultOf(nkey, record);
+    }
     if (this.mapsCertificates) return this.mapCertificate(certIdentities);
     if (this.token !== undefined && typeof creds.auth_token === 'string') {
       return this.outcome(this.secretMatches(creds.auth_token, this.token, source), NO_AUTH);
@@ -63,7 +109,7 @@ export class ClientAuth {
     if (typeof creds.user === 'string' && typeof creds.pass === 'string') {
       const record = this.users.get(creds.user);
       if (record === undefined) return null;
-      const result: AuthResult = { user: creds.user, permissions: record.permissions };
+      const result = resultOf(creds.user, record);
       return this.outcome(this.secretMatches(creds.pass, record.password, source), result);
     }
     return null;
@@ -77,9 +123,15 @@ export class ClientAuth {
   private mapCertificate(identities: readonly string[] | null): AuthResult | null {
     for (const name of identities ?? []) {
       const record = this.users.get(name);
-      if (record !== undefined) return { user: name, permissions: record.permissions };
+      if (record !== undefined) return resultOf(name, record);
     }
     return null;
+  }
+
+  private addUser(u: UserEntry, permissions: UserEntry['permissions'], account: string | undefined): void {
+    const record: UserRecord = { password: u.password, permissions: permissions === undefined ? null : new UserPermissions(permissions), account };
+    if (u.nkey !== undefined) this.nkeys.set(u.nkey, record);
+    else this.users.set(u.user, record);
   }
 
   private secretMatches(given: string, expected: string, source: string): boolean | Promise<boolean> {
@@ -93,6 +145,10 @@ export class ClientAuth {
     if (typeof matched === 'boolean') return matched ? result : null;
     return matched.then((ok) => (ok ? result : null));
   }
+}
+
+function nonEmpty(v: unknown): string | undefined {
+  return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
 function sameText(a: string, b: string): boolean {

@@ -39,6 +39,7 @@ import type { UserPermissions } from './security/user-permissions.js';
 import { OutboundBuffer } from './outbound-buffer.js';
 import { Subscription, type SubscriptionOwner } from './subscription.js';
 import type { ClientHost } from './client-host.js';
+import type { MessageRouter } from './message-router.js';
 
 /** Why a connection ended, as /connz and the logs name it. */
 export type CloseReason =
@@ -93,6 +94,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   lang = '';
   version = '';
   user = '';
+  /** The subject space of this connection's account ($G until CONNECT names another): held, never looked up. */
+  router: MessageRouter;
+  account: string;
   /** the user's permissions; null when unrestricted */
   permissions: UserPermissions | null = null;
   /** allow_responses permits, when the user has them */
@@ -121,7 +125,11 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     readonly cid: number,
     readonly socket: Socket,
     private readonly host: ClientHost,
+    /** what INFO asked an nkey user to sign; null when no nkeys are configured */
+    readonly nonce: string | null = null,
   ) {
+    this.router = host.accounts.global.router;
+    this.account = host.accounts.global.name;
     const o = host.options;
     this.parser = new ClientParser(this, {
       maxControlLineBytes: o.maxControlLineBytes,
@@ -197,7 +205,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     }
     const identities =
       this.host.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
-    const auth = this.host.auth.check(opts, identities, this.remoteIp);
+    const auth = this.host.auth.check(opts, identities, this.remoteIp, this.nonce);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
@@ -235,6 +243,15 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     }
     const user = auth.user;
+    // Before CONNECT no subscription can exist when auth is required, so nothing is left in $G's router.
+    const account = auth.account === undefined ? this.host.accounts.global : this.host.accounts.named(auth.account);
+    // A later CONNECT may not move live subscriptions into another account's subject space.
+    if (account.router !== this.router && this.subs.size > 0) {
+      this.host.log.info({ cid: this.cid, ip: this.remoteIp, user: auth.user }, 'authorization violation: CONNECT changes account');
+      return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
+    }
+    this.router = account.router;
+    this.account = account.name;
     this.permissions = auth.permissions;
     const responses = auth.permissions?.responses ?? null;
     this.responsePermits = responses === null ? null : new ResponsePermits(responses);
@@ -301,7 +318,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       }
       const sub = new Subscription(this, subject, queue, sid);
       this.subs.set(sid, sub);
-      this.host.router.subscribe(sub);
+      this.router.subscribe(sub);
     }
     if (this.verbose) this.enqueue(OK_BYTES);
   }
@@ -418,7 +435,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.authTimer !== null) clearTimeout(this.authTimer);
     if (this.writeDeadlineTimer !== null) clearTimeout(this.writeDeadlineTimer);
     this.deferred = null;
-    for (const sub of this.subs.values()) this.host.router.unsubscribe(sub);
+    for (const sub of this.subs.values()) this.router.unsubscribe(sub);
     this.subs.clear();
     // Whatever is buffered (e.g. the -ERR) still goes out before the FIN, except for a slow consumer,
     // whose socket is dropped at once so its backlog is freed, and after an internal error, when the
@@ -447,11 +464,12 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.inMsgs++;
     this.inBytes += message.length;
     const host = this.host;
+    const router = this.router;
     // Nothing to check or answer before routing (no pedantic, permissions, verbose or trace): the router's
     // match validates the subject (-1: invalid, dropped silently as below), so it is not scanned twice.
     if (!this.pedantic && this.permissions === null && !this.verbose && !host.traceEnabled) {
-      const delivered = host.router.publishUnchecked(subject, reply, headerBytes, message, this.cid, this.echo);
-      if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);
+      const delivered = router.publishUnchecked(subject, reply, headerBytes, message, this.cid, this.echo);
+      if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
       return;
     }
     if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
@@ -468,8 +486,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.permissions !== null && !this.mayPublish(subject)) return this.publishViolation(subject);
     if (this.verbose) this.enqueue(OK_BYTES);
     if (host.traceEnabled) host.log.trace({ cid: this.cid, op: 'PUB', subject, reply, bytes: message.length }, 'client op');
-    const delivered = host.router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
-    if (delivered === 0 && reply !== null && this.noResponders) host.router.publishNoResponders(reply);
+    const delivered = router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
+    if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
   }
 
   private mayPublish(subject: string): boolean {
@@ -538,7 +556,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   private removeSub(sub: Subscription): void {
     if (this.subs.get(sub.sid) === sub) this.subs.delete(sub.sid);
-    this.host.router.unsubscribe(sub);
+    this.router.unsubscribe(sub);
   }
 
   private markDirty(): void {

@@ -4,11 +4,14 @@ import type { ServerOptions } from './config/options.js';
 import type { ClientAuth } from './client-auth.js';
 import type { MessageRouter } from './message-router.js';
 import type { ClientConnection } from './client-connection.js';
+import type { Accounts } from './accounts/accounts.js';
 
 export interface ClientHost {
   readonly options: ServerOptions;
   readonly auth: ClientAuth;
+  /** the global account's router (the only one without accounts configured) */
   readonly router: MessageRouter;
+  readonly accounts: Accounts;
   readonly log: Logger;
   /** true when -V/trace logging is on: guards per-op logging on the hot path */
   readonly traceEnabled: boolean;

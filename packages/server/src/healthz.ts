@@ -24,10 +24,9 @@ export function healthz(server: FlotillaServer, params: URLSearchParams, lameDuc
   const view = clusterViewOf(server.jetstream);
   if (view === null) return { httpStatus: 200, body: { status: 'ok' } };
   if (view.metaLeaderName() === '') return unavailable('JetStream has not established contact with a meta leader');
-  const error = view.healthError();
-  if (error === null) return { httpStatus: 200, body: { status: 'ok' } };
   // js-server-only skips the per-stream and per-consumer checks; the meta ones still count.
-  if (jsServerOnly && !/meta/i.test(error)) return { httpStatus: 200, body: { status: 'ok' } };
+  const error = view.healthError({ metaOnly: jsServerOnly });
+  if (error === null) return { httpStatus: 200, body: { status: 'ok' } };
   return unavailable(error);
 }
 

@@ -50,7 +50,6 @@ export async function createMetricsRegistry(server: FlotillaServer): Promise<Met
 }
 
 function registerCoreMetrics(registry: Registry, server: FlotillaServer): void {
-  const stats = server.router.stats;
   // Monotonic counters that already live in the server: expose their current totals at scrape time.
   const counter = (name: string, help: string, read: () => number): void => {
     new Counter({
@@ -77,10 +76,10 @@ function registerCoreMetrics(registry: Registry, server: FlotillaServer): void {
   gauge('flotilla_client_connections', 'Client connections currently open.', () => server.clients.size);
   counter('flotilla_client_connections_total', 'Client connections accepted since start.', () => server.totalConnections);
   counter('flotilla_slow_consumers_total', 'Connections closed for exceeding max_pending.', () => server.slowConsumers);
-  gauge('flotilla_subscriptions', 'Subscriptions in the routing table (client and internal).', () => server.router.sublist.count);
-  counter('flotilla_messages_received_total', 'Messages published into this server.', () => stats.inMsgs);
-  counter('flotilla_messages_sent_total', 'Messages delivered to subscriptions.', () => stats.outMsgs);
-  counter('flotilla_received_bytes_total', 'Payload bytes (headers included) published into this server.', () => stats.inBytes);
-  counter('flotilla_sent_bytes_total', 'Payload bytes (headers included) delivered to subscriptions.', () => stats.outBytes);
+  gauge('flotilla_subscriptions', 'Subscriptions in the routing table (client and internal).', () => server.accounts.subscriptionCount());
+  counter('flotilla_messages_received_total', 'Messages published into this server.', () => server.accounts.totals().inMsgs);
+  counter('flotilla_messages_sent_total', 'Messages delivered to subscriptions.', () => server.accounts.totals().outMsgs);
+  counter('flotilla_received_bytes_total', 'Payload bytes (headers included) published into this server.', () => server.accounts.totals().inBytes);
+  counter('flotilla_sent_bytes_total', 'Payload bytes (headers included) delivered to subscriptions.', () => server.accounts.totals().outBytes);
   gauge('flotilla_uptime_seconds', 'Seconds since the server started.', () => (Date.now() - server.startMs) / 1000);
 }

@@ -11,6 +11,8 @@ import { ClientConnection } from './client-connection.js';
 import { ClientTls } from './security/client-tls.js';
 import type { ClientHost } from './client-host.js';
 import { MessageRouter } from './message-router.js';
+import { Accounts } from './accounts/accounts.js';
+import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
 import { newServerId } from './server-id.js';
@@ -42,6 +44,8 @@ export class FlotillaServer implements ClientHost {
   readonly serverName: string;
   readonly auth: ClientAuth;
   readonly router = new MessageRouter();
+  /** $G (on `router`) and the accounts of `accounts {}`, each with its own router */
+  readonly accounts: Accounts;
   readonly traceEnabled: boolean;
   readonly startMs = Date.now();
   readonly clients = new Map<number, ClientConnection>();
@@ -72,7 +76,11 @@ export class FlotillaServer implements ClientHost {
     readonly log: Logger,
   ) {
     this.serverName = options.serverName ?? this.serverId;
-    this.auth = new ClientAuth(options.authorization, options.tls);
+    this.accounts = new Accounts(this.router, options.accounts);
+    this.auth = new ClientAuth(options.authorization, options.tls, {
+      ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
+      ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
+    });
     // Unreadable certificate files fail here, before anything listens.
     this.clientTls = options.tls ? new ClientTls(options.tls) : null;
     this.traceEnabled = options.logLevel === 'trace';
@@ -152,6 +160,7 @@ export class FlotillaServer implements ClientHost {
     await this.monitoring?.stop();
     if (!clusteredJs) await this.jetstream?.stop();
     await this.auth.close();
+    this.accounts.close();
     this.portsFile?.remove();
     await closed;
   }
@@ -287,7 +296,8 @@ export class FlotillaServer implements ClientHost {
       raw.destroy();
       return;
     }
-    const info = encodeInfo(this.infoFor(cid, raw.remoteAddress ?? ''));
+    const nonce = this.auth.noncesRequired ? newNonce() : null;
+    const info = encodeInfo({ ...this.infoFor(cid, raw.remoteAddress ?? ''), ...(nonce !== null ? { nonce } : {}) });
     if (this.clients.size >= this.options.maxConnections) {
       // nats-server still speaks first: INFO, then the -ERR, then the close.
       raw.on('error', () => undefined);
@@ -311,7 +321,7 @@ export class FlotillaServer implements ClientHost {
         },
       );
     }
-    const conn = new ClientConnection(cid, socket, this);
+    const conn = new ClientConnection(cid, socket, this, nonce);
     this.clients.set(cid, conn);
     this.totalConnections++;
     socket.on('data', (chunk: Buffer) => conn.onData(chunk));

@@ -11,7 +11,7 @@ import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './v
 export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): Record<string, unknown> {
   const o = s.options;
   const now = Date.now();
-  const stats = s.router.stats;
+  const stats = s.accounts.totals();
   const cluster = s.cluster;
   return {
     server_id: s.serverId,
@@ -57,7 +57,7 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
     in_bytes: stats.inBytes,
     out_bytes: stats.outBytes,
     slow_consumers: s.slowConsumers,
-    subscriptions: s.router.sublist.count,
+    subscriptions: s.accounts.subscriptionCount(),
     jetstream: jetStreamSection(s),
   };
 }

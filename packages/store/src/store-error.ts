@@ -1,16 +1,16 @@
-/** Why a store operation failed; the JetStream API maps `code` to its err_code. */
+/** Why a store operation failed. */
 export type StoreErrorCode =
-  | 'MAX_MSGS' // discard new: 503/10077 "maximum messages exceeded"
-  | 'MAX_BYTES' // discard new: 503/10077 "maximum bytes exceeded"
-  | 'MAX_MSGS_PER_SUBJECT' // discard new per subject: 503/10077
-  | 'MAX_MSG_SIZE' // 400/10054 "message size exceeds maximum allowed"
+  | 'MAX_MSGS' // discard new: the stream is at max_msgs
+  | 'MAX_BYTES' // discard new: the stream is at max_bytes
+  | 'MAX_MSGS_PER_SUBJECT' // discard new per subject: the subject is at max_msgs_per_subject
+  | 'MAX_MSG_SIZE' // the message is larger than max_msg_size
   | 'SEQUENCE_MISMATCH'
-  | 'NOT_FOUND' // 10037 / 10057 "no message found"
+  | 'NOT_FOUND' // no message at that sequence (or matching that subject)
   | 'CLOSED'
   | 'CORRUPT'
   | 'IO';
 
-/** nats-server's text for each code; the 10077 descriptions are these strings verbatim. */
+/** The text of each code; the limit ones are nats-server's store error texts (ErrMaxMsgs…) verbatim. */
 export const STORE_ERROR_TEXT: Record<StoreErrorCode, string> = {
   MAX_MSGS: 'maximum messages exceeded',
   MAX_BYTES: 'maximum bytes exceeded',
@@ -21,15 +21,6 @@ export const STORE_ERROR_TEXT: Record<StoreErrorCode, string> = {
   CLOSED: 'store is closed',
   CORRUPT: 'store data is corrupt',
   IO: 'store i/o error',
-};
-
-/** JetStream err_code / HTTP-like code for the errors a publish or get can surface. */
-export const STORE_ERROR_API: Partial<Record<StoreErrorCode, { code: number; errCode: number }>> = {
-  MAX_MSGS: { code: 503, errCode: 10077 },
-  MAX_BYTES: { code: 503, errCode: 10077 },
-  MAX_MSGS_PER_SUBJECT: { code: 503, errCode: 10077 },
-  MAX_MSG_SIZE: { code: 400, errCode: 10054 },
-  NOT_FOUND: { code: 404, errCode: 10037 },
 };
 
 export class StoreError extends Error {

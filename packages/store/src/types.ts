@@ -20,7 +20,7 @@ export interface StoreLimits {
   /** Header + payload bytes; <= 0 = unlimited. */
   maxMsgSize: number;
   discard: DiscardPolicy;
-  /** With discard new: reject a message whose subject is at max_msgs_per_subject (10077). */
+  /** With discard new: reject a message whose subject is at max_msgs_per_subject (`MAX_MSGS_PER_SUBJECT`). */
   discardNewPerSubject: boolean;
 }
 

@@ -1,5 +1,5 @@
-// JetStream API errors: nats-server's {code, err_code, description}. Descriptions are load-bearing (nats.js
-// compares e.g. "stream not found" verbatim), so each error is constructed from one table entry.
+// A JetStream API error: nats-server's {code, err_code, description}. Descriptions are load-bearing (nats.js
+// compares e.g. "stream not found" verbatim), so each one is built from an entry of api/js-error-table.ts.
 
 export class ApiError extends Error {
   constructor(

@@ -14,25 +14,29 @@ const BAD_REQUEST = encodeStatusHeaders(408, 'Bad Request');
 
 type Lookup = { seq: number } | { lastBySubject: string } | { nextBySubject: string; seq: number };
 
+/** nats-server's processDirectGetRequest: its checks in its order, each failure a 408 with its reason. */
 function parseLookup(data: Buffer): Lookup | Buffer {
-  const text = data.toString('utf8').trim();
-  if (text.length === 0) return EMPTY_REQUEST;
+  if (data.length === 0) return EMPTY_REQUEST;
   let body: unknown;
   try {
-    body = JSON.parse(text);
+    body = JSON.parse(data.toString('utf8'));
   } catch {
     return MALFORMED;
   }
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return MALFORMED;
+  // Go decodes `null` into the request struct as nothing set; any other non-object does not decode.
+  if (body === null) return EMPTY_REQUEST;
+  if (typeof body !== 'object' || Array.isArray(body)) return MALFORMED;
   const o = body as Record<string, unknown>;
-  const seq = typeof o['seq'] === 'number' ? o['seq'] : 0;
-  const last = typeof o['last_by_subj'] === 'string' ? o['last_by_subj'] : '';
-  const next = typeof o['next_by_subj'] === 'string' ? o['next_by_subj'] : '';
+  const seq = o['seq'] ?? 0;
+  const last = o['last_by_subj'] ?? '';
+  const next = o['next_by_subj'] ?? '';
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0) return MALFORMED;
+  if (typeof last !== 'string' || typeof next !== 'string') return MALFORMED;
+  if (seq === 0 && last === '' && next === '') return EMPTY_REQUEST;
   if (last !== '' && (seq > 0 || next !== '')) return BAD_REQUEST;
   if (last !== '') return { lastBySubject: last };
   if (next !== '') return { nextBySubject: next, seq };
-  if (seq > 0) return { seq };
-  return BAD_REQUEST;
+  return { seq };
 }
 
 function withStreamHeaders(stream: Stream, m: StoredMessage): Buffer {

@@ -1,15 +1,18 @@
 // `$JS.API.INFO` and `$JS.API.STREAM.*`: request parsing, error order and response shapes as
-// nats-server 2.9/2.10 (reference §2-§7). Stream state changes go through the service.
-import type { BusMessage } from '../message-bus.js';
-import type { JetStreamService } from '../jetstream-service.js';
+// nats-server 2.9/2.10 (reference §2-§7). Catalogue changes and listings go through the Catalogue port (local
+// files on one node, the meta group in a cluster); a stream's own calls go to the stream open on this node.
+import type { AccountUsage, Catalogue } from '../catalogue/catalogue.js';
+import type { OpenStreams } from '../catalogue/open-streams.js';
+import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
-import { subjectsCollide } from '../stream/subjects-collide.js';
 import type { Stream } from '../stream/stream.js';
+import { accountInfoJson, type ApiStats } from './account-info.js';
 import { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
+import type { OpenStreamInfo } from './open-stream-info.js';
 import { RequestFields, isEmptyRequest, parseRequestBody } from './request-body.js';
-import { storedMessageJson, streamInfo, streamState, subjectsPage, SUBJECTS_PAGE_LIMIT } from './stream-info.js';
+import { storedMessageJson, subjectsPage, SUBJECTS_PAGE_LIMIT } from './stream-info.js';
 import { publicErrorText } from './error-text.js';
 
 const T = 'io.nats.jetstream.api.v1.';
@@ -61,64 +64,81 @@ export const ERROR_EXTRA: Record<string, object> = {
   [ResponseType.streamPurge]: { purged: 0 },
 };
 
+/** What the stream endpoints need from this node's JetStream: where answers go, and the API statistics. */
+export interface StreamApiContext {
+  readonly log: JetStreamLogger;
+  readonly domain: string | undefined;
+  /** JSON response `{type, ...body}` to `reply` (nothing when reply is null). */
+  respond(reply: string | null, type: string, body: object): void;
+  respondError(reply: string | null, type: string, error: ApiError, extra?: object): void;
+  apiStats(): ApiStats;
+}
+
 export class StreamApi {
-  constructor(private readonly js: JetStreamService) {}
+  constructor(
+    private readonly ctx: StreamApiContext,
+    private readonly catalogue: Catalogue,
+    private readonly streams: OpenStreams,
+    private readonly infos: OpenStreamInfo,
+  ) {}
 
   /** Runs a handler, turning its ApiError into the typed error response. */
   async run(type: string, reply: string | null, fn: () => Promise<object> | object): Promise<void> {
     try {
       const body = await fn();
-      this.js.respond(reply, type, body);
+      this.ctx.respond(reply, type, body);
     } catch (err) {
       const apiErr =
-        err instanceof ApiError ? err : new ApiError(500, 10049, publicErrorText(err));
-      if (!(err instanceof ApiError)) this.js.log.error({ err: String(err), type }, 'jetstream api request failed');
-      this.js.respondError(reply, type, apiErr, ERROR_EXTRA[type]);
+        err instanceof ApiError ? err : JsErrors.streamCreateFailed(publicErrorText(err));
+      if (!(err instanceof ApiError)) this.ctx.log.error({ err: String(err), type }, 'jetstream api request failed');
+      this.ctx.respondError(reply, type, apiErr, ERROR_EXTRA[type]);
     }
   }
 
   private mustStream(name: string): Stream {
-    const s = this.js.streamByName(name);
+    const s = this.streams.get(name);
     if (s === undefined) throw JsErrors.streamNotFound();
     return s;
   }
 
   /** StreamInfo of a local stream; in a cluster with its replica's `cluster` block. */
   info(stream: Stream): object {
-    const state = streamState(stream, { consumerCount: this.js.consumers.consumerCount(stream.name) });
-    return this.withCluster(stream, streamInfo(stream, state, this.js.options.domain));
-  }
-
-  private withCluster<T extends object>(stream: Stream, info: T): T {
-    const cluster = this.js.clusterBlockOf(stream.name);
-    return cluster === undefined ? info : { ...info, cluster };
+    return this.infos.of(stream);
   }
 
   accountInfo(msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.accountInfo, msg.reply, () => this.js.accountInfo());
+    return this.run(ResponseType.accountInfo, msg.reply, async () => {
+      // The statistics as the request found them, before any wait for other nodes' usage.
+      const stats = this.ctx.apiStats();
+      const usage: AccountUsage = await this.catalogue.usage();
+      return accountInfoJson(usage, stats, this.ctx.domain);
+    });
   }
 
   create(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamCreate, msg.reply, async () => {
       const cfg = parseCreateRequest(name, msg.data);
-      if (cfg.num_replicas > 1) throw JsErrors.replicasNotSupported();
-      const stream = await this.js.createStream(cfg);
-      return { ...this.info(stream), did_create: true };
+      return { ...(await this.catalogue.create(cfg)), did_create: true };
     });
   }
 
   update(name: string, msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.streamUpdate, msg.reply, async () => {
-      const cfg = parseUpdateRequest(name, msg.data);
-      const stream = await this.js.updateStream(cfg);
-      return this.info(stream);
-    });
+    return this.run(ResponseType.streamUpdate, msg.reply, () => this.catalogue.update(parseUpdateRequest(name, msg.data)));
   }
 
   delete(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamDelete, msg.reply, async () => {
       if (!isEmptyRequest(msg.data)) throw JsErrors.notEmptyRequest();
-      await this.js.deleteStream(name);
+      await this.catalogue.delete(name);
+      return { success: true };
+    });
+  }
+
+  /** STREAM.PEER.REMOVE `{"peer": "<server name>"}`. */
+  removePeer(name: string, msg: BusMessage): Promise<void> {
+    return this.run(ResponseType.streamRemovePeer, msg.reply, async () => {
+      const f = new RequestFields(parseRequestBody(msg.data));
+      await this.catalogue.removePeer(name, f.string('peer') ?? '');
       return { success: true };
     });
   }
@@ -140,35 +160,26 @@ export class StreamApi {
           page = { total: found.total, offset, limit: SUBJECTS_PAGE_LIMIT };
         }
       }
-      const consumerCount = this.js.consumers.consumerCount(name);
-      const state = streamState(stream, { deletedDetails, consumerCount, ...(subjects ? { subjects } : {}) });
-      return { ...page, ...this.withCluster(stream, streamInfo(stream, state, this.js.options.domain)) };
+      return { ...page, ...this.infos.of(stream, { deletedDetails, ...(subjects ? { subjects } : {}) }) };
     });
-  }
-
-  /** Streams whose subjects overlap `subject` (all when empty), sorted by name. */
-  private filtered(subject: string | undefined): Stream[] {
-    const all = [...this.js.streams()] as Stream[];
-    const out = subject ? all.filter((s) => s.config.subjects.some((x) => subjectsCollide(subject, x))) : all;
-    return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   names(msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamNames, msg.reply, () => {
       const f = new RequestFields(parseRequestBody(msg.data));
-      const matched = this.filtered(f.string('subject'));
+      const matched = this.catalogue.names(f.string('subject'));
       const offset = Math.min(f.int('offset') ?? 0, matched.length);
-      const streams = matched.slice(offset, offset + NAMES_PAGE_LIMIT).map((s) => s.name);
+      const streams = matched.slice(offset, offset + NAMES_PAGE_LIMIT);
       return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams };
     });
   }
 
   list(msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.streamList, msg.reply, () => {
+    return this.run(ResponseType.streamList, msg.reply, async () => {
       const f = new RequestFields(parseRequestBody(msg.data));
-      const matched = this.filtered(f.string('subject'));
+      const matched = this.catalogue.names(f.string('subject'));
       const offset = Math.min(f.int('offset') ?? 0, matched.length);
-      const streams = matched.slice(offset, offset + LIST_PAGE_LIMIT).map((s) => this.info(s));
+      const streams = await this.catalogue.infos(matched.slice(offset, offset + LIST_PAGE_LIMIT));
       return { total: matched.length, offset, limit: LIST_PAGE_LIMIT, streams };
     });
   }

@@ -98,8 +98,8 @@ export interface ClusteredJetStreamView {
   streamAssignments(): StreamAssignment[];
   /** Replicas on this node. */
   replicas(): StreamReplicaView[];
-  /** /healthz's JetStream check: null when healthy, else nats-server's error text. */
-  healthError(): string | null;
+  /** /healthz's JetStream check: null when healthy, else nats-server's error text; `metaOnly` skips the streams. */
+  healthError(options?: { metaOnly?: boolean }): string | null;
   /** SIGTERM: transfer every leadership this node holds to a current peer, bounded by timeoutMs. */
   handOffLeaderships(timeoutMs: number): Promise<void>;
 }

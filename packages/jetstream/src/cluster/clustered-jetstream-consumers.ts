@@ -1,17 +1,18 @@
-// The stream replicas' consumer hooks on this node, in the order the ConsumerService needs them: a replica
-// registers first (replicaAdded loads what was stored), then its committed consumer entries apply in log
+// The stream replicas' consumer hooks on this node, in the order their consumer placements need them: a
+// replica registers first (replicaAdded loads what was stored), then its committed consumer entries apply in log
 // order, and leadership changes follow the entries applied before them. A replica replays its Raft log while
 // it opens, before the meta layer sees it, so registration happens at the first hook.
 // Consumer snapshots wait only for registration and queued entries, never for leadership work (which may
 // itself wait for a commit of the very group that is taking the snapshot).
-import { LEADERSHIP_START_WAIT_MS, type ConsumerService } from '../consumer/consumer-service.js';
+import { LEADERSHIP_START_WAIT_MS } from '../consumer/consumer-state-placement.js';
 import { settledWithin } from '../consumer/settled-within.js';
 import type { JetStreamLogger } from '../message-bus.js';
+import type { ReplicatedStreamConsumers } from './consumer-replication-streams.js';
 import type { StreamReplica } from './stream-replica.js';
 
 interface ReplicaConsumers {
   registered: boolean;
-  /** The ConsumerService has taken the last leadership change (consumers started or released). */
+  /** The consumers have taken the last leadership change (started or released). */
   leading: boolean;
   /** Bumped by every leadership change: only the newest one's outcome sets `leading`. */
   changes: number;
@@ -24,8 +25,8 @@ interface ReplicaConsumers {
 const EMPTY = new Uint8Array(0);
 /**
  * A leadership change waits this long at most for the replica's earlier hooks (registration, queued entries,
- * the previous change) before it goes to the ConsumerService anyway, so a stuck earlier step cannot keep a new
- * leader from serving (its stream's requests wait for `leads`). Twice the ConsumerService's own bound.
+ * the previous change) before it goes to the consumers anyway, so a stuck earlier step cannot keep a new
+ * leader from serving (its stream's requests wait for `leads`). Twice the consumers' own start bound.
  */
 export const LEADERSHIP_HOOK_WAIT_MS = 2 * LEADERSHIP_START_WAIT_MS;
 
@@ -35,7 +36,7 @@ export class ReplicaConsumerHooks {
   private readonly closing = new WeakSet<object>();
 
   constructor(
-    private readonly consumers: ConsumerService,
+    private readonly consumers: ReplicatedStreamConsumers,
     private readonly log: JetStreamLogger,
   ) {}
 

@@ -23,19 +23,20 @@ export interface LocalReplica extends StreamReplicaView {
   destroy(): Promise<void>;
 }
 
-export interface ReplicaSetHost {
+/** `R`: the replicas it opens (StreamReplica on a node; fakes in tests). */
+export interface ReplicaSetHost<R extends LocalReplica = LocalReplica> {
   readonly selfId: NodeId;
   readonly storeDir: string;
   readonly log: JetStreamLogger;
   /** The catalogue now. */
   assignments(): StreamAssignment[];
-  open(assignment: StreamAssignment, dir: string): Promise<LocalReplica>;
+  open(assignment: StreamAssignment, dir: string): Promise<R>;
   /** After open: register its stream (table, consumers). */
-  added(replica: LocalReplica): Promise<void>;
+  added(replica: R): Promise<void>;
   /** Before stop/destroy: unregister it; `destroyed` when its data goes too. */
-  removing(replica: LocalReplica, destroyed: boolean): Promise<void>;
+  removing(replica: R, destroyed: boolean): Promise<void>;
   /** After an update whose config differs from `previous` (its running consumers are told, as alone). */
-  configChanged?(replica: LocalReplica, previous: StreamAssignment): void;
+  configChanged?(replica: R, previous: StreamAssignment): void;
 }
 
 /** A failed open is retried after this long (the next meta change retries sooner). */
@@ -55,31 +56,31 @@ export function replicaDir(storeDir: string, group: string): string {
   return join(storeDir, 'streams', group);
 }
 
-export class ReplicaSet {
-  private readonly byGroup = new Map<string, LocalReplica>();
+export class ReplicaSet<R extends LocalReplica = LocalReplica> {
+  private readonly byGroup = new Map<string, R>();
   /** Replicas whose stream moved off this node, still serving their group until it lets them go. */
-  private readonly leaving = new Map<string, { replica: LocalReplica; sinceMs: number }>();
+  private readonly leaving = new Map<string, { replica: R; sinceMs: number }>();
   private leavingTimer: NodeJS.Timeout | null = null;
   /** Leaving replicas their group has let go: destroyed at the start of the next pass. */
-  private letGo: LocalReplica[] = [];
+  private letGo: R[] = [];
   private dirty = false;
   private running: Promise<void> | null = null;
   private retryTimer: NodeJS.Timeout | null = null;
   private stopped = false;
 
-  constructor(private readonly host: ReplicaSetHost) {}
+  constructor(private readonly host: ReplicaSetHost<R>) {}
 
   /** Replicas open on this node (those leaving their group included). */
-  all(): LocalReplica[] {
+  all(): R[] {
     return [...this.byGroup.values(), ...[...this.leaving.values()].map((l) => l.replica)];
   }
 
-  byStream(name: string): LocalReplica | undefined {
+  byStream(name: string): R | undefined {
     for (const r of this.all()) if (r.name === name) return r;
     return undefined;
   }
 
-  byGroupId(group: string): LocalReplica | undefined {
+  byGroupId(group: string): R | undefined {
     return this.byGroup.get(group) ?? this.leaving.get(group)?.replica;
   }
 
@@ -197,13 +198,13 @@ export class ReplicaSet {
     }
   }
 
-  private async update(r: LocalReplica, a: StreamAssignment): Promise<void> {
+  private async update(r: R, a: StreamAssignment): Promise<void> {
     const previous = r.assignment;
     await r.update(a);
     if (JSON.stringify(previous.config) !== JSON.stringify(a.config)) this.host.configChanged?.(r, previous);
   }
 
-  private async destroy(r: LocalReplica): Promise<void> {
+  private async destroy(r: R): Promise<void> {
     const group = r.assignment.group;
     try {
       await this.host.removing(r, true);

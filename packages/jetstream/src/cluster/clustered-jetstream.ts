@@ -2,8 +2,10 @@
 // the rule of which node answers which `$JS.API` request (meta leader: catalogue; stream leader: the
 // stream's own calls; nobody in charge: 10008 promptly). Also the view monitoring and shutdown read.
 import { NONE, type NodeId } from '@flotilla/raft';
+import type { ApiError } from '../api/api-error.js';
+import type { ClusterBlocks } from '../api/open-stream-info.js';
+import type { StreamApi } from '../api/stream-api.js';
 import type { BusMessage } from '../message-bus.js';
-import type { JetStreamService } from '../jetstream-service.js';
 import type {
   ClusterEnvironment,
   ClusterPeer,
@@ -14,19 +16,35 @@ import type {
 } from './cluster-contracts.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
-import { ReplicaSet, type LocalReplica } from './clustered-jetstream-replicas.js';
-import { routeOf } from './clustered-jetstream-routing.js';
+import type { ReplicaConsumerHooks } from './clustered-jetstream-consumers.js';
+import { ReplicaSet } from './clustered-jetstream-replicas.js';
+import { endpointOf, type ApiEndpoint } from '../api/api-endpoints.js';
+import { routeOfEndpoint } from './clustered-jetstream-routing.js';
 import { SettlingRequests } from './clustered-jetstream-settling.js';
 import { LEADERLESS_ANSWER_MS, LeaderlessClock, designatedAnswerer } from './clustered-jetstream-leaderless.js';
 import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
+import type { ReplicaStreams } from './replica-streams.js';
+import { NodeStreamReplicaHost, ReplicaEnvironment, type ReplicaNode } from './stream-replica-host.js';
+import { StreamReplica } from './stream-replica.js';
 
-export type OpenReplica = (assignment: StreamAssignment, dir: string) => Promise<LocalReplica>;
+/** What clustered JetStream needs from this node's JetStream (implemented by JetStreamService). */
+export interface ClusteredJetStreamHost extends ReplicaNode {
+  readonly options: { readonly storeDir: string };
+  /** The stream API the catalogue endpoints answer through. */
+  readonly streamApi: StreamApi;
+  respondError(reply: string | null, type: string, error: ApiError): void;
+  /** Serves a request from this node's own streams (see jetstream-service.ts). */
+  dispatchLocal(t: readonly string[], msg: BusMessage, endpoint?: ApiEndpoint): boolean;
+}
 
 export interface ClusteredJetStreamOptions {
   env: ClusterEnvironment;
-  openReplica: OpenReplica;
+  /** Where opened replicas' streams and consumers are registered. */
+  replicaStreams: ReplicaStreams;
+  /** The replicas' consumer hooks, handed to every replica opened. */
+  replicaConsumers: ReplicaConsumerHooks;
   bootstrap?: BootstrapTiming;
   meta?: MetaGroupOptions;
   /** Nodes that know of no meta leader answer catalogue calls with 10008 after this delay, so a real leader wins. */
@@ -75,9 +93,9 @@ function isReask(msg: BusMessage): boolean {
   return msg.header !== null && msg.header.equals(REASK_HEADER);
 }
 
-export class ClusteredJetStream implements ClusteredJetStreamView {
+export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks {
   readonly meta: MetaGroup;
-  readonly replicaSet: ReplicaSet;
+  readonly replicaSet: ReplicaSet<StreamReplica>;
   readonly api: ClusterApi;
   private readonly env: ClusterEnvironment;
   private readonly lastSeenMs = new Map<NodeId, number>();
@@ -99,21 +117,23 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
   private readonly answeredReplies = new Map<string, number>();
 
   constructor(
-    readonly js: JetStreamService,
+    readonly js: ClusteredJetStreamHost,
     private readonly options: ClusteredJetStreamOptions,
   ) {
     this.env = options.env;
     this.meta = new MetaGroup(this.env, js.log, options.meta);
     this.api = new ClusterApi(this);
-    this.replicaSet = new ReplicaSet({
+    const replicaHost = new NodeStreamReplicaHost(js, new ReplicaEnvironment(this.env, this), options.replicaConsumers);
+    const streams = options.replicaStreams;
+    this.replicaSet = new ReplicaSet<StreamReplica>({
       selfId: this.env.self.raftNodeId,
       storeDir: js.options.storeDir,
       log: js.log,
       assignments: () => this.meta.state.assignments(),
-      open: (a, dir) => options.openReplica(a, dir),
-      added: (r) => js.replicaAdded(r),
-      removing: (r, destroyed) => js.replicaRemoving(r, destroyed),
-      configChanged: (r) => js.replicaConfigChanged(r),
+      open: (a, dir) => StreamReplica.open(replicaHost, a, dir),
+      added: (r) => streams.added(r),
+      removing: (r, destroyed) => streams.removing(r, destroyed),
+      configChanged: (r) => streams.configChanged(r),
     });
     this.meta.state.onChange = () => this.replicaSet.changed();
     this.settling = new SettlingRequests({
@@ -294,13 +314,16 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
    * left), or 'serve' (this node led and waited to serve).
    */
   private routeAt(t: readonly string[], msg: BusMessage, firstMs: number, again: Again = false): boolean {
-    const r = routeOf(t);
+    const endpoint = endpointOf(t);
+    const r = routeOfEndpoint(endpoint, t);
     switch (r.kind) {
       case 'none':
         return false;
       case 'catalogue':
         if (this.meta.isLeader()) {
-          this.api.handle(t, r.type, msg);
+          // What Flotilla does not implement is refused by name, as on one node.
+          if (endpoint?.implemented === false) this.js.dispatchLocal(t, msg, endpoint);
+          else this.api.handle(t, r.type, msg);
           return true;
         }
         if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
@@ -320,7 +343,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
         const waitedMs = performance.now() - firstMs;
         const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
         const final = waitedMs > thresholdMs + DEFER_MAX_MS;
-        if (this.js.replicaServes(replica)) {
+        if (this.options.replicaStreams.serves(replica)) {
           if (r.op === 'stepdown') {
             this.api.streamStepDown(replica, r.type, msg);
             return true;
@@ -378,14 +401,14 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
    * A request that reached a leader handing over: once the transfer is done, it is published again as it came
    * (every node routes it afresh: the new leader answers); if the transfer was given up, answered here.
    */
-  private afterHandOver(replica: LocalReplica, t: readonly string[], msg: BusMessage, firstMs: number): boolean {
+  private afterHandOver(replica: StreamReplica, t: readonly string[], msg: BusMessage, firstMs: number): boolean {
     if (this.deferred >= MAX_DEFERRED) return this.js.dispatchLocal(t, msg);
     this.deferred++;
     const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
     const check = (): void => {
       if (this.stopped) return void this.deferred--;
-      if (replica.handingOverLeadership === true && this.js.replicaServes(replica)) return void setTimeout(check, DEFER_POLL_MS).unref();
-      if (this.js.replicaServes(replica)) {
+      if (replica.handingOverLeadership === true && this.options.replicaStreams.serves(replica)) return void setTimeout(check, DEFER_POLL_MS).unref();
+      if (this.options.replicaStreams.serves(replica)) {
         this.deferred--;
         return void this.routeAt(t, msg, firstMs, 'serve');
       }
@@ -486,6 +509,11 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return true;
   }
 
+  /** StreamInfo's `cluster` block of the replica of `stream` on this node. */
+  clusterBlockOf(stream: string): object | undefined {
+    return this.replicaSet.byStream(stream)?.clusterInfo();
+  }
+
   // ---- ClusteredJetStreamView ----------------------------------------------------------------
 
   metaStatus(): RaftGroupStatus {
@@ -510,8 +538,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView {
     return this.replicaSet.all();
   }
 
-  healthError(): string | null {
+  healthError(options: { metaOnly?: boolean } = {}): string | null {
     if (!this.meta.started || !this.metaLeaderKnown()) return 'JetStream has not established contact with a meta leader';
+    if (options.metaOnly === true) return null;
     for (const r of this.replicaSet.all()) {
       const leader = r.leaderId();
       if (leader === NONE || !this.isActive(leader)) return `JetStream stream '$G > ${r.name}' is not current`;

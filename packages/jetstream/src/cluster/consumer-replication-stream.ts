@@ -1,6 +1,7 @@
 // One replicated stream's consumer replication on this node: its Raft group, what the log applied, whether
 // this node serves the consumers (leads the stream and has started them), the pull requests it saw while
-// following, and the snapshot catch-up (`ConsumerResync`). The ConsumerService owns the consumers themselves.
+// following, and the snapshot catch-up (`ConsumerResync`). Its placement (-placement) starts and stops the
+// consumers through the ConsumerService, which owns them.
 import { join } from 'node:path';
 import { subjectMatchesFilter } from '@flotilla/protocol';
 import type { JetStreamContext } from '../jetstream-context.js';

@@ -7,10 +7,14 @@
 //   every replica (leader too):  applyConsumerEntry ──► AppliedConsumers (memory + consumer files)
 //   new leader:  leadershipChanged(true) ──► consumers started from AppliedConsumers
 //
-// The ConsumerService side is `replicaAdded`, `applyConsumerEntry`, `leadershipChanged`,
-// `consumerSnapshot` / `restoreConsumerSnapshot` (consumer/consumer-service.ts).
+// The ConsumerService sees one `ReplicatedConsumerPlacement` per replicated stream (-placement: its
+// consumer-state placement port, consumer/consumer-state-placement.ts); the stream groups' hooks reach the
+// placements through `ReplicatedStreamConsumers` (-streams: `replicaAdded`, `applyConsumerEntry`,
+// `leadershipChanged`, `consumerSnapshot` / `restoreConsumerSnapshot`).
 export { encodeConsumerEntry, decodeConsumerEntry, type ConsumerReplicationEntry } from './consumer-replication-entry.js';
 export { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from './consumer-replication-storage.js';
 export { AppliedConsumers, type AppliedConsumer } from './consumer-replication-state.js';
 export { ConsumerResync, RESYNC_SUBJECT_PREFIX } from './consumer-replication-resync.js';
 export { StreamConsumerReplication } from './consumer-replication-stream.js';
+export { ReplicatedConsumerPlacement } from './consumer-replication-placement.js';
+export { ReplicatedStreamConsumers, type ReplicaRef } from './consumer-replication-streams.js';

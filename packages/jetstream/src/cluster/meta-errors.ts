@@ -1,10 +1,11 @@
-// The API errors of clustered JetStream (reference jetstream-api.md §3, cluster-semantics.md §6-§7).
-import { ApiError } from '../api/api-error.js';
+// The API errors of clustered JetStream (reference jetstream-api.md §3, cluster-semantics.md §6-§7), as views
+// onto the error table (api/js-error-table.ts).
+import { jsError } from '../api/js-error-table.js';
 
 export const ClusterErrors = {
   /** No meta leader (or no quorum): catalogue calls get this promptly. */
-  unavailable: () => new ApiError(503, 10008, 'JetStream system temporarily unavailable'),
-  noSuitablePeers: () => new ApiError(400, 10005, 'no suitable peers for placement'),
-  noReplacementPeer: () => new ApiError(400, 10005, 'no replacement peer connected'),
-  peerNotMember: () => new ApiError(400, 10040, 'peer not a member'),
+  unavailable: () => jsError('JSClusterNotAvailErr'),
+  noSuitablePeers: () => jsError('JSClusterNoPeersErrF', { err: 'no suitable peers for placement' }),
+  noReplacementPeer: () => jsError('JSClusterNoPeersErrF', { err: 'no replacement peer connected' }),
+  peerNotMember: () => jsError('JSClusterPeerNotMemberErr'),
 } as const;

@@ -1,6 +1,6 @@
 // This node's member of the meta Raft group (`_meta_`): the RaftNode over the shared log store and transport,
 // the catalogue state machine, leader tracking, leader hand-over, and adding nodes that were not founders.
-import { ConfChangeType, NONE, NotLeaderError, RaftNode, Role, type NodeId } from '@flotilla/raft';
+import { ConfChangeType, NONE, NotLeaderError, RaftNode, Role, isRaftError, type NodeId } from '@flotilla/raft';
 import type { ClusterEnvironment, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
 import { META_GROUP, type MetaStart } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
@@ -98,7 +98,7 @@ export class MetaGroup {
       const { result } = await this.node.propose(encodeMetaEntry(entry));
       return result;
     } catch (err) {
-      if (err instanceof NotLeaderError || (err instanceof Error && err.message === 'raft node stopped')) throw ClusterErrors.unavailable();
+      if (err instanceof NotLeaderError || isRaftError(err, 'STOPPED')) throw ClusterErrors.unavailable();
       throw err;
     }
   }

@@ -1,13 +1,17 @@
-// The leader's side of a replicated stream: runs the publish checks counting the proposals still in flight,
-// assigns each message its sequence, batches everything arriving in one tick into one packed Raft entry, and
-// sends the PubAck only once the entry is committed (a quorum has it on disk) and applied here.
+// The replicated StreamWriter, on the stream's leader: decides each publish with the shared rules on a view that
+// counts the proposals still in flight, assigns each message its sequence, batches everything arriving in one
+// tick into one packed Raft entry, and sends the PubAck only once the entry is committed (a quorum has it on
+// disk) and applied here. API purges/deletes are proposed the same way (stream-replica-apply.ts applies them).
+import { isRaftError } from '@flotilla/raft';
 import { msToBigNs } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
-import { screenPublish, type PublishView } from '../stream/publish-checks.js';
-import type { ReplicatedMsgResult, Stream, StreamEntry, StreamHost, StreamProposer } from '../stream/stream.js';
+import { decidePublish, type PublishRulesView } from '../stream/publish-rules.js';
+import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
+import type { StreamConfig } from '../stream/stream-config-types.js';
+import type { StreamMutation, StreamWriter } from '../stream/stream-writer.js';
 import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
 import { DiscardNewGate } from './stream-replica-limits.js';
@@ -52,7 +56,7 @@ export interface PublisherOptions {
   committed?: (seconds: number) => void;
 }
 
-export class StreamPublisher implements StreamProposer, PublishView {
+export class StreamPublisher implements StreamWriter, PublishRulesView {
   private readonly acks: PubAckEncoder;
   private queue: Item[] = [];
   private flushScheduled = false;
@@ -110,6 +114,15 @@ export class StreamPublisher implements StreamProposer, PublishView {
   get name(): string {
     return this.stream.name;
   }
+  get config(): Readonly<StreamConfig> {
+    return this.stream.config;
+  }
+  storageExceeded(): boolean {
+    return this.stream.storageExceeded();
+  }
+  hasInterest(subject: string): boolean {
+    return this.stream.hasInterest(subject);
+  }
   get sealed(): boolean {
     return this.stream.config.sealed;
   }
@@ -136,47 +149,51 @@ export class StreamPublisher implements StreamProposer, PublishView {
     return this.inFlightIds.get(msgId)?.seq ?? this.stream.duplicateOf(msgId);
   }
 
-  // ---- StreamProposer -------------------------------------------------------------------------------
+  // ---- StreamWriter -----------------------------------------------------------------------------
 
-  publish(msg: BusMessage): void {
+  publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null): void {
     if (!this.active) return; // not leading (a step-down in progress): the leader answers
-    if (this.held.length === 0 && this.admit(msg)) return;
+    if (this.held.length === 0 && this.admit(subject, header, data, reply)) return;
     if (this.held.length >= MAX_HELD) {
-      const reply = this.stream.config.no_ack === true ? null : msg.reply;
-      return this.reject(reply, JsErrors.insufficientResources());
+      return this.reject(this.stream.config.no_ack === true ? null : reply, JsErrors.insufficientResources());
     }
-    this.held.push(msg);
+    this.held.push({ subject, reply, header, data });
   }
 
-  /** Runs the checks and proposes (or answers) `msg`; false when a limit must wait for the messages in flight. */
-  private admit(msg: BusMessage): boolean {
+  /** Runs the rules and proposes (or answers) a publish; false when a limit must wait for the messages in flight. */
+  private admit(subject: string, rawHeader: Buffer | null, payload: Buffer, replyTo: string | null): boolean {
     const cfg = this.stream.config;
-    const reply = cfg.no_ack === true ? null : msg.reply;
+    const reply = cfg.no_ack === true ? null : replyTo;
     if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources()), true;
-    if (this.host.storageExceeded(cfg.storage)) return this.reject(reply, JsErrors.insufficientResources()), true;
-    const header = msg.header !== null && msg.header.length > 0 ? msg.header : null;
-    const size = (header?.length ?? 0) + msg.data.length;
-    if (cfg.max_msg_size > 0 && size > cfg.max_msg_size) return this.reject(reply, JsErrors.messageSizeExceeds()), true;
-    const decision = screenPublish(this, msg.subject, header);
-    switch (decision.kind) {
+    const header = rawHeader !== null && rawHeader.length > 0 ? rawHeader : null;
+    const ruling = decidePublish(this, subject, header, payload.length);
+    switch (ruling.kind) {
       case 'drop':
         return true;
       case 'reject':
-        return this.reject(reply, decision.error), true;
+        return this.reject(reply, ruling.error), true;
       case 'duplicate':
-        return this.duplicate(reply, decision.msgId, decision.seq), true;
+        return this.duplicate(reply, ruling.msgId, ruling.seq), true;
+      case 'skip':
       case 'store':
         break;
     }
-    // Limits before a sequence is taken: a refused message must leave no trace on any replica.
-    const limit = this.limits.decide(cfg, msg.subject, header?.length ?? 0, msg.data.length);
-    if (limit.kind === 'wait') return false;
-    if (limit.kind === 'refuse') return this.reject(reply, limit.error), true;
-    const bytes = this.limits.sizeOf(msg.subject, header?.length ?? 0, msg.data.length);
-    const perSubject = cfg.max_msgs_per_subject > 0 && cfg.discard_new_per_subject === true;
-    this.limits.added(msg.subject, bytes, perSubject);
-    const { msgId, rollup } = decision;
-    const noInterest = cfg.retention === 'interest' && !this.host.hasConsumerInterest(this.stream, msg.subject);
+    const noInterest = ruling.kind === 'skip';
+    // Limits before a sequence is taken: a refused message must leave no trace on any replica. A skipped one
+    // adds nothing to the store, so no limit applies to it.
+    const gated = !noInterest;
+    let bytes = 0;
+    let perSubject = false;
+    if (gated) {
+      const limit = this.limits.decide(cfg, subject, header?.length ?? 0, payload.length);
+      if (limit.kind === 'wait') return false;
+      if (limit.kind === 'refuse') return this.reject(reply, limit.error), true;
+      bytes = this.limits.sizeOf(subject, header?.length ?? 0, payload.length);
+      perSubject = cfg.max_msgs_per_subject > 0 && cfg.discard_new_per_subject === true;
+      this.limits.added(subject, bytes, perSubject);
+    }
+    const msgId = ruling.msgId;
+    const rollup = ruling.kind === 'store' ? ruling.rollup : undefined;
     const seq = this.lastSeq() + 1;
     this.nextSeq = seq;
     // Strictly increasing, so every replica stores the same, ordered timestamps.
@@ -185,9 +202,9 @@ export class StreamPublisher implements StreamProposer, PublishView {
     const data = encodeMsgEntry({
       seq,
       timestampNs: this.lastTimestampNs,
-      subject: msg.subject,
+      subject,
       header,
-      data: msg.data,
+      data: payload,
       msgId,
       rollup,
       noInterest,
@@ -196,7 +213,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
       this.inFlightIds.set(msgId, { seq, waiters: [] });
       this.lastInFlightId = { id: msgId, seq };
     }
-    if (!noInterest) this.inFlightSubjectSeq.set(msg.subject, seq);
+    if (!noInterest) this.inFlightSubjectSeq.set(subject, seq);
     const epoch = this.epoch;
     const ackEarly = this.options.ackBeforeCommit;
     if (ackEarly && reply !== null) this.send(reply, this.acks.ack(seq));
@@ -204,26 +221,26 @@ export class StreamPublisher implements StreamProposer, PublishView {
       data,
       seq,
       msgId,
-      subject: msg.subject,
+      subject,
       settle: (result) => {
         void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
           (r) => {
             const stored = r !== undefined && r.error === undefined ? r.seq : 0;
-            this.forget(epoch, seq, msgId, msg.subject, stored);
-            this.limitSettled(epoch, msg.subject, bytes, perSubject);
+            this.forget(epoch, seq, msgId, subject, stored);
+            if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
             if (r?.error !== undefined) this.reject(reply, r.error);
             else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, this.acks.ack(stored));
           },
           (err: unknown) => {
-            this.forget(epoch, seq, msgId, msg.subject, 0);
-            this.limitSettled(epoch, msg.subject, bytes, perSubject);
+            this.forget(epoch, seq, msgId, subject, 0);
+            if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
             this.options.log.error({ stream: this.stream.name, err: String(err) }, 'replicated publish apply failed');
           },
         );
       },
       fail: (error, appended) => {
-        this.forget(epoch, seq, msgId, msg.subject, 0);
-        this.limitSettled(epoch, msg.subject, bytes, perSubject);
+        this.forget(epoch, seq, msgId, subject, 0);
+        if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
         // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
         // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
         if (!appended && !ackEarly && error !== null) this.reject(reply, error);
@@ -239,16 +256,28 @@ export class StreamPublisher implements StreamProposer, PublishView {
     if (this.limits.messagesInFlight > 0 || this.held.length === 0) return;
     const held = this.held;
     let i = 0;
-    while (i < held.length && this.active && this.admit(held[i]!)) i++;
+    while (i < held.length && this.active && this.admitHeld(held[i]!)) i++;
     this.held = this.active ? held.slice(i) : [];
   }
 
-  propose(entry: StreamEntry): Promise<unknown> {
+  private admitHeld(msg: BusMessage): boolean {
+    return this.admit(msg.subject, msg.header, msg.data, msg.reply);
+  }
+
+  mutate(entry: StreamMutation): Promise<number | boolean> {
+    return this.propose(entry) as Promise<number | boolean>;
+  }
+
+  /** Every replica must drop it, so it is a delete entry; refused (not leading here) means nothing removed here. */
+  removeMessage(seq: number): Promise<boolean> {
+    return this.propose({ op: 'delete', seq, erase: false }).then(
+      (r) => r === true,
+      () => false,
+    );
+  }
+
+  private propose(entry: StreamMutation): Promise<unknown> {
     if (!this.active) return Promise.reject(unavailableError());
-    if (entry.op === 'msg') {
-      this.publish({ subject: entry.subject, reply: entry.reply, header: entry.header, data: entry.data });
-      return Promise.resolve(undefined);
-    }
     if (entry.op === 'delete') return this.proposeItem(encodeDeleteEntry(entry.seq, entry.erase));
     const bound = this.lastSeq();
     const data = encodePurgeEntry({ filter: entry.filter, seq: entry.seq, keep: entry.keep, bound });
@@ -331,7 +360,7 @@ export class StreamPublisher implements StreamProposer, PublishView {
         },
         (error: unknown) => {
           // Refused outright for back-pressure: say so; any other refusal means leadership moved.
-          const told = !appended && error instanceof Error && error.message.includes('too many pending') ? JsErrors.insufficientResources() : null;
+          const told = !appended && isRaftError(error, 'TOO_MANY_PENDING_PROPOSALS') ? JsErrors.insufficientResources() : null;
           for (const item of chunk) item.fail(told, appended);
         },
       );

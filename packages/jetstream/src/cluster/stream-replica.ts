@@ -20,6 +20,7 @@ import type {
 import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
 import { clusterBlockOf, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
 import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
+import { applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
 import { StreamPublisher } from './stream-replica-publisher.js';
 import { decodeReplicaSnapshot, encodeReplicaSnapshot } from './stream-replica-snapshot.js';
 import { CURRENT_WITHIN_ELECTIONS, DEFAULT_STREAM_RAFT_TIMINGS, sharedTicker, type StreamRaftTimings } from './stream-replica-timing.js';
@@ -110,26 +111,33 @@ export class StreamReplica implements StreamReplicaView {
   private constructor(
     private readonly host: StreamReplicaHost,
     assignment: StreamAssignment,
-    stream: Stream,
+    dir: string,
+    store: MessageStore,
     private readonly options: StreamReplicaOptions,
   ) {
     this.current = assignment;
-    this.stream = stream;
     this.selfId = host.env.self.raftNodeId;
     this.timings = { ...DEFAULT_STREAM_RAFT_TIMINGS, ...options.timings };
-    this.publisher = new StreamPublisher(
-      stream,
-      host,
-      {
-        proposeBatch: (items) => (this.raftNode ? this.raftNode.proposeBatch(items) : Promise.reject(unavailableError())),
-        lastIndex: () => this.raftNode?.core.log.lastIndex() ?? 0,
-      },
-      {
-        ackBeforeCommit: host.env.testKnobs?.pubAckBeforeCommit === true,
-        log: host.log,
-        committed: (seconds) => host.observer?.proposalCommitted?.(assignment.group, seconds),
-      },
-    );
+    // The composition of a replica: its Stream writes through the group (the publisher is its StreamWriter,
+    // made by the Stream's constructor through this factory; the replica drives its leadership).
+    let publisher: StreamPublisher | null = null;
+    this.stream = new Stream(host, assignment.config, assignment.created, dir, store, (stream) => {
+      publisher = new StreamPublisher(
+        stream,
+        host,
+        {
+          proposeBatch: (items) => (this.raftNode ? this.raftNode.proposeBatch(items) : Promise.reject(unavailableError())),
+          lastIndex: () => this.raftNode?.core.log.lastIndex() ?? 0,
+        },
+        {
+          ackBeforeCommit: host.env.testKnobs?.pubAckBeforeCommit === true,
+          log: host.log,
+          committed: (seconds) => host.observer?.proposalCommitted?.(assignment.group, seconds),
+        },
+      );
+      return publisher;
+    });
+    this.publisher = publisher!;
   }
 
   /** Opens the store in `dir`, replays the Raft log (and snapshot), and joins the group. */
@@ -140,11 +148,9 @@ export class StreamReplica implements StreamReplicaView {
       const damaged = await StreamReplica.repairPlan(host, assignment, store);
       // Every replica starts its new store the same way, so first_seq needs no entry.
       if (cfg.first_seq !== undefined && cfg.first_seq > 1 && store.state().last_seq === 0) await store.skipMsgs(1, cfg.first_seq - 1);
-      const stream = new Stream(host, cfg, assignment.created, dir, store);
-      const replica = new StreamReplica(host, assignment, stream, options);
+      const replica = new StreamReplica(host, assignment, dir, store, options);
       replica.storeDamaged = damaged;
-      stream.setProposer(replica.publisher);
-      await stream.start(false);
+      await replica.stream.start(false);
       await replica.startRaft();
       return replica;
     } catch (err) {
@@ -235,13 +241,13 @@ export class StreamReplica implements StreamReplicaView {
     let result: unknown;
     switch (e.op) {
       case EntryOp.Msg:
-        result = this.stream.applyReplicatedMsg(e.msg);
+        result = applyReplicatedMsg(this.stream, this.host.log, e.msg);
         break;
       case EntryOp.Purge:
-        result = this.stream.applyReplicatedPurge(e.purge);
+        result = applyReplicatedPurge(this.stream, e.purge);
         break;
       case EntryOp.Delete:
-        result = this.stream.applyReplicatedDelete(e.seq, e.erase);
+        result = applyReplicatedDelete(this.stream, e.seq, e.erase);
         break;
       case EntryOp.Consumer:
         result = this.host.applyConsumerEntry(this, e.payload);

@@ -1,7 +1,9 @@
-// `$JS.API.CONSUMER.*` requests (§2, §8): subject forms, request checks in nats-server's order, responses.
+// `$JS.API.CONSUMER.*` requests (§2, §8): the consumer endpoints of the API table, request checks in
+// nats-server's order, responses.
 import { ApiError } from '../api/api-error.js';
+import { endpointOf } from '../api/api-endpoints.js';
 import type { BusMessage } from '../message-bus.js';
-import { parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
+import { consumerRequestFieldError, parseConsumerConfig, type ConsumerConfig } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerService } from './consumer-service.js';
 import { publicErrorText } from '../api/error-text.js';
@@ -11,6 +13,8 @@ const NAMES_PAGE = 1024;
 const LIST_PAGE = 256;
 
 export type CreateAction = '' | 'create' | 'update';
+/** Which create subject a request came on (they check the name and durable differently). */
+export type CreateSubject = 'legacyEphemeral' | 'named' | 'legacyDurable';
 
 /** What a create request asks for once its subject and body are checked. */
 export interface CreateRequest {
@@ -25,49 +29,54 @@ export class ConsumerApi {
   constructor(private readonly service: ConsumerService) {}
 
   /**
-   * Routes `tokens` (after `$JS.API`); false = not a consumer subject we serve (no reply). Cluster: a node
-   * that does not lead the stream serves none of its consumer requests (the leader answers).
+   * Serves a consumer endpoint of the API table (`t`: the tokens after `$JS.API`); false = not a consumer
+   * endpoint we serve (no reply). Cluster: a node that does not lead the stream serves none of its consumer
+   * requests (the leader answers).
    */
   handle(t: readonly string[], msg: BusMessage): boolean {
-    const n = t.length;
-    if (t[0] !== 'CONSUMER' || n < 3) return false;
-    const streamName = t[1] === 'DURABLE' || t[1] === 'MSG' || t[1] === 'LEADER' ? t[3] : t[2];
-    if (streamName !== undefined && !this.service.leads(streamName)) return false;
-    switch (t[1]) {
-      case 'CREATE':
-        this.create(t, msg);
-        return true;
-      case 'DURABLE':
-        if (n !== 5 || t[2] !== 'CREATE') return false;
-        this.create(t, msg);
-        return true;
-      case 'INFO':
-        if (n !== 4) return false;
-        this.info(t[2]!, t[3]!, msg);
-        return true;
-      case 'DELETE':
-        if (n !== 4) return false;
-        void this.delete(t[2]!, t[3]!, msg);
-        return true;
-      case 'NAMES':
-      case 'LIST':
-        if (n !== 3) return false;
-        this.page(t[1], t[2]!, msg);
-        return true;
-      case 'MSG':
-        if (n !== 5 || t[2] !== 'NEXT') return false;
-        this.service.pullRequest(t[3]!, t[4]!, msg);
-        return true;
-      case 'LEADER':
-        if (n !== 5 || t[2] !== 'STEPDOWN') return false;
-        void this.stepDown(t[3]!, t[4]!, msg);
-        return true;
-      default:
-        return false;
-    }
+    const endpoint = endpointOf(t);
+    if (endpoint === undefined || endpoint.scope !== 'consumer' || endpoint.serve === undefined) return false;
+    if (!this.service.leads(t[endpoint.streamToken!]!)) return false;
+    return endpoint.serve(this, t, msg);
   }
 
-  private create(t: readonly string[], msg: BusMessage): void {
+  // ---- the endpoints (api/api-endpoints.ts); each answers, so each returns true ----------------------
+
+  /** `legacyEphemeral`: CONSUMER.CREATE.<S>; `named`: CONSUMER.CREATE.<S>.<C>[.<filter>]; `legacyDurable`: CONSUMER.DURABLE.CREATE.<S>.<C>. */
+  create(kind: CreateSubject, t: readonly string[], msg: BusMessage): true {
+    this.startCreate(kind, t, msg);
+    return true;
+  }
+
+  info(streamName: string, name: string, msg: BusMessage): true {
+    this.answerInfo(streamName, name, msg);
+    return true;
+  }
+
+  delete(streamName: string, name: string, msg: BusMessage): true {
+    void this.answerDelete(streamName, name, msg);
+    return true;
+  }
+
+  page(kind: 'NAMES' | 'LIST', streamName: string, msg: BusMessage): true {
+    this.answerPage(kind, streamName, msg);
+    return true;
+  }
+
+  /** A pull request (no reply of its own: the consumer delivers, or answers with a status). */
+  pull(streamName: string, name: string, msg: BusMessage): true {
+    this.service.pullRequest(streamName, name, msg);
+    return true;
+  }
+
+  stepDown(streamName: string, name: string, msg: BusMessage): true {
+    void this.answerStepDown(streamName, name, msg);
+    return true;
+  }
+
+  // ---- request checks in nats-server's order, responses ---------------------------------------------
+
+  private startCreate(kind: CreateSubject, t: readonly string[], msg: BusMessage): void {
     const type = `${T}consumer_create_response`;
     const ctx = this.service.ctx;
     const fail = (err: ApiError): void => ctx.respondError(msg.reply, type, err);
@@ -78,6 +87,8 @@ export class ConsumerApi {
     } catch {
       return fail(E.invalidJson());
     }
+    const requestError = consumerRequestFieldError(body);
+    if (requestError !== null) return fail(requestError);
     // nats-server's request holds the config by value: a missing one is the zero config.
     const parsed = parseConsumerConfig(body['config'] ?? {});
     if (!('deliver_policy' in parsed)) return fail(parsed);
@@ -89,16 +100,12 @@ export class ConsumerApi {
     let streamName: string;
     let consumerName = '';
     let filter = '';
-    let kind: 'legacyEphemeral' | 'legacyDurable' | 'new';
-    if (t[1] === 'DURABLE') {
-      kind = 'legacyDurable';
+    if (kind === 'legacyDurable') {
       streamName = t[3]!;
       consumerName = t[4]!;
-    } else if (t.length === 3) {
-      kind = 'legacyEphemeral';
+    } else if (kind === 'legacyEphemeral') {
       streamName = t[2]!;
     } else {
-      kind = 'new';
       streamName = t[2]!;
       consumerName = t[3]!;
       if (t.length > 4) filter = t.slice(4).join('.');
@@ -110,7 +117,7 @@ export class ConsumerApi {
       if (durable === '') return fail(E.durableNotSet());
       if (consumerName !== durable) return fail(E.durableMismatch());
     }
-    if (kind === 'new') {
+    if (kind === 'named') {
       if (durable !== '' && consumerName !== durable) return fail(E.durableMismatch());
       config.name = consumerName;
     }
@@ -127,7 +134,7 @@ export class ConsumerApi {
     );
   }
 
-  private info(streamName: string, name: string, msg: BusMessage): void {
+  private answerInfo(streamName: string, name: string, msg: BusMessage): void {
     const type = `${T}consumer_info_response`;
     const ctx = this.service.ctx;
     if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
@@ -136,7 +143,7 @@ export class ConsumerApi {
     ctx.respond(msg.reply, type, c.info());
   }
 
-  private async delete(streamName: string, name: string, msg: BusMessage): Promise<void> {
+  private async answerDelete(streamName: string, name: string, msg: BusMessage): Promise<void> {
     const type = `${T}consumer_delete_response`;
     const ctx = this.service.ctx;
     try {
@@ -148,9 +155,12 @@ export class ConsumerApi {
   }
 
   /** Our consumer leader is the stream leader: stepping it down moves the stream's leadership. */
-  private async stepDown(streamName: string, name: string, msg: BusMessage): Promise<void> {
+  private async answerStepDown(streamName: string, name: string, msg: BusMessage): Promise<void> {
     const type = `${T}consumer_leader_stepdown_response`;
     const ctx = this.service.ctx;
+    // One node answers 10010 before this (the endpoint is cluster-only); in a cluster the meta leader answers
+    // for a stream the catalogue does not hold, as nats-server's.
+    if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
     if (!this.service.isReplicated(streamName)) return ctx.respondError(msg.reply, type, clusteringRequired());
     try {
       await this.service.stepDown(streamName, name);
@@ -160,7 +170,7 @@ export class ConsumerApi {
     }
   }
 
-  private page(kind: 'NAMES' | 'LIST', streamName: string, msg: BusMessage): void {
+  private answerPage(kind: 'NAMES' | 'LIST', streamName: string, msg: BusMessage): void {
     const names = kind === 'NAMES';
     const type = `${T}consumer_${names ? 'names' : 'list'}_response`;
     const ctx = this.service.ctx;
@@ -189,7 +199,7 @@ export class ConsumerApi {
 }
 
 function clusteringRequired(): ApiError {
-  return new ApiError(503, 10010, 'JetStream clustering support required');
+  return E.clusteringRequired();
 }
 
 function asApiError(err: unknown): ApiError {

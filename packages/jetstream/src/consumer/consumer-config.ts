@@ -4,6 +4,9 @@ import { isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import { isGoInt64 } from '../api/request-body.js';
+import { JsErrors } from '../api/api-errors.js';
+import { CONSUMER_CONFIG_FIELDS, CONSUMER_CREATE_REQUEST_FIELDS, firstUnknownField } from '../stream/config-field-names.js';
+import { unsupportedConfigFieldError } from '../stream/unsupported-config-fields.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import { subjectIsSubsetOf as subjectIsSubset, subjectsCollide } from '@flotilla/protocol';
 
@@ -43,6 +46,10 @@ export interface ConsumerConfig {
   mem_storage?: boolean;
   direct?: boolean;
   metadata?: Record<string, string>;
+  /** Typed so checkConsumerConfig can answer as 2.14 does; with priority policy none (the only one) always refused. */
+  priority_groups?: string[];
+  /** ns; likewise. */
+  priority_timeout?: number;
 }
 
 export const DEFAULT_ACK_WAIT_NS = 30_000_000_000;
@@ -54,22 +61,28 @@ const MAX_NAME_LEN = 255;
 const MAX_METADATA_BYTES = 128 * 1024;
 
 const DELIVER_POLICIES: readonly string[] = ['all', 'last', 'new', 'by_start_sequence', 'by_start_time', 'last_per_subject'];
-const ACK_POLICIES: readonly string[] = ['none', 'all', 'explicit'];
+/** 2.14 also decodes `flow_control`; unsupported-config-fields.ts refuses it after typing. */
+const ACK_POLICIES: readonly string[] = ['none', 'all', 'explicit', 'flow_control'];
 const REPLAY_POLICIES: readonly string[] = ['instant', 'original'];
 
 class BadJson extends Error {}
 
 /**
- * Reads the request's `config` the way Go's json.Unmarshal would: unknown fields ignored, wrong types and
- * unknown enum values are "invalid JSON". Empty strings / zeros mean unset (Go's omitempty round trip).
+ * Reads the request's `config` the way 2.14's strict decoder would: unknown fields, wrong types and unknown
+ * enum values are "invalid JSON"; then a 2.14 field Flotilla does not implement is refused by name (10052).
+ * Empty strings / zeros mean unset (Go's omitempty round trip).
  */
 export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
   if (raw === undefined || raw === null) return E.configRequired();
   try {
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new BadJson();
     const r = raw as Record<string, unknown>;
+    const unknown = firstUnknownField(r, CONSUMER_CONFIG_FIELDS);
+    if (unknown !== undefined) return JsErrors.unknownJsonField(unknown);
+    // 2.14 decodes "undefined" as deliver all.
+    const deliver = r['deliver_policy'] === 'undefined' ? 'all' : enumField(r, 'deliver_policy', DELIVER_POLICIES, 'all');
     const cfg: ConsumerConfig = {
-      deliver_policy: enumField(r, 'deliver_policy', DELIVER_POLICIES, 'all') as DeliverPolicy,
+      deliver_policy: deliver as DeliverPolicy,
       ack_policy: enumField(r, 'ack_policy', ACK_POLICIES, 'none') as AckPolicy,
       replay_policy: enumField(r, 'replay_policy', REPLAY_POLICIES, 'instant') as ReplayPolicy,
       num_replicas: intField(r, 'num_replicas') ?? 0,
@@ -118,11 +131,29 @@ export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
       if (entries.some(([, v]) => typeof v !== 'string')) throw new BadJson();
       if (entries.length > 0) cfg.metadata = md as Record<string, string>;
     }
-    return cfg;
+    const groups = r['priority_groups'];
+    if (groups !== undefined && groups !== null) {
+      if (!Array.isArray(groups) || groups.some((g) => typeof g !== 'string')) throw new BadJson();
+      if (groups.length > 0) cfg.priority_groups = groups as string[];
+    }
+    // 2.14's defaults make a negative pinned TTL zero.
+    const pinnedTtl = intField(r, 'priority_timeout');
+    if (pinnedTtl !== undefined && pinnedTtl > 0) cfg.priority_timeout = pinnedTtl;
+    return unsupportedConfigFieldError('consumer', r) ?? cfg;
   } catch (err) {
     if (err instanceof BadJson) return E.invalidJson();
     throw err;
   }
+}
+
+/**
+ * The CONSUMER.CREATE request's own fields (beside `config`): unknown ones are "invalid JSON" as in 2.14, and
+ * `pedantic: true` is refused by name. Null when the request may proceed.
+ */
+export function consumerRequestFieldError(body: Record<string, unknown>): ApiError | null {
+  const unknown = firstUnknownField(body, CONSUMER_CREATE_REQUEST_FIELDS);
+  if (unknown !== undefined) return JsErrors.unknownJsonField(unknown);
+  return unsupportedConfigFieldError('consumer request', body);
 }
 
 function enumField(r: Record<string, unknown>, key: string, allowed: readonly string[], dflt: string): string {
@@ -253,6 +284,9 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<Stream
   let metadataBytes = 0;
   for (const [k, v] of Object.entries(cfg.metadata ?? {})) metadataBytes += k.length + v.length;
   if (metadataBytes > MAX_METADATA_BYTES) return E.metadataTooLong();
+  // Priority policy none: a policy is refused at parsing (unsupported-config-fields.ts).
+  if (cfg.priority_groups) return JsErrors.consumerPriorityGroupWithPolicyNone();
+  if (cfg.priority_timeout) return JsErrors.consumerPinnedTtlWithPolicyNone();
   return null;
 }
 

@@ -1,12 +1,7 @@
 // Consumers of every stream: the `$JS.API.CONSUMER.*` endpoints, the consumer table, retention
-// (workqueue / interest removal) and loading persisted consumers when a stream comes up.
-//
-// Cluster mode (per stream, `replicaAdded` instead of `streamAdded`): a replicated stream's consumers run
-// on the stream's leader only, and their config and state travel through the stream's Raft group as
-// consumer entries (`cluster/consumer-replication-*.ts`). Every replica applies them (`applyConsumerEntry`);
-// a node that becomes leader starts the consumers from what it applied, one that stops leading releases them.
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+// (workqueue / interest removal) and the consumers of a stream coming up. Where a stream's consumers keep
+// their config and state, and when this node runs them, is its placement's (consumer-state-placement.ts):
+// local files on a single node, the stream's Raft group in a cluster.
 import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
@@ -24,56 +19,40 @@ import {
   updateRefusal,
 } from './consumer-config.js';
 import { consumerErrors as E } from './consumer-errors.js';
-import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles, type ConsumerStorage } from './consumer-storage.js';
+import type { ConsumerRunner, ConsumerStatePlacement, ConsumerStatePlacements, StoredConsumer } from './consumer-state-placement.js';
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { settledWithin } from './settled-within.js';
 import { subjectsCollide } from '@flotilla/protocol';
-import * as S from './status-headers.js';
-import { AppliedConsumers } from '../cluster/consumer-replication-state.js';
-import { encodeConsumerEntry } from '../cluster/consumer-replication-entry.js';
-import { StreamConsumerReplication } from '../cluster/consumer-replication-stream.js';
-import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../cluster/consumer-replication-storage.js';
+
+export { LEADERSHIP_START_WAIT_MS } from './consumer-state-placement.js';
 
 interface StreamConsumers {
   stream: StreamHandle;
-  /** The running consumers (cluster: only while this node leads the stream). */
+  /** The consumers running on this node (cluster: only while it leads the stream). */
   consumers: Map<string, Consumer>;
   unsubscribeStored: () => void;
-  /** Cluster mode: the stream's replication; null on a single node. */
-  replica: StreamConsumerReplication | null;
-}
-
-/**
- * What identifies a stream replica in the stream group's hooks (StreamReplica has both). `stream`, when
- * given, must be the registered one: a stream deleted and created again under the same name is another
- * replica, and the old one's late hooks must not touch the new one's consumers.
- */
-export interface ReplicaRef {
-  readonly name: string;
-  readonly stream?: StreamHandle;
+  /** Where the stream's consumers live and whether this node runs them. */
+  placement: ConsumerStatePlacement;
 }
 
 /** Interest retention scans at most this many messages per read when a consumer goes away. */
 const INTEREST_SCAN_BATCH = 1024;
-/**
- * A new leader waits this long at most for the stream's earlier consumer work (an earlier leadership's create,
- * delete or resync, which may wait on a commit that never comes) before it starts its consumers anyway.
- */
-export const LEADERSHIP_START_WAIT_MS = 1_000;
 
 export class ConsumerService implements ConsumerHost {
   private readonly streams = new Map<string, StreamConsumers>();
   private readonly api: ConsumerApi;
   /**
-   * Per stream, the tail of its create/delete/leadership work (see serial()): keyed by the stream's entry
+   * Per stream, the tail of its create/delete/start work (see serial()): keyed by the stream's entry
    * (by name while it has none), so work stuck on a deleted incarnation never holds up the next one.
    */
   private readonly mutations = new KeyedSerialQueue<StreamConsumers | string>();
 
+  /** `placements`: for streams added without a placement of their own (a single node's local files). */
   constructor(
     readonly ctx: JetStreamContext,
     readonly clock: Clock = systemClock,
+    private readonly placements?: ConsumerStatePlacements,
   ) {
     this.api = new ConsumerApi(this);
   }
@@ -86,34 +65,39 @@ export class ConsumerService implements ConsumerHost {
     return this.api.handle(tokens, msg);
   }
 
-  /** A stream was created, or loaded at start: load its persisted consumers and start them. */
-  async streamAdded(stream: StreamHandle): Promise<void> {
-    if (this.streams.has(stream.name)) return;
-    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica: null };
+  /**
+   * A stream was created, or loaded at start, or (cluster) joined its Raft group here: its consumers live
+   * where `placement` keeps them (by default, the service's placements), which loads them and decides when
+   * they run. Added again with another placement (a later incarnation of the name, a stream that moved into
+   * a Raft group), the new one takes over.
+   */
+  async streamAdded(stream: StreamHandle, placement?: ConsumerStatePlacement): Promise<void> {
+    const existing = this.streams.get(stream.name);
+    if (existing !== undefined) {
+      if (placement === undefined || placement === existing.placement) return;
+      this.streams.delete(stream.name);
+      existing.unsubscribeStored();
+      await existing.placement.handOver();
+    }
+    const placed = placement ?? this.defaultPlacement(stream);
+    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, placement: placed };
     this.streams.set(stream.name, entry);
     entry.unsubscribeStored = stream.onStored((seq, subject) => {
+      placed.messageStored(seq);
       for (const c of entry.consumers.values()) c.onStored(seq, subject);
     });
-    if (stream.config.storage !== 'file') return;
-    const base = join(stream.dir, 'consumers');
-    let names: string[] = [];
-    try {
-      names = await readdir(base);
-    } catch {
-      return;
-    }
-    for (const dirName of names) {
-      const files = await readConsumerFiles(join(base, dirName));
-      if (files === null) continue;
-      try {
-        const c = this.makeConsumer(stream, files.meta.name, files.meta.config, files.meta.created);
-        await c.initPosition(files.state);
-        entry.consumers.set(c.name, c);
-        c.start();
-      } catch (err) {
-        this.ctx.log.error({ stream: stream.name, consumer: dirName, err: String(err) }, 'consumer could not be loaded');
-      }
-    }
+    await placed.open(this.runnerOf(entry));
+  }
+
+  private defaultPlacement(stream: StreamHandle): ConsumerStatePlacement {
+    // A wiring mistake (the composition root gives single-node services their placements), not a request's.
+    if (this.placements === undefined) throw new Error(`no consumer state placement for stream ${stream.name}`);
+    return this.placements.forStream(stream);
+  }
+
+  /** The placement the stream's consumers are registered under; undefined for a stream not added. */
+  placementOf(streamName: string): ConsumerStatePlacement | undefined {
+    return this.streams.get(streamName)?.placement;
   }
 
   /** The stream was updated (limits, retention or subjects may have changed). */
@@ -128,7 +112,7 @@ export class ConsumerService implements ConsumerHost {
     const entry = this.streams.get(stream.name);
     if (!entry || entry.stream !== stream) return;
     for (const c of entry.consumers.values()) c.onPurged();
-    entry.replica?.purged();
+    entry.placement.messagesRemoved();
   }
 
   /** The stream is being deleted: stop and remove its consumers (state included). */
@@ -138,168 +122,33 @@ export class ConsumerService implements ConsumerHost {
     if (!entry || entry.stream !== stream) return;
     this.streams.delete(stream.name);
     entry.unsubscribeStored();
-    if (entry.replica !== null) {
-      // The group goes away with the stream: nothing more is proposed; local files go with the stream dir.
-      entry.replica.close();
-      for (const c of entry.consumers.values()) c.release(S.CONSUMER_DELETED);
-      entry.consumers.clear();
-      await entry.replica.applied.drop();
-      return;
-    }
-    for (const c of entry.consumers.values()) await c.close(true);
-    entry.consumers.clear();
+    await entry.placement.streamDeleted();
   }
 
+  /** Consumers stored for the stream, running here or not. */
   consumerCount(streamName: string): number {
-    const entry = this.streams.get(streamName);
-    if (!entry) return 0;
-    return entry.replica !== null ? entry.replica.applied.size : entry.consumers.size;
-  }
-
-  // ---- cluster mode ------------------------------------------------------------------------------
-
-  /**
-   * Cluster: `stream` is replicated through `group` on this node (call it instead of streamAdded, before
-   * the group applies entries or reports leadership). Loads what this node stored before; consumers start
-   * only with leadershipChanged(true).
-   */
-  async replicaAdded(stream: StreamHandle, group: ConsumerReplicationGroup): Promise<void> {
-    const existing = this.streams.get(stream.name);
-    if (existing?.replica && existing.stream === stream) return;
-    if (existing?.replica) {
-      // A replica of an earlier incarnation of this name (deleted, then created again) is still registered:
-      // keeping it would send the new stream's consumer entries to the old, stopped group (10008 forever).
-      this.ctx.log.warn({ stream: stream.name }, 'consumers of an earlier replica of this stream replaced');
-      this.streams.delete(stream.name);
-      existing.unsubscribeStored();
-      existing.replica.close();
-      for (const c of existing.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
-      existing.consumers.clear();
-      // Its files live in its own replica directory, which goes with it.
-      await existing.replica.applied.close();
-    } else if (existing) {
-      // Added as a single-node stream first: its consumers must not run on a follower.
-      for (const c of existing.consumers.values()) await c.close(false);
-      existing.consumers.clear();
-      existing.unsubscribeStored();
-      this.streams.delete(stream.name);
-    }
-    const replica = new StreamConsumerReplication(group, stream, this.ctx, () => this.clock.nowMs());
-    const entry: StreamConsumers = { stream, consumers: new Map(), unsubscribeStored: () => undefined, replica };
-    this.streams.set(stream.name, entry);
-    entry.unsubscribeStored = stream.onStored((seq, subject) => {
-      replica.stored(seq);
-      for (const c of entry.consumers.values()) c.onStored(seq, subject);
-    });
-    await replica.open();
-  }
-
-  /** Cluster: a consumer entry committed in the stream's group, applied on every replica (leader too). */
-  applyConsumerEntry(replica: ReplicaRef, payload: Uint8Array): void {
-    const entry = this.replicated(replica);
-    if (!entry?.replica) {
-      this.ctx.log.warn({ stream: replica.name }, 'consumer entry for a stream without a replica here: ignored');
-      return;
-    }
-    if (!entry.replica.applied.applyPayload(payload)) {
-      this.ctx.log.warn({ stream: replica.name, bytes: payload.length }, 'malformed consumer entry ignored');
-    }
-  }
-
-  /** Cluster: consumer state for the stream group's snapshot. */
-  consumerSnapshot(replica: ReplicaRef): Buffer {
-    const applied = this.replicated(replica)?.replica?.applied;
-    return applied ? applied.snapshot() : new AppliedConsumers(null, () => undefined).snapshot();
-  }
-
-  /** Cluster: a snapshot installed on this (follower) replica replaces its consumer state. */
-  restoreConsumerSnapshot(replica: ReplicaRef, data: Uint8Array): void {
-    this.replicated(replica)?.replica?.applied.restore(data);
+    return this.streams.get(streamName)?.placement.consumerCount() ?? 0;
   }
 
   /**
-   * Cluster: this node became (true) or stopped being (false) the stream's leader. Leading starts every
-   * consumer from the applied config and state (pending messages are redelivered after ack_wait with their
-   * delivery count + 1); losing it answers waiting pulls with 409 Leadership Change and drops the
-   * consumers' subscriptions so the new leader's take over.
-   */
-  async leadershipChanged(replica: ReplicaRef, leading: boolean): Promise<void> {
-    const entry = this.replicated(replica);
-    const rep = entry?.replica;
-    if (!entry || !rep) return;
-    if (!leading) {
-      rep.lost();
-      for (const c of entry.consumers.values()) c.release(S.LEADERSHIP_CHANGE);
-      entry.consumers.clear();
-      return;
-    }
-    if (rep.leading) return;
-    const epoch = rep.gained();
-    // Work still queued belongs to an earlier leadership (nothing of this one can run before its consumers
-    // start): it is waited for, bounded, and checks the epoch itself when it goes on.
-    await this.serial(entry.stream.name, LEADERSHIP_START_WAIT_MS, async () => {
-      if (rep.epoch !== epoch || this.streams.get(entry.stream.name) !== entry) return;
-      const started: Consumer[] = [];
-      for (const a of rep.applied.all()) {
-        try {
-          const c = this.makeConsumer(entry.stream, a.meta.name, a.meta.config, a.meta.created, rep.group);
-          await c.initPosition(a.state);
-          if (rep.epoch !== epoch) return;
-          entry.consumers.set(c.name, c);
-          started.push(c);
-        } catch (err) {
-          this.ctx.log.error({ stream: entry.stream.name, consumer: a.meta.name, err: String(err) }, 'consumer could not be started');
-        }
-      }
-      for (const c of started) c.start();
-      // Requests that went to the old leader (or came while these consumers started): pull again.
-      const replies = rep.started(
-        started.map((c) => c.name),
-        () => this.proposeSync(entry, epoch),
-      );
-      for (const reply of replies) {
-        if (this.ctx.bus.hasInterest(reply)) this.ctx.bus.publish(reply, null, S.LEADERSHIP_CHANGE, EMPTY);
-      }
-    });
-  }
-
-  /** The registered entry of `replica`'s stream; undefined when another replica (incarnation) is registered. */
-  private replicated(replica: ReplicaRef): StreamConsumers | undefined {
-    const entry = this.streams.get(replica.name);
-    if (entry === undefined || (replica.stream !== undefined && replica.stream !== entry.stream)) return undefined;
-    return entry;
-  }
-
-  /** Leader: every consumer's config and state in one `sync` entry (a caught-up replica asked for it). */
-  private proposeSync(entry: StreamConsumers, epoch: number): Promise<void> {
-    return this.serial(entry.stream.name, async () => {
-      const rep = entry.replica;
-      if (rep === null || rep.epoch !== epoch || !rep.loaded) throw new Error('not leading');
-      const consumers = [...entry.consumers.values()].map((c) => ({ meta: c.meta(), state: c.state.snapshot() }));
-      await rep.group.proposeConsumerEntry(encodeConsumerEntry({ op: 'sync', consumers }));
-    });
-  }
-
-  /**
-   * Cluster: true when this node serves the stream's consumer requests (always on a single node): it leads
-   * the stream and its consumers are started (before that, INFO would wrongly say "consumer not found").
+   * True when this node serves the stream's consumer requests: its consumers run here (cluster: it leads the
+   * stream and has started them; before that, INFO would wrongly say "consumer not found").
    */
   leads(streamName: string): boolean {
-    const entry = this.streams.get(streamName);
-    return entry?.replica ? entry.replica.serving : true;
+    return this.streams.get(streamName)?.placement.serving ?? true;
   }
 
-  /** Cluster: the stream is replicated here. */
+  /** The stream's consumers may have num_replicas > 1, and LEADER.STEPDOWN moves them. */
   isReplicated(streamName: string): boolean {
-    return this.streams.get(streamName)?.replica != null;
+    return this.streams.get(streamName)?.placement.acceptsReplicas === true;
   }
 
-  /** `$JS.API.CONSUMER.LEADER.STEPDOWN.<S>.<C>`: our consumer leader is the stream leader, so it steps down. */
+  /** `$JS.API.CONSUMER.LEADER.STEPDOWN.<S>.<C>`: the placement hands the consumers to another node. */
   async stepDown(streamName: string, name: string): Promise<void> {
     const entry = this.streams.get(streamName);
     if (!entry) throw E.streamNotFound();
-    if (!entry.consumers.has(name) && !entry.replica?.applied.get(name)) throw E.notFound();
-    await entry.replica?.group.stepDown();
+    if (!entry.consumers.has(name) && !entry.placement.isStored(name)) throw E.notFound();
+    await entry.placement.stepDown();
   }
 
   /**
@@ -309,8 +158,8 @@ export class ConsumerService implements ConsumerHost {
   hasInterest(streamName: string, subject: string): boolean {
     const entry = this.streams.get(streamName);
     if (!entry) return false;
-    // A new leader whose consumers are still starting: their replicated filters decide.
-    if (entry.replica !== null && !entry.replica.loaded) return entry.replica.appliedInterest(subject);
+    const starting = entry.placement.interestWhileStarting(subject);
+    if (starting !== undefined) return starting;
     for (const c of entry.consumers.values()) if (c.matches(subject)) return true;
     return false;
   }
@@ -320,16 +169,43 @@ export class ConsumerService implements ConsumerHost {
     const closing: Array<Promise<void>> = [];
     for (const entry of this.streams.values()) {
       entry.unsubscribeStored();
-      if (entry.replica !== null) {
-        entry.replica.close();
-        // In parallel: each gets a bounded last proposal, and the replica's files their last write.
-        closing.push(Promise.all([...entry.consumers.values()].map((c) => c.close(false))).then(() => entry.replica!.applied.close()));
-        continue;
-      }
-      for (const c of entry.consumers.values()) await c.close(false);
+      closing.push(entry.placement.close());
     }
     await Promise.all(closing);
     this.streams.clear();
+  }
+
+  /** The service's side of one stream, for its placement. */
+  private runnerOf(entry: StreamConsumers): ConsumerRunner {
+    return {
+      startStored: (stored, current) => this.startStored(entry, stored, current),
+      running: () => [...entry.consumers.values()],
+      get runningCount() {
+        return entry.consumers.size;
+      },
+      isRunning: (name) => entry.consumers.has(name),
+      forgetAll: () => entry.consumers.clear(),
+      inTurn: (fn, waitAtMostMs) => (waitAtMostMs === undefined ? this.serial(entry.stream.name, fn) : this.serial(entry.stream.name, waitAtMostMs, fn)),
+    };
+  }
+
+  /** Makes the stored consumers, then starts them together (none once `current()` is false). */
+  private async startStored(entry: StreamConsumers, stored: readonly StoredConsumer[], current: () => boolean): Promise<string[] | null> {
+    if (this.streams.get(entry.stream.name) !== entry || !current()) return null;
+    const started: Consumer[] = [];
+    for (const s of stored) {
+      try {
+        const c = this.makeConsumer(entry, s.meta.name, s.meta.config, s.meta.created);
+        await c.initPosition(s.state);
+        if (!current()) return null;
+        entry.consumers.set(c.name, c);
+        started.push(c);
+      } catch (err) {
+        this.ctx.log.error({ stream: entry.stream.name, consumer: s.meta.name, err: String(err) }, 'consumer could not be started');
+      }
+    }
+    for (const c of started) c.start();
+    return started.map((c) => c.name);
   }
 
   // ---- used by the API ---------------------------------------------------------------------------
@@ -400,27 +276,8 @@ export class ConsumerService implements ConsumerHost {
       // Ephemerals always have an inactivity threshold (the config shows the default without jitter).
       if (!config.durable_name && !config.inactive_threshold) config.inactive_threshold = DEFAULT_EPHEMERAL_INACTIVE_NS;
       const created = new Date(this.clock.nowMs()).toISOString();
-      const rep = entry.replica;
-      const consumer = this.makeConsumer(stream, finalName, config, created, rep?.group ?? null);
-      if (rep === null) {
-        await consumer.saveMeta();
-        await consumer.initPosition(null);
-      } else {
-        // Config, then the start position, committed in the stream group before the create is answered.
-        const epoch = rep.epoch;
-        try {
-          await consumer.initPosition(null);
-          await consumer.saveMeta();
-          await consumer.persistState();
-        } catch (err) {
-          consumer.release(S.LEADERSHIP_CHANGE);
-          throw err;
-        }
-        if (rep.epoch !== epoch || !rep.leading) {
-          consumer.release(S.LEADERSHIP_CHANGE);
-          throw E.createFailed('stream leadership changed');
-        }
-      }
+      const consumer = this.makeConsumer(entry, finalName, config, created);
+      await entry.placement.storeNew(consumer);
       if (!this.streams.has(stream.name) || entry.consumers.has(finalName)) throw E.nameExists();
       entry.consumers.set(finalName, consumer);
       const info = consumer.info();
@@ -450,16 +307,10 @@ export class ConsumerService implements ConsumerHost {
   }
 
   private async removeConsumer(entry: StreamConsumers, c: Consumer): Promise<void> {
-    if (entry.replica !== null) {
-      // Committed first: if it cannot be (leadership lost), the consumer stays as it is everywhere.
-      await entry.replica.group.proposeConsumerEntry(encodeConsumerEntry({ op: 'remove', name: c.name }));
-      // A later leadership may have started its own consumer of this name meanwhile: that one stays.
+    // A later leadership may have started its own consumer of this name meanwhile: that one stays.
+    await entry.placement.remove(c, () => {
       if (entry.consumers.get(c.name) === c) entry.consumers.delete(c.name);
-      c.release(S.CONSUMER_DELETED);
-    } else {
-      entry.consumers.delete(c.name);
-      await c.close(true);
-    }
+    });
     this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.DELETED.${entry.stream.name}.${c.name}`, {
       type: 'io.nats.jetstream.advisory.v1.consumer_action',
       id: randomId(22),
@@ -501,34 +352,17 @@ export class ConsumerService implements ConsumerHost {
     return true;
   }
 
-  private makeConsumer(
-    stream: StreamHandle,
-    name: string,
-    config: Consumer['config'],
-    created: string,
-    group: ConsumerReplicationGroup | null = null,
-  ): Consumer {
+  private makeConsumer(entry: StreamConsumers, name: string, config: Consumer['config'], created: string): Consumer {
     let consumer: Consumer | null = null;
-    const onError = (err: unknown): void =>
-      this.ctx.log.warn({ stream: stream.name, consumer: name, err: String(err) }, 'consumer state not replicated yet');
-    const storage: ConsumerStorage =
-      group !== null
-        ? new ReplicatedConsumerStorage(group, name, () => consumer!.state.snapshot(), onError)
-        : stream.config.storage === 'file' && !config.mem_storage
-        ? new FileConsumerStorage(
-            join(stream.dir, 'consumers', name),
-            () => consumer!.state.snapshot(),
-            (err) => this.ctx.log.error({ stream: stream.name, consumer: name, err: String(err) }, 'consumer state write failed'),
-          )
-        : new MemoryConsumerStorage();
-    consumer = new Consumer(this, stream, name, config, created, storage);
+    const storage = entry.placement.storageFor(name, config, () => consumer!.state.snapshot());
+    consumer = new Consumer(this, entry.stream, name, config, created, storage);
     return consumer;
   }
 
   // ---- ConsumerHost ---------------------------------------------------------------------------------
 
   clusterInfo(consumer: Consumer): object | undefined {
-    return this.streams.get(consumer.stream.name)?.replica?.group.clusterInfo();
+    return this.streams.get(consumer.stream.name)?.placement.clusterInfo();
   }
 
   settled(consumer: Consumer, seqs: readonly number[], subjects: ReadonlyMap<number, string>): void {
@@ -577,8 +411,8 @@ export class ConsumerService implements ConsumerHost {
   }
 
   /**
-   * A stream's consumer create/delete (and, cluster, leadership start) run one at a time so name checks and
-   * table changes do not interleave. Per stream: one waiting on its Raft group does not hold up the others.
+   * A stream's consumer create/delete (and its placement's work, such as a leadership's start) run one at a
+   * time so name checks and table changes do not interleave. Per stream: one waiting on its Raft group does not hold up the others.
    */
   private serial<T>(streamName: string, fn: () => Promise<T>): Promise<T>;
   /** `waitAtMostMs`: runs after the earlier work, or after this long if that has not finished by then. */
@@ -590,4 +424,3 @@ export class ConsumerService implements ConsumerHost {
   }
 }
 
-const EMPTY = new Uint8Array(0);

@@ -1,34 +1,16 @@
-// Where a consumer keeps its config and state: files under `<stream.dir>/consumers/<name>/` for file
-// streams, nothing for memory streams. State writes are coalesced: many changes in one tick cost one
+// A consumer's config and state as files under `<stream.dir>/consumers/<name>/` — both placements write this
+// format: local files as the truth, each replica of a Raft group what it applied — and the storage of memory
+// streams and mem_storage consumers (nothing). State writes are coalesced: many changes in one tick cost one
 // write (temp file, fdatasync, rename, directory fsync) at most every 20 ms, and flush() — which ack-sync
 // replies wait for — writes at once and resolves once everything so far is on disk.
 import * as fs from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { ConsumerConfig } from './consumer-config.js';
 import { scheduleWrite } from './coalesced-timer.js';
 import type { ConsumerStateSnapshot } from './consumer-state.js';
+import type { ConsumerMeta, ConsumerStorage } from './consumer-state-placement.js';
 
-export interface ConsumerMeta {
-  stream_name: string;
-  name: string;
-  created: string;
-  config: ConsumerConfig;
-}
-
-export interface ConsumerStorage {
-  saveMeta(meta: ConsumerMeta): Promise<void>;
-  /** Marks the state dirty; `read` is called when the write happens. */
-  stateChanged(): void;
-  /** Resolves when every state change so far is durable. */
-  flush(): Promise<void>;
-  /** Stops writing and deletes everything stored. */
-  remove(): Promise<void>;
-  /** Final flush; no writes after. */
-  close(): Promise<void>;
-  /** Stops at once, writing nothing more (cluster: leadership lost, or the stream goes away). */
-  abandon(): void;
-}
+export type { ConsumerMeta, ConsumerStorage } from './consumer-state-placement.js';
 
 /** Memory streams and mem_storage consumers: state lives only in the consumer object. */
 export class MemoryConsumerStorage implements ConsumerStorage {

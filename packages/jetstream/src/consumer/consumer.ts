@@ -9,7 +9,7 @@ import { AckReplyReader, ackReplyPrefix, formatAckReply } from './ack-reply.js';
 import type { Clock } from './clock.js';
 import { consumerFilters, isPushConfig, orderedConfig, type ConsumerConfig } from './consumer-config.js';
 import { ConsumerState, type ApplyResult, type ConsumerEntry, type ConsumerStateSnapshot } from './consumer-state.js';
-import type { ConsumerMeta, ConsumerStorage } from './consumer-storage.js';
+import type { ConsumerMeta, ConsumerStorage } from './consumer-state-placement.js';
 import { goDuration } from './consumer-errors.js';
 import { ackKind, parseNakDelayMs } from './ack-body.js';
 import { startPosition } from './start-position.js';

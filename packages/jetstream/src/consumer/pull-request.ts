@@ -24,6 +24,23 @@ export interface ParsedPullRequest {
   heartbeatNs: number;
 }
 
+/**
+ * 2.11+ priority-group fields of a pull request. Every Flotilla consumer has priority policy none (the policy
+ * is refused at creation, stream/unsupported-config-fields.ts), and 2.14 answers these fields on such a
+ * consumer as below (processNextMsgRequest); `group` alone it ignores.
+ */
+function priorityFieldsRefusal(raw: Record<string, unknown>, num: (k: string) => number): string | null {
+  if (num('min_pending') !== 0 || num('min_ack_pending') !== 0) return 'Not a Overflow Priority consumer';
+  const id = raw['id'];
+  if (id !== undefined && id !== null && typeof id !== 'string') {
+    throw new TypeError(`json: cannot unmarshal ${typeof id} into Go struct field .id`);
+  }
+  if (id) return 'Not a Pinned Client Priority consumer';
+  const priority = num('priority');
+  if (priority < 0 || priority > 9) return 'Priority must be between 0 and 9';
+  return null;
+}
+
 /** nats-server's nextReqFromMsg; an error string becomes `400 Bad Request - <text>`. */
 export function parsePullRequest(body: Uint8Array): ParsedPullRequest | { error: string } {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8').trim();
@@ -51,6 +68,8 @@ export function parsePullRequest(body: Uint8Array): ParsedPullRequest | { error:
         heartbeatNs: num('idle_heartbeat'),
       };
       if (req.heartbeatNs > 0 && req.heartbeatNs * 2 > req.expiresNs) return { error: 'heartbeat value too large' };
+      const priorityRefusal = priorityFieldsRefusal(raw, num);
+      if (priorityRefusal !== null) return { error: priorityRefusal };
       return req;
     } catch (err) {
       return { error: (err as Error).message };

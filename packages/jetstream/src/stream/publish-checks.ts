@@ -3,15 +3,17 @@
 import { decodeHeaders, type NatsHeaders } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
+import { FEATURE_HEADER_KEYS, unsupportedHeaderError, type FeatureHeaders } from './unsupported-headers.js';
 
 /** nats-server refuses header blocks above 64 KiB. */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-export interface PublishHeaders {
+export interface PublishHeaders extends FeatureHeaders {
   msgId?: string;
   expectedStream?: string;
   expectedLastSeq?: string;
   expectedLastSubjectSeq?: string;
+  expectedLastSubjectSeqSubject?: string;
   expectedLastMsgId?: string;
   rollup?: string;
 }
@@ -21,8 +23,10 @@ const KEYS: Record<string, keyof PublishHeaders> = {
   'Nats-Expected-Stream': 'expectedStream',
   'Nats-Expected-Last-Sequence': 'expectedLastSeq',
   'Nats-Expected-Last-Subject-Sequence': 'expectedLastSubjectSeq',
+  'Nats-Expected-Last-Subject-Sequence-Subject': 'expectedLastSubjectSeqSubject',
   'Nats-Expected-Last-Msg-Id': 'expectedLastMsgId',
   'Nats-Rollup': 'rollup',
+  ...FEATURE_HEADER_KEYS,
 };
 
 /** The JetStream headers of a header block (first value of each, exact case); null if unparsable. */
@@ -80,10 +84,13 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
       if (seq !== undefined) return { kind: 'duplicate', seq, msgId };
     }
     if (headers.expectedLastSubjectSeq !== undefined) {
-      const actual = view.lastSeqForSubject(subject);
+      // 2.11+: the check may name another subject than the one published to.
+      const actual = view.lastSeqForSubject(headers.expectedLastSubjectSeqSubject || subject);
       if (parseSeq(headers.expectedLastSubjectSeq) !== actual) {
         return { kind: 'reject', error: JsErrors.wrongLastSequence(actual) };
       }
+    } else if (headers.expectedLastSubjectSeqSubject) {
+      return { kind: 'reject', error: JsErrors.expectedLastSubjectSeqMissing() };
     }
     if (headers.expectedLastSeq !== undefined) {
       const actual = view.lastSeq();
@@ -112,5 +119,8 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
 export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null): PublishDecision {
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
-  return checkPublish(readPublishHeaders(header), subject, view);
+  const headers = readPublishHeaders(header);
+  const unsupported = headers === null ? null : unsupportedHeaderError(headers, subject, view.sealed);
+  if (unsupported !== null) return { kind: 'reject', error: unsupported };
+  return checkPublish(headers, subject, view);
 }

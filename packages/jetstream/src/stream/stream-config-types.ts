@@ -32,7 +32,7 @@ export interface StreamConfig {
   no_ack?: boolean;
   /** ns */
   duplicate_window: number;
-  placement?: { cluster?: string; tags?: string[] };
+  placement?: { cluster?: string; tags?: string[]; preferred?: string };
   mirror?: StreamSourceConfig;
   sources?: StreamSourceConfig[];
   sealed: boolean;

@@ -1,12 +1,14 @@
-// Stream configuration as nats-server applies it: typing of the request (wrong types and unknown enum
+// Stream configuration as nats-server applies it: typing of the request (unknown fields, wrong types and unknown enum
 // values are "invalid JSON", as Go's decoder makes them), defaults, validation (checkStreamCfg) and the
 // rules for what an update may change (configUpdateCheck). Pure functions: they throw ApiError.
 import { isValidSubject } from '@flotilla/protocol';
 import { JsErrors } from '../api/api-errors.js';
 import { isGoInt64 } from '../api/request-body.js';
+import { PLACEMENT_FIELDS, STREAM_CONFIG_FIELDS, STREAM_CONSUMER_LIMITS_FIELDS, firstUnknownField } from './config-field-names.js';
 import type { StreamConfig } from './stream-config-types.js';
 import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
+import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
 const MIN_WINDOW_NS = 100_000_000;
@@ -66,10 +68,38 @@ function optObject(o: Json, key: string): Json | undefined {
 /** The request as sent (after JSON typing), before defaults. */
 export type StreamConfigRequest = Partial<StreamConfig> & { name: string };
 
-/** Types a decoded JSON body as a stream config request; throws 10025 like Go's decoder would. */
+function refuseUnknownFields(o: Json, known: ReadonlySet<string>): void {
+  const unknown = firstUnknownField(o, known);
+  if (unknown !== undefined) throw JsErrors.unknownJsonField(unknown);
+}
+
+/**
+ * nats-server's Placement, its empty fields omitted (omitempty) and an empty placement dropped, as
+ * checkStreamCfg does. `preferred` is kept for normalise to refuse.
+ */
+function parsePlacement(o: Json): StreamConfig['placement'] | undefined {
+  const p = optObject(o, 'placement');
+  if (p === undefined) return undefined;
+  refuseUnknownFields(p, PLACEMENT_FIELDS);
+  const tags = p['tags'];
+  if (tags !== undefined && tags !== null && (!Array.isArray(tags) || tags.some((t) => typeof t !== 'string'))) fail();
+  const cluster = optString(p, 'cluster');
+  const preferred = optString(p, 'preferred');
+  const placement: NonNullable<StreamConfig['placement']> = {};
+  if (cluster) placement.cluster = cluster;
+  if (Array.isArray(tags) && tags.length > 0) placement.tags = tags as string[];
+  if (preferred) placement.preferred = preferred;
+  return Object.keys(placement).length > 0 ? placement : undefined;
+}
+
+/**
+ * Types a decoded JSON body as a stream config request; throws 10025 like 2.14's strict decoder would (an
+ * unknown field, a wrong type, an unknown enum value), then 10052 for a field Flotilla does not implement.
+ */
 export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) fail();
   const o = body as Json;
+  refuseUnknownFields(o, STREAM_CONFIG_FIELDS);
   const subjectsRaw = o['subjects'];
   let subjects: string[] | undefined;
   if (subjectsRaw !== undefined && subjectsRaw !== null) {
@@ -97,26 +127,20 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('num_replicas', optInt(o, 'num_replicas'));
   set('no_ack', optBool(o, 'no_ack'));
   set('duplicate_window', optInt(o, 'duplicate_window'));
-  set('placement', optObject(o, 'placement') as StreamConfig['placement']);
-  set('mirror', optObject(o, 'mirror') as StreamConfig['mirror']);
-  const sources = o['sources'];
-  if (sources !== undefined && sources !== null) {
-    if (!Array.isArray(sources)) fail();
-    if (sources.length > 0) req.sources = sources as StreamConfig['sources'];
-  }
+  set('placement', parsePlacement(o));
   set('sealed', optBool(o, 'sealed'));
   set('deny_delete', optBool(o, 'deny_delete'));
   set('deny_purge', optBool(o, 'deny_purge'));
   set('allow_rollup_hdrs', optBool(o, 'allow_rollup_hdrs'));
   set('allow_direct', optBool(o, 'allow_direct'));
   set('mirror_direct', optBool(o, 'mirror_direct'));
-  set('republish', optObject(o, 'republish') as StreamConfig['republish']);
   const compression = optEnum(o, 'compression');
   if (compression !== undefined && compression !== '') req.compression = compression;
   set('first_seq', optInt(o, 'first_seq'));
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
   if (limits !== undefined) {
+    refuseUnknownFields(limits, STREAM_CONSUMER_LIMITS_FIELDS);
     const cl: NonNullable<StreamConfig['consumer_limits']> = {};
     const it = optInt(limits, 'inactive_threshold');
     const map = optInt(limits, 'max_ack_pending');
@@ -124,6 +148,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
     if (map !== undefined && map !== 0) cl.max_ack_pending = map;
     req.consumer_limits = cl;
   }
+  const unsupported = unsupportedConfigFieldError('stream', o);
+  if (unsupported !== null) throw unsupported;
   return req;
 }
 
@@ -207,10 +233,6 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
       throw JsErrors.streamInvalidConfig('discard new per subject requires max msgs per subject > 0');
     }
   }
-  if (req.mirror !== undefined || req.sources !== undefined) {
-    throw JsErrors.streamInvalidConfig('stream mirrors and sources are not supported yet');
-  }
-  if (req.republish !== undefined) throw JsErrors.streamInvalidConfig('stream republish is not supported yet');
   const noAck = req.no_ack === true;
   const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : [req.name];
   const seen = new Set<string>();
@@ -235,6 +257,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     seen.add(subj);
   }
   if (req.first_seq !== undefined && req.first_seq < 0) fail();
+  if (req.placement?.preferred) throw JsErrors.streamInvalidConfig('preferred server not permitted in placement');
 
   const cfg: StreamConfig = {
     name: req.name,

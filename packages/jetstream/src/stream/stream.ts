@@ -1,18 +1,18 @@
-// One stream on this node: subscribes its subjects, runs the publish checks, stores, and acknowledges
-// once the store made the message durable. Every state change goes propose(entry) → apply(entry): on a
-// single node propose applies at once; a replicated stream (cluster/stream-replica.ts) proposes through its
-// Raft group and applies each committed entry, on every replica, in log order.
-import { bigNsToMs, msToBigNs, nsToMs, STORE_ERROR_API, STORE_ERROR_TEXT, StoreError, type MessageStore, type StoreLimits } from '@flotilla/store';
+// One stream on this node: its config, store, de-duplication window and subscriptions. Publishes on its
+// subjects and API purges/deletes go to its StreamWriter (stream-writer.ts), which orders them, applies them
+// through the methods below and answers; the stream itself does not know whether that writer is local or
+// replicated.
+import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
-import { DurableQueue, type DurableSink } from './durable-queue.js';
-import { PubAckEncoder } from './pub-ack.js';
-import { readPublishHeaders, screenPublish, type PublishView } from './publish-checks.js';
+import { readPublishHeaders } from './publish-checks.js';
+import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
-import { publicErrorText } from '../api/error-text.js';
+import { apiErrorOfStore } from '../api/store-api-error.js';
+import type { StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
 
 /** What a stream needs from the service that owns it. */
 export interface StreamHost {
@@ -27,16 +27,10 @@ export interface StreamHost {
   hasConsumerInterest(stream: Stream, subject: string): boolean;
 }
 
-/**
- * The log entries a stream applies. A replica applying a committed entry passes `reply: null` (only the
- * leader answers) and the leader's `timestampNs`, so every replica stores the same message.
- */
-export type StreamEntry =
-  | { op: 'msg'; subject: string; header: Buffer | null; data: Buffer; reply: string | null; timestampNs?: bigint }
-  | { op: 'purge'; filter?: string; seq?: number; keep?: number }
-  | { op: 'delete'; seq: number; erase: boolean };
+/** What the API asks of a stream's messages: a publish (as if on its subjects), a purge or a delete. */
+export type StreamEntry = { op: 'msg'; subject: string; header: Buffer | null; data: Buffer; reply: string | null } | StreamMutation;
 
-/** A replicated stream's message entry as every replica applies it (see cluster/stream-entry-codec.ts). */
+/** A message at the sequence a sequencing writer assigned, as every copy applies it (cluster/stream-entry-codec.ts). */
 export interface ReplicatedMsg {
   /** Sequence the leader assigned; a replica whose store already holds it skips the entry (replay). */
   seq: number;
@@ -62,17 +56,6 @@ export interface ReplicatedPurge {
   bound: number;
 }
 
-/**
- * How a replicated stream routes publishes and mutations through its Raft group (set by
- * cluster/stream-replica.ts). Without one, the stream applies at once (R1).
- */
-export interface StreamProposer {
-  /** A message arrived on a stream subject (only while serving, i.e. on the leader). */
-  publish(msg: BusMessage): void;
-  /** An API mutation (purge, delete); resolves with the applied result once committed. */
-  propose(entry: StreamEntry): Promise<unknown>;
-}
-
 export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
   return {
     maxMsgs: cfg.max_msgs,
@@ -85,38 +68,25 @@ export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
   };
 }
 
-/** A StoreError as the API error a publisher or API caller sees. */
-export function apiErrorOfStore(err: unknown): ApiError {
-  if (err instanceof StoreError) {
-    const api = STORE_ERROR_API[err.code];
-    if (err.code === 'MAX_MSG_SIZE') return JsErrors.messageSizeExceeds();
-    if (api !== undefined && api.errCode === 10077) return JsErrors.storeFailed(STORE_ERROR_TEXT[err.code]);
-    if (err.code === 'NOT_FOUND') return JsErrors.noMessageFound();
-  }
-  return JsErrors.storeFailed(publicErrorText(err));
-}
+// Re-exported for the callers that take it from here (cluster/stream-replica-limits.ts); see api/store-api-error.ts.
+export { apiErrorOfStore };
 
 /** Messages read back per step when rebuilding the de-duplication window at load. */
 const DEDUPE_SCAN_STEP = 1024;
 /** At most this many messages are read back for the window (older ids are forgotten). */
 const DEDUPE_SCAN_MAX_MSGS = 1_000_000;
 
-export class Stream implements StreamHandle, PublishView {
+export class Stream implements StreamHandle, PublishRulesView {
   private cfg: StreamConfig;
   private readonly unsubscribes: Array<() => void> = [];
   private readonly listeners = new Set<(seq: number, subject: string) => void>();
   private readonly dedupe: DedupeWindow;
-  private readonly acks: PubAckEncoder;
-  /** Stored messages waiting for durability before their ack and onStored (in sequence order). */
-  private readonly pending: DurableQueue;
   /** Nats-Msg-Id of the last message stored with one, and its sequence (lastMsgId is valid only if last). */
   private lastIdRecord: { id: string; seq: number } | null = null;
-  /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
-  private dedupeForgottenFrom = Infinity;
   private stopped = false;
-  /** Subscribed to the subjects: always for R1, only on the leader of a replicated stream. */
+  /** Subscribed to the subjects: while its writer accepts publishes here (a replicated stream's leader). */
   private serving = false;
-  private proposer: StreamProposer | null = null;
+  private readonly writer: StreamWriter;
 
   constructor(
     private readonly host: StreamHost,
@@ -124,15 +94,11 @@ export class Stream implements StreamHandle, PublishView {
     readonly created: string,
     readonly dir: string,
     readonly store: MessageStore,
+    writerFor: StreamWriterFactory,
   ) {
     this.cfg = config;
     this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
-    this.acks = new PubAckEncoder(config.name, host.domain);
-    const sink: DurableSink = {
-      stored: (seq, subject, reply) => this.stored(seq, subject, reply),
-      failed: (seq, reply, err) => this.failed(seq, reply, err),
-    };
-    this.pending = new DurableQueue(sink);
+    this.writer = writerFor(this);
   }
 
   get name(): string {
@@ -143,7 +109,7 @@ export class Stream implements StreamHandle, PublishView {
     return this.cfg;
   }
 
-  // ---- PublishView ------------------------------------------------------------------------------
+  // ---- PublishRulesView -------------------------------------------------------------------------
 
   get sealed(): boolean {
     return this.cfg.sealed;
@@ -167,6 +133,12 @@ export class Stream implements StreamHandle, PublishView {
   duplicateOf(msgId: string): number | undefined {
     return this.dedupe.find(msgId);
   }
+  storageExceeded(): boolean {
+    return this.host.storageExceeded(this.cfg.storage);
+  }
+  hasInterest(subject: string): boolean {
+    return this.host.hasConsumerInterest(this, subject);
+  }
 
   // ---- lifecycle --------------------------------------------------------------------------------
 
@@ -183,6 +155,11 @@ export class Stream implements StreamHandle, PublishView {
     for (const u of this.unsubscribes.splice(0)) u();
   }
 
+  /** Stopped streams take no more publishes (one may still arrive from a subscription being removed). */
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
   /** Replicated streams: only the leader subscribes the subjects (others get no-responders meanwhile). */
   setServing(serving: boolean): void {
     if (this.stopped || serving === this.serving) return;
@@ -195,26 +172,13 @@ export class Stream implements StreamHandle, PublishView {
     return this.serving;
   }
 
-  /** Routes publishes and API mutations through a Raft group (null: apply at once). */
-  setProposer(proposer: StreamProposer | null): void {
-    this.proposer = proposer;
-  }
-
   onStored(listener: (seq: number, subject: string) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   removeMessage(seq: number): Promise<boolean> {
-    // Replicated: every replica must drop it, so it is a delete entry (the leader's proposal).
-    if (this.proposer !== null) {
-      // On a replica that does not lead the proposal is refused: nothing removed here (the leader removes it).
-      return this.proposer.propose({ op: 'delete', seq, erase: false }).then(
-        (r) => r === true,
-        () => false,
-      );
-    }
-    return this.store.delete(seq, { erase: false });
+    return this.writer.removeMessage(seq);
   }
 
   /** Applies an already validated new config (subjects, limits, window). */
@@ -234,8 +198,7 @@ export class Stream implements StreamHandle, PublishView {
       this.unsubscribes.push(
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
-            if (this.proposer !== null) this.proposer.publish(msg);
-            else this.applyMsg(msg.subject, msg.header, msg.data, msg.reply, undefined);
+            this.writer.publish(msg.subject, msg.header, msg.data, msg.reply);
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
@@ -245,102 +208,22 @@ export class Stream implements StreamHandle, PublishView {
     }
   }
 
-  // ---- entries ----------------------------------------------------------------------------------
+  // ---- API entries: through the writer ------------------------------------------------------------
 
-  /** R1: apply at once. Replicated: the proposer replicates, and every replica applies on commit. */
+  /** A publish is answered on its reply subject (resolves at once); a purge/delete resolves with its result. */
   propose(entry: StreamEntry): Promise<unknown> {
-    if (this.proposer !== null) return this.proposer.propose(entry);
-    return this.apply(entry);
+    if (entry.op !== 'msg') return this.writer.mutate(entry);
+    this.writer.publish(entry.subject, entry.header, entry.data, entry.reply);
+    return Promise.resolve(undefined);
   }
 
-  // ---- replicated entries (every replica, in log order) ---------------------------------------------
+  // ---- state changes (called by the writer, in its order) -----------------------------------------
 
-  /**
-   * Applies a committed message entry at the leader's sequence. Synchronous in effect (the store updates
-   * its in-memory view at once); the result is a promise only when the store refused the message, whose
-   * sequence is then consumed anyway so every later entry's sequence still lines up.
-   */
-  applyReplicatedMsg(m: ReplicatedMsg): ReplicatedMsgResult | Promise<ReplicatedMsgResult> {
-    const last = this.lastSeq();
-    if (m.seq <= last) {
-      // Already in the store: a replay after restart. Its id still belongs in the window.
-      this.recordMsgId(m.msgId, m.seq, m.timestampNs);
-      return { seq: m.seq };
-    }
-    if (m.seq > last + 1) {
-      // Cannot happen while every replica applies the same entries; keep sequences aligned regardless.
-      this.host.log.warn({ stream: this.name, expected: last + 1, got: m.seq }, 'replicated stream sequence gap filled');
-      this.store.skipMsgs(last + 1, m.seq - last - 1).catch((err: unknown) => this.logApplyError(err));
-    }
-    if (m.noInterest) {
-      this.store.skipMsgs(m.seq, 1).catch((err: unknown) => this.logApplyError(err));
-      this.recordMsgId(m.msgId, m.seq, m.timestampNs);
-      return { seq: m.seq };
-    }
-    const appended = this.store.append(m.subject, m.header ?? undefined, m.data, { seq: m.seq, timestampNs: m.timestampNs });
-    if (this.lastSeq() !== m.seq) {
-      this.store.skipMsgs(m.seq, 1).catch((err: unknown) => this.logApplyError(err));
-      return appended.then(
-        () => ({ seq: 0, error: JsErrors.storeFailed('message refused') }),
-        (err: unknown) => ({ seq: 0, error: apiErrorOfStore(err) }),
-      );
-    }
-    appended.catch((err: unknown) => this.logApplyError(err));
-    this.recordMsgId(m.msgId, m.seq, m.timestampNs);
-    if (m.rollup !== undefined) {
-      const purged = m.rollup === 'all' ? this.store.purge({ seq: m.seq }) : this.store.purge({ filter: m.subject, seq: m.seq });
-      purged.then((n) => n > 0 && this.host.streamPurged(this), (err: unknown) => this.logApplyError(err));
-    }
-    this.stored(m.seq, m.subject, null);
-    return { seq: m.seq };
-  }
-
-  /** A committed purge: never removes anything above `bound`, so replaying it is harmless. */
-  applyReplicatedPurge(p: ReplicatedPurge): Promise<number> {
-    const replay = this.lastSeq() > p.bound;
-    const keep = p.keep !== undefined && p.keep > 0 ? p.keep : undefined;
-    // `keep` counts every matching message, later ones included: on a replay its effect is already there.
-    if (keep !== undefined && replay) return Promise.resolve(0);
-    const cap = p.bound + 1;
-    let seq: number | undefined;
-    if (p.seq !== undefined && p.seq > 0) seq = replay ? Math.min(p.seq, cap) : p.seq;
-    else if (keep === undefined) seq = cap;
-    const whole = (p.filter === undefined || p.filter === '' || p.filter === '>') && keep === undefined && (p.seq ?? 0) <= 0;
-    // A whole-stream purge forgets the dedupe ids (replayed messages after it record theirs again).
-    if (whole) {
-      this.dedupe.clear();
-      this.lastIdRecord = null;
-    }
-    return this.applyPurge(p.filter, seq, keep);
-  }
-
-  applyReplicatedDelete(seq: number, erase: boolean): Promise<boolean> {
-    return this.applyDelete(seq, erase);
-  }
-
-  /** The store's content was replaced (snapshot install): rebuild what derives from it. */
-  async storeReplaced(): Promise<void> {
-    this.dedupe.clear();
-    this.lastIdRecord = null;
-    await this.rebuildDedupe();
-    this.host.streamPurged(this);
-  }
-
-  private recordMsgId(msgId: string | undefined, seq: number, timestampNs: bigint): void {
-    if (msgId === undefined) return;
-    this.dedupe.add(msgId, seq, bigNsToMs(timestampNs));
-    this.lastIdRecord = { id: msgId, seq };
-  }
-
-  private logApplyError(err: unknown): void {
-    this.host.log.error({ stream: this.name, err: String(err) }, 'replicated entry apply failed');
-  }
-
+  /** Applies a purge or delete to the store now and tells the host; a publish goes to the writer. */
   apply(entry: StreamEntry): Promise<unknown> {
     switch (entry.op) {
       case 'msg':
-        this.applyMsg(entry.subject, entry.header, entry.data, entry.reply, entry.timestampNs);
-        return Promise.resolve();
+        return this.propose(entry);
       case 'purge':
         return this.applyPurge(entry.filter, entry.seq, entry.keep);
       case 'delete':
@@ -348,89 +231,35 @@ export class Stream implements StreamHandle, PublishView {
     }
   }
 
-  private applyMsg(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null, timestampNs: bigint | undefined): void {
-    if (this.stopped) return;
-    const reply = this.cfg.no_ack === true ? null : replyTo;
-    if (this.host.storageExceeded(this.cfg.storage)) return this.reject(reply, JsErrors.insufficientResources());
-    const plain = header === null || header.length === 0;
-    const decision = screenPublish(this, subject, plain ? null : header);
-    switch (decision.kind) {
-      case 'drop':
-        return;
-      case 'reject':
-        return this.reject(reply, decision.error);
-      case 'duplicate': {
-        const seq = decision.seq;
-        // The original may still be on its way to disk: answer once everything so far is durable.
-        if (reply !== null) this.store.flush().then(() => this.send(reply, this.acks.duplicate(seq)), () => undefined);
-        return;
-      }
-      case 'store':
-        break;
-    }
-    if (plain) {
-      // Hot path: no header; the store assigns the sequence in call order.
-      if (this.noInterest(subject)) {
-        this.skip(reply);
-        return;
-      }
-      let seq: number;
-      try {
-        seq = this.store.appendNoWait(subject, undefined, data, timestampNs);
-      } catch (err) {
-        return this.reject(reply, apiErrorOfStore(err));
-      }
-      this.pending.push(seq, subject, reply, this.store.flush());
-      return;
-    }
-    if (this.noInterest(subject)) {
-      const skipped = this.skip(reply);
-      if (decision.msgId !== undefined) {
-        this.dedupe.add(decision.msgId, skipped);
-        this.lastIdRecord = { id: decision.msgId, seq: skipped };
-      }
-      return;
-    }
-    let seq: number;
-    try {
-      seq = this.store.appendNoWait(subject, header, data, timestampNs);
-    } catch (err) {
-      // Refused by a limit: the rejection carries the reason.
-      return this.reject(reply, apiErrorOfStore(err));
-    }
-    if (decision.msgId !== undefined) {
-      this.dedupe.add(decision.msgId, seq);
-      this.lastIdRecord = { id: decision.msgId, seq };
-    }
-    if (decision.rollup !== undefined) {
-      // The purge applies now, in the same tick as the append, so the same group commit makes both
-      // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
-      const purged = decision.rollup === 'all' ? this.store.purge({ seq }) : this.store.purge({ filter: subject, seq });
-      purged.then(
-        (n) => n > 0 && this.host.streamPurged(this),
-        (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'rollup purge failed'),
-      );
-    }
-    this.pending.push(seq, subject, reply, this.store.flush());
+  /** A message with `msgId` took `seq` (stored or skipped): duplicates within the window answer with it. */
+  recordMsgId(msgId: string, seq: number, atMs: number = Date.now()): void {
+    this.dedupe.add(msgId, seq, atMs);
+    this.lastIdRecord = { id: msgId, seq };
   }
 
-  /** Interest retention with no consumer that would take `subject`: nats-server consumes the sequence only. */
-  private noInterest(subject: string): boolean {
-    return this.cfg.retention === 'interest' && !this.host.hasConsumerInterest(this, subject);
+  /** The writes from `seq` on failed and were rolled back (their sequences will be reused): forget their ids. */
+  forgetMsgIdsFrom(seq: number): void {
+    this.dedupe.forgetFrom(seq);
+    if (this.lastIdRecord !== null && this.lastIdRecord.seq >= seq) this.lastIdRecord = null;
   }
 
-  /** Uses up the next sequence without storing, acks it once durable; returns the sequence. */
-  private skip(reply: string | null): number {
-    const seq = this.lastSeq() + 1;
-    this.store.skipMsgs(seq, 1).then(
-      () => reply !== null && this.send(reply, this.acks.ack(seq)),
-      (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+  /** Every message is gone (whole purge replayed, store replaced): no id answers as a duplicate any more. */
+  forgetMsgIds(): void {
+    this.dedupe.clear();
+    this.lastIdRecord = null;
+  }
+
+  /** A Nats-Rollup message was stored at `seq`: purge the older messages of its subject (`sub`) or all. */
+  rollup(kind: 'sub' | 'all', subject: string, seq: number): void {
+    const purged = kind === 'all' ? this.store.purge({ seq }) : this.store.purge({ filter: subject, seq });
+    purged.then(
+      (n) => n > 0 && this.host.streamPurged(this),
+      (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'rollup purge failed'),
     );
-    return seq;
   }
 
-  private stored(seq: number, subject: string, reply: string | null): void {
-    this.dedupeForgottenFrom = Infinity;
+  /** The message at `seq` is stored for good (durable, or committed): consumers may deliver it. */
+  announceStored(seq: number, subject: string): void {
     for (const l of this.listeners) {
       try {
         l(seq, subject);
@@ -438,28 +267,13 @@ export class Stream implements StreamHandle, PublishView {
         this.host.log.error({ stream: this.name, err: String(err) }, 'onStored listener failed');
       }
     }
-    if (reply !== null) this.send(reply, this.acks.ack(seq));
   }
 
-  /**
-   * A message whose write failed: the store has rolled it back (its sequence will be reused), so its
-   * Nats-Msg-Id must not answer a retry as a duplicate.
-   */
-  private failed(seq: number, reply: string | null, err: unknown): void {
-    if (seq < this.dedupeForgottenFrom) {
-      this.dedupe.forgetFrom(seq);
-      this.dedupeForgottenFrom = seq;
-      if (this.lastIdRecord !== null && this.lastIdRecord.seq >= seq) this.lastIdRecord = null;
-    }
-    this.reject(reply, apiErrorOfStore(err));
-  }
-
-  private reject(reply: string | null, err: ApiError): void {
-    if (reply !== null) this.send(reply, this.acks.error(err));
-  }
-
-  private send(reply: string, body: Buffer): void {
-    this.host.bus.publish(reply, null, null, body);
+  /** The store's content was replaced (snapshot install): rebuild what derives from it. */
+  async storeReplaced(): Promise<void> {
+    this.forgetMsgIds();
+    await this.rebuildDedupe();
+    this.host.streamPurged(this);
   }
 
   private async applyPurge(filter: string | undefined, seq: number | undefined, keep: number | undefined): Promise<number> {

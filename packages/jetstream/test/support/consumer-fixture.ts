@@ -4,6 +4,7 @@ import { decodeHeaders, headerValue } from '@flotilla/protocol';
 import { ConsumerService } from '../../src/consumer/consumer-service.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig, type Delivered } from './consumer-fakes.js';
 import type { StreamConfig } from '../../src/stream/stream-config-types.js';
+import { LocalConsumerFiles } from '../../src/local/local-consumer-files.js';
 
 export interface Fixture {
   bus: FakeBus;
@@ -34,7 +35,7 @@ export async function fixture(cfg: Partial<StreamConfig> = {}, dir?: string): Pr
   const ctx = new FakeContext(bus);
   const stream = new FakeStream(streamConfig({ name: 'S', subjects: ['s.>'], ...cfg }), dir);
   ctx.table.set('S', stream);
-  const service = new ConsumerService(ctx, clock);
+  const service = new ConsumerService(ctx, clock, new LocalConsumerFiles(ctx.log));
   await service.streamAdded(stream);
   const api = async (subject: string, body?: unknown): Promise<ApiResponse> => {
     const inbox = `_INBOX.api.${++inboxCounter}`;

@@ -3,6 +3,7 @@
 // applying it on every live replica a tick later, in proposal order. Leadership moves when a test says.
 import { ConsumerService } from '../../src/consumer/consumer-service.js';
 import type { ConsumerReplicationGroup } from '../../src/cluster/consumer-replication-storage.js';
+import { ReplicatedStreamConsumers } from '../../src/cluster/consumer-replication-streams.js';
 import type { StreamConfig } from '../../src/stream/stream-config-types.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig, type Delivered } from './consumer-fakes.js';
 import { settle } from './consumer-fixture.js';
@@ -12,6 +13,8 @@ export interface Replica {
   ctx: FakeContext;
   stream: FakeStream;
   service: ConsumerService;
+  /** The stream group's way into `service` (registration, entries, leadership). */
+  replicated: ReplicatedStreamConsumers;
   group: ConsumerReplicationGroup;
   /** false: applies nothing and serves nothing (a crashed node) */
   up: boolean;
@@ -50,6 +53,7 @@ export class ReplicatedConsumersFixture {
     const stream = new FakeStream({ ...this.cfg }, dir);
     ctx.table.set('S', stream);
     const service = new ConsumerService(ctx, this.clock);
+    const replicated = new ReplicatedStreamConsumers(service);
     const group: ConsumerReplicationGroup = {
       proposeConsumerEntry: (payload) => this.propose(index, payload),
       clusterInfo: () => ({ name: 'C1', leader: `n${this.leader + 1}` }),
@@ -59,8 +63,8 @@ export class ReplicatedConsumersFixture {
       },
     };
     this.replicas[index]?.unsubscribeApi();
-    await service.replicaAdded(stream, group);
-    const replica: Replica = { index, ctx, stream, service, group, up: true, unsubscribeApi: () => undefined };
+    await replicated.replicaAdded(stream, group);
+    const replica: Replica = { index, ctx, stream, service, replicated, group, up: true, unsubscribeApi: () => undefined };
     // Like every server: `$JS.API.>` on the node; the service decides whether it answers.
     replica.unsubscribeApi = this.bus.subscribe('$JS.API.>', (m) => {
       if (replica.up) service.handleApi(m.subject.split('.').slice(2), m);
@@ -78,9 +82,9 @@ export class ReplicatedConsumersFixture {
     // As Raft: proposals the old leader could not commit fail once another leader takes over.
     for (const reject of this.stalledProposals.splice(0)) reject(new NotLeaderError('leadership moved'));
     const old = this.leader;
-    if (old >= 0 && this.replicas[old]!.up) await this.replicas[old]!.service.leadershipChanged({ name: 'S' }, false);
+    if (old >= 0 && this.replicas[old]!.up) await this.replicas[old]!.replicated.leadershipChanged({ name: 'S' }, false);
     this.leader = index;
-    await this.replicas[index]!.service.leadershipChanged({ name: 'S' }, true);
+    await this.replicas[index]!.replicated.leadershipChanged({ name: 'S' }, true);
     await settle();
   }
 
@@ -106,7 +110,7 @@ export class ReplicatedConsumersFixture {
     if (this.stalled) return new Promise<void>((_, reject) => this.stalledProposals.push(reject));
     return new Promise<void>((resolve) => {
       setImmediate(() => {
-        for (const r of this.replicas) if (r.up) r.service.applyConsumerEntry({ name: 'S' }, payload);
+        for (const r of this.replicas) if (r.up) r.replicated.applyConsumerEntry({ name: 'S' }, payload);
         this.committed++;
         resolve();
       });

@@ -9,8 +9,14 @@ import { parseGoDurationMs } from './go-duration.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
+import { accountLinkProblems } from './account-links.js';
+import { isValidPublicUserKey } from '../security/nkey-signature.js';
 import {
   DEFAULT_TLS_TIMEOUT_MS,
+  type AccountExport,
+  type AccountImport,
+  type AccountOptions,
+  type ServiceResponseType,
   type AuthorizationOptions,
   type ClusterAuthorization,
   type ClusterOptions,
@@ -22,6 +28,9 @@ import {
   type TlsOptions,
   type UserEntry,
 } from './options.js';
+
+/** The account of users outside `accounts {}` (nats-server's globalAccountName); no account may take the name. */
+export const GLOBAL_ACCOUNT = '$G';
 
 /** nats-server's allow_responses: true (one response within two minutes). */
 const DEFAULT_RESPONSE_PERMISSION: ResponsePermission = { maxMsgs: 1, expiresMs: 2 * 60_000 };
@@ -76,6 +85,7 @@ class ConfApplier {
   run(): ConfApplyResult {
     const root = this.doc.root;
     for (const key of Object.keys(root)) this.applyTopLevel(this.entry(root, key));
+    this.checkAccountsAgainstAuthorization();
     const result: ConfApplyResult = {
       errors: this.errors,
       warnings: this.warnings,
@@ -322,6 +332,13 @@ class ConfApplier {
         return this.applyJetStream(e);
       case 'authorization':
         return this.applyAuthorization(e);
+      case 'accounts':
+        return this.applyAccounts(e);
+      case 'no_auth_user': {
+        const s = this.str(e);
+        if (s !== undefined) o.noAuthUser = s;
+        return;
+      }
       case 'cluster':
         return this.applyCluster(e);
     }
@@ -491,7 +508,8 @@ class ConfApplier {
       const um = this.map(ue);
       if (!um) return;
       let user: string | undefined;
-      let password = '';
+      let password: string | undefined;
+      let nkey: string | undefined;
       let permissions: Permissions | undefined;
       const errorsBefore = this.errors.length;
       for (const k of Object.keys(um)) {
@@ -505,6 +523,9 @@ class ConfApplier {
           case 'password':
             password = this.str(item) ?? '';
             break;
+          case 'nkey':
+            nkey = this.str(item);
+            break;
           case 'permission':
           case 'permissions':
           case 'authorization':
@@ -515,14 +536,276 @@ class ConfApplier {
         }
       }
       if (this.errors.length > errorsBefore) return; // the entry's own error says enough
+      if (nkey !== undefined) {
+        if (!isValidPublicUserKey(nkey)) return this.error(ue, 'Not a valid public nkey for a user');
+        if (user !== undefined || password !== undefined) return this.error(ue, 'Nkey users do not take usernames or passwords');
+        if (seen.has(nkey) || this.userNames.has(nkey)) return this.error(ue, `Duplicate nkey "${nkey}" detected`);
+        seen.add(nkey);
+        const entry: UserEntry = { user: nkey, password: '', nkey };
+        if (permissions !== undefined) entry.permissions = permissions;
+        users.push(entry);
+        return;
+      }
       if (user === undefined) return this.error(ue, 'User entry requires a user');
-      if (seen.has(user)) return this.error(ue, `Duplicate user "${user}" detected`);
+      if (seen.has(user) || this.userNames.has(user)) return this.error(ue, `Duplicate user "${user}" detected`);
       seen.add(user);
-      const entry: UserEntry = { user, password };
+      const entry: UserEntry = { user, password: password ?? '' };
       if (permissions !== undefined) entry.permissions = permissions;
       users.push(entry);
     });
+    for (const u of users) this.userNames.add(u.user);
     return users;
+  }
+
+  /** Users and nkeys seen so far, in authorization {} and every account: each is unique across them. */
+  private readonly userNames = new Set<string>();
+  /** where `accounts` was written, for the checks made once the whole file is read */
+  private accountsEntry: Located | undefined;
+
+  /** `accounts { NAME: { users, exports, imports, default_permissions } }`, or a list of account names. */
+  private applyAccounts(e: Located): void {
+    this.accountsEntry = e;
+    const accounts: AccountOptions[] = [];
+    const errorsBefore = this.errors.length;
+    if (Array.isArray(e.value)) {
+      const seen = new Set<string>();
+      e.value.forEach((_, index) => {
+        const item = this.entry(e.value as unknown[], index);
+        const name = this.str(item);
+        if (name === undefined) return;
+        if (name === GLOBAL_ACCOUNT) return this.error(item, `"${name}" is a Reserved Account`);
+        if (seen.has(name)) return this.error(item, `Duplicate Account Entry: ${name}`);
+        seen.add(name);
+        accounts.push({ name, users: [], exports: [], imports: [] });
+      });
+    } else {
+      const m = this.map(e);
+      if (!m) return;
+      for (const name of Object.keys(m)) {
+        const ae = this.entry(m, name);
+        if (ae.pos?.usedAsVariable) continue;
+        if (this.kindOf(ae) !== 'map') {
+          this.error(ae, 'Expected map entries for accounts');
+          continue;
+        }
+        if (name === GLOBAL_ACCOUNT) {
+          this.error(ae, `"${name}" is a Reserved Account`);
+          continue;
+        }
+        accounts.push(this.parseAccount(name, ae.value as Record<string, unknown>));
+      }
+    }
+    if (this.errors.length > errorsBefore) return;
+    // Imports are checked against exports once every account is known (nats-server reports them at the block).
+    for (const problem of accountLinkProblems(accounts)) this.error(e, problem);
+    this.options.accounts = accounts;
+  }
+
+  private parseAccount(name: string, m: Record<string, unknown>): AccountOptions {
+    const acc: AccountOptions = { name, users: [], exports: [], imports: [] };
+    let defaults: Permissions | undefined;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'users':
+          acc.users = this.parseUsers(item) ?? [];
+          break;
+        case 'exports':
+          acc.exports = this.parseExports(item);
+          break;
+        case 'imports':
+          acc.imports = this.parseImports(item);
+          break;
+        case 'default_permissions':
+          defaults = this.parsePermissions(item);
+          break;
+        default:
+          this.unhandled(item, 'account');
+      }
+    }
+    if (defaults !== undefined) for (const u of acc.users) u.permissions ??= defaults;
+    return acc;
+  }
+
+  /** `exports: [ { stream: "a.>", accounts: [B] }, { service: "q", response_type: singleton } ]` */
+  private parseExports(e: Located): AccountExport[] {
+    if (!Array.isArray(e.value)) {
+      this.error(e, `Exports should be an array, got ${KIND_NAMES[this.kindOf(e)]}`);
+      return [];
+    }
+    const out: AccountExport[] = [];
+    e.value.forEach((_, index) => {
+      const xe = this.entry(e.value as unknown[], index);
+      xe.name = `exports[${index}]`;
+      if (this.kindOf(xe) !== 'map') return this.error(xe, 'Export Items should be a map with type entry');
+      const m = xe.value as Record<string, unknown>;
+      let kind: AccountExport['kind'] | undefined;
+      let subject: string | undefined;
+      let accounts: string[] | undefined;
+      let responseType: ServiceResponseType | undefined;
+      let thresholdMs: number | undefined;
+      let responseItem: Located | undefined;
+      for (const k of Object.keys(m)) {
+        const item = this.entry(m, k);
+        switch (k.toLowerCase()) {
+          case 'stream':
+          case 'service': {
+            const which = k.toLowerCase() as AccountExport['kind'];
+            if (kind !== undefined) {
+              this.error(item, `Detected ${which} "${String(item.value)}" but already saw a ${kind}`);
+              break;
+            }
+            kind = which;
+            subject = this.str(item);
+            break;
+          }
+          case 'accounts':
+            accounts = this.nameList(item);
+            break;
+          case 'response':
+          case 'response_type': {
+            responseItem = item;
+            const s = this.str(item);
+            if (s === undefined) break;
+            const rt = ({ single: 'singleton', singleton: 'singleton', stream: 'stream', chunk: 'chunked', chunked: 'chunked' } as const)[
+              s.toLowerCase() as 'single'
+            ];
+            if (rt === undefined) this.error(item, `Unknown response type: "${s}"`);
+            else responseType = rt;
+            break;
+          }
+          case 'threshold':
+          case 'response_threshold':
+          case 'response_max_time':
+          case 'response_time': {
+            responseItem = item;
+            if (typeof item.value !== 'string') {
+              this.error(item, 'Expected response threshold to be a parseable time duration');
+              break;
+            }
+            const ms = parseGoDurationMs(item.value);
+            if (ms === undefined) this.error(item, `Expected response threshold to be a parseable time duration, got "${item.value}"`);
+            else thresholdMs = ms;
+            break;
+          }
+          default:
+            this.unhandled(item, 'exports');
+        }
+      }
+      if (kind === undefined || subject === undefined) return;
+      if (kind === 'stream' && responseItem !== undefined) return this.error(responseItem, 'Detected response directive on non-service');
+      const exp: AccountExport = { kind, subject };
+      if (accounts !== undefined) exp.accounts = accounts;
+      if (kind === 'service') {
+        exp.responseType = responseType ?? 'singleton';
+        if (thresholdMs !== undefined) exp.responseThresholdMs = thresholdMs;
+      }
+      out.push(exp);
+    });
+    return out;
+  }
+
+  /** `imports: [ { stream: { account: A, subject: "a.>" }, prefix: "p" }, { service: {...}, to: "q" } ]` */
+  private parseImports(e: Located): AccountImport[] {
+    if (!Array.isArray(e.value)) {
+      this.error(e, `Imports should be an array, got ${KIND_NAMES[this.kindOf(e)]}`);
+      return [];
+    }
+    const out: AccountImport[] = [];
+    const services = new Set<string>();
+    e.value.forEach((_, index) => {
+      const ie = this.entry(e.value as unknown[], index);
+      ie.name = `imports[${index}]`;
+      if (this.kindOf(ie) !== 'map') return this.error(ie, 'Import Items should be a map with type entry');
+      const m = ie.value as Record<string, unknown>;
+      let imp: AccountImport | undefined;
+      let prefix: string | undefined;
+      let to: string | undefined;
+      for (const k of Object.keys(m)) {
+        const item = this.entry(m, k);
+        switch (k.toLowerCase()) {
+          case 'stream':
+          case 'service': {
+            const which = k.toLowerCase() as AccountImport['kind'];
+            if (imp !== undefined) {
+              this.error(item, `Detected ${which} but already saw a ${imp.kind}`);
+              break;
+            }
+            const source = this.importSource(item, which);
+            if (source !== undefined) imp = { kind: which, ...source };
+            break;
+          }
+          case 'prefix':
+            prefix = this.str(item);
+            break;
+          case 'to':
+            to = this.str(item);
+            break;
+          default:
+            this.unhandled(item, 'imports');
+        }
+      }
+      if (imp === undefined) return;
+      if (imp.kind === 'stream' && prefix !== undefined && to !== undefined) {
+        return this.error(ie, "Stream import can not have a 'prefix' and a 'to' property");
+      }
+      if (prefix !== undefined && imp.kind === 'stream') imp.prefix = prefix.endsWith('.') ? prefix : `${prefix}.`;
+      if (to !== undefined) imp.to = to;
+      if (imp.kind === 'service') {
+        const local = `${imp.account} ${imp.to ?? imp.subject}`;
+        if (services.has(local)) {
+          return this.error(ie, `Duplicate service import subject "${imp.to ?? imp.subject}", previously used in import for account "${imp.account}"`);
+        }
+        services.add(local);
+      }
+      out.push(imp);
+    });
+    return out;
+  }
+
+  /** `{ account: A, subject: "s" }` inside an import */
+  private importSource(e: Located, kind: AccountImport['kind']): { account: string; subject: string } | undefined {
+    if (this.kindOf(e) !== 'map') return void this.error(e, `${kind === 'stream' ? 'Stream' : 'Service'} entry should be an account map`);
+    const m = e.value as Record<string, unknown>;
+    let account: string | undefined;
+    let subject: string | undefined;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'account':
+          account = this.str(item);
+          break;
+        case 'subject':
+          subject = this.str(item);
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    if (account === undefined || account === '' || subject === undefined || subject === '') {
+      return void this.error(e, 'Expect an account name and a subject');
+    }
+    return { account, subject };
+  }
+
+  private nameList(e: Located): string[] | undefined {
+    if (!Array.isArray(e.value)) return void this.typeError(e, 'an array of account names');
+    const out: string[] = [];
+    e.value.forEach((_, index) => {
+      const s = this.str(this.entry(e.value as unknown[], index));
+      if (s !== undefined) out.push(s);
+    });
+    return out;
+  }
+
+  /** nats-server: accounts with users cannot sit next to a single authorization user or token. */
+  private checkAccountsAgainstAuthorization(): void {
+    const e = this.accountsEntry;
+    const auth = this.options.authorization;
+    if (e === undefined || auth === undefined) return;
+    if (!(this.options.accounts ?? []).some((a) => a.users.length > 0)) return;
+    if (auth.user !== undefined) this.error(e, 'Can not have a single user/pass and accounts');
+    else if (auth.token !== undefined) this.error(e, 'Can not have a token and accounts');
   }
 
   /** `permissions { publish, subscribe, allow_responses }` as nats-server's parseUserPermissions reads it. */

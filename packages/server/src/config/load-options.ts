@@ -104,8 +104,37 @@ export function resolveOptions(
     warnings.push(`max_payload of ${options.maxPayloadBytes} bytes is over 8 MiB; large payloads are discouraged`);
   }
 
+  const accountsProblem = accountsCombinationProblem(options);
+  if (accountsProblem !== undefined) return { kind: 'config-error', message: accountsProblem };
+
   if (flags.checkConfig) return { kind: 'check-ok', configFile: flags.configFile!, warnings };
   return { kind: 'run', options, warnings };
+}
+
+/**
+ * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts run on one node
+ * without JetStream only for now: routes do not carry an account, and JetStream serves the global account
+ * alone, so either combination would put messages or streams where the config does not.
+ */
+function accountsCombinationProblem(o: ServerOptions): string | undefined {
+  const noAuth = o.noAuthUser;
+  if (noAuth !== undefined) {
+    const users = [...(o.authorization?.users ?? []), ...(o.accounts ?? []).flatMap((a) => a.users)];
+    if (users.length === 0) return `no_auth_user: "${noAuth}" present, but users/nkeys are not defined`;
+    if (!users.some((u) => u.user === noAuth)) {
+      return `no_auth_user: "${noAuth}" not present as user or nkey in authorization block or account configuration`;
+    }
+  }
+  if (o.accounts === undefined || o.accounts.length === 0) return undefined;
+  const refusal = 'is not supported by flotilla yet, so the server refuses to start';
+  const c = o.cluster;
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0)) {
+    return `'accounts' together with a cluster ${refusal} (routes do not carry accounts: messages would cross them)`;
+  }
+  if (o.jetstream.enabled) {
+    return `'accounts' together with JetStream ${refusal} (JetStream serves the global account only, not per account as nats-server)`;
+  }
+  return undefined;
 }
 
 /** Flags over file values. Returns a usage problem, if any. */

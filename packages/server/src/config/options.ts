@@ -20,10 +20,46 @@ export interface Permissions {
 }
 
 export interface UserEntry {
+  /** the user name; for an nkey user, its public key (as nats-server names nkey users) */
   user: string;
-  /** plain text or a bcrypt hash ($2a$/$2b$/$2x$/$2y$); '' for users authenticated by certificate */
+  /** plain text or a bcrypt hash ($2a$/$2b$/$2x$/$2y$); '' for users authenticated by certificate or nkey */
   password: string;
+  /** set for an nkey user (`{ nkey: U... }`): it signs the INFO nonce instead of giving a password */
+  nkey?: string;
   permissions?: Permissions;
+}
+
+/** `response_type` of a service export: how many responses a request may get back across accounts. */
+export type ServiceResponseType = 'singleton' | 'stream' | 'chunked';
+
+/** One entry of an account's `exports`; `accounts` absent = public. */
+export interface AccountExport {
+  kind: 'stream' | 'service';
+  subject: string;
+  accounts?: string[];
+  /** services only (default singleton) */
+  responseType?: ServiceResponseType;
+  /** services only: how long a response may come back (nats-server's default 2 minutes) */
+  responseThresholdMs?: number;
+}
+
+/** One entry of an account's `imports`: `subject` is in `account`; `to` / `prefix` name it here. */
+export interface AccountImport {
+  kind: 'stream' | 'service';
+  account: string;
+  subject: string;
+  /** stream: the subject messages get here; service: the subject this account's clients request on */
+  to?: string;
+  /** streams only: literal prefix put in front of the subject */
+  prefix?: string;
+}
+
+/** `accounts { NAME: { users, exports, imports, default_permissions } }` */
+export interface AccountOptions {
+  name: string;
+  users: UserEntry[];
+  exports: AccountExport[];
+  imports: AccountImport[];
 }
 
 export interface AuthorizationOptions {
@@ -113,6 +149,10 @@ export interface ServerOptions {
   logLevel: LogLevel;
   logFile?: string;
   authorization?: AuthorizationOptions;
+  /** accounts other than the global one ($G); their users are not in `authorization.users` */
+  accounts?: AccountOptions[];
+  /** clients that give no credentials connect as this user (a name or an nkey) */
+  noAuthUser?: string;
   tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;

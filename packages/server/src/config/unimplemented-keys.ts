@@ -5,7 +5,7 @@
 // relaxation not applied), is accepted with a warning.
 
 /** The block a key sits in; names appear in messages ("'cipher' in jetstream"). */
-export type ConfScope = 'top' | 'jetstream' | 'tls' | 'cluster' | 'cluster tls' | 'users';
+export type ConfScope = 'top' | 'jetstream' | 'tls' | 'cluster' | 'cluster tls' | 'users' | 'account' | 'exports' | 'imports';
 
 export type UnimplementedKey =
   /** refuse to start; `why` completes "ignoring it would …" */
@@ -15,7 +15,7 @@ export type UnimplementedKey =
 const WARN: UnimplementedKey = { effect: 'warn' };
 const refuse = (why: string): UnimplementedKey => ({ effect: 'refuse', why });
 
-const NO_ACCOUNTS = refuse('leave the users and isolation it relies on unenforced (accounts are not implemented)');
+const NO_SYSTEM_ACCOUNT = refuse('leave the system account it names unserved and unisolated (the system account is not implemented)');
 const NO_OPERATOR = refuse('leave clients unauthenticated (operator/JWT mode is not implemented)');
 const NO_TLS_TUNING = refuse('let TLS negotiate what the config excludes');
 const NO_PINNING = refuse('accept certificates the config does not pin');
@@ -60,10 +60,8 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     reconnect_error_reports: WARN,
     default_js_domain: WARN,
 
-    accounts: NO_ACCOUNTS,
-    system_account: NO_ACCOUNTS,
-    system: NO_ACCOUNTS,
-    no_auth_user: refuse('give clients without credentials a different identity than the config says'),
+    system_account: NO_SYSTEM_ACCOUNT,
+    system: NO_SYSTEM_ACCOUNT,
     operator: NO_OPERATOR,
     operators: NO_OPERATOR,
     root: NO_OPERATOR,
@@ -121,11 +119,29 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     verify_cert_and_check_known_urls: refuse('accept route certificates whose names are not checked'),
   },
   users: {
-    nkey: refuse('leave the nkey user out, and with no other user clients unauthenticated'),
     allowed_connection_types: refuse('let the user connect over connection types the config forbids'),
     connection_types: refuse('let the user connect over connection types the config forbids'),
     clients: refuse('let the user connect over connection types the config forbids'),
     proxy_required: refuse('let the user connect without the trusted proxy the config requires'),
+  },
+  // inside one account of `accounts {}`
+  account: {
+    jetstream: refuse('leave the account without the JetStream (and its limits) the config gives it'),
+    limits: refuse('lift the limits it sets on the account'),
+    mappings: refuse('deliver messages on subjects the mappings would have changed'),
+    maps: refuse('deliver messages on subjects the mappings would have changed'),
+    nkey: refuse("leave the account's own key unchecked"),
+    msg_trace: WARN,
+    trace_dest: WARN,
+  },
+  exports: {
+    account_token_position: refuse('let accounts other than the one the subject names import it'),
+    latency: WARN,
+    allow_trace: WARN,
+  },
+  imports: {
+    share: WARN,
+    allow_trace: WARN,
   },
 };
 

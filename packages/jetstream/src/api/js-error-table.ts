@@ -1,0 +1,140 @@
+// The one table of JetStream API errors Flotilla sends: nats-server's constant name (server/errors.json) →
+// {code, err_code, description}. Every ApiError is built from an entry here, so an err_code and its text
+// exist once; the named helpers (JsErrors, consumerErrors, ClusterErrors, …) are views onto it.
+// `{name}` in a description is a parameter, filled in as nats-server's NewJS…Error(…) does.
+import { ApiError } from './api-error.js';
+
+export interface JsErrorEntry {
+  readonly code: number;
+  readonly errCode: number;
+  readonly description: string;
+}
+
+export const JS_ERROR_TABLE = {
+  JSBadRequestErr: { code: 400, errCode: 10003, description: 'bad request' },
+  JSClusterNoPeersErrF: { code: 400, errCode: 10005, description: '{err}' },
+  JSClusterNotAvailErr: { code: 503, errCode: 10008, description: 'JetStream system temporarily unavailable' },
+  JSClusterRequiredErr: { code: 503, errCode: 10010, description: 'JetStream clustering support required' },
+  JSConsumerCreateErrF: { code: 500, errCode: 10012, description: '{err}' },
+  JSConsumerNameExistErr: { code: 400, errCode: 10013, description: 'consumer name already in use' },
+  JSConsumerNotFoundErr: { code: 404, errCode: 10014, description: 'consumer not found' },
+  JSConsumerDurableNameNotInSubjectErr: { code: 400, errCode: 10016, description: 'consumer expected to be durable but no durable name set in subject' },
+  JSConsumerDurableNameNotMatchSubjectErr: { code: 400, errCode: 10017, description: 'consumer name in subject does not match durable name in request' },
+  JSConsumerDurableNameNotSetErr: { code: 400, errCode: 10018, description: 'consumer expected to be durable but a durable name was not set' },
+  JSConsumerEphemeralWithDurableNameErr: { code: 400, errCode: 10020, description: 'consumer expected to be ephemeral but a durable name was set in request' },
+  JSInsufficientResourcesErr: { code: 503, errCode: 10023, description: 'insufficient resources' },
+  // nats-server 2.10+ appends the decoder's reason (`invalid JSON: {err}`); Flotilla keeps 2.9's text, which
+  // clients and the e2e tests compare verbatim (Go's decoder messages could not be matched anyway).
+  JSInvalidJSONErr: { code: 400, errCode: 10025, description: 'invalid JSON' },
+  JSMaximumConsumersLimitErr: { code: 400, errCode: 10026, description: 'maximum consumers limit reached' },
+  JSMemoryResourcesExceededErr: { code: 500, errCode: 10028, description: 'insufficient memory resources available' },
+  JSNoMessageFoundErr: { code: 404, errCode: 10037, description: 'no message found' },
+  JSNotEmptyRequestErr: { code: 400, errCode: 10038, description: 'expected an empty request payload' },
+  JSNotEnabledForAccountErr: { code: 503, errCode: 10039, description: 'JetStream not enabled for account' },
+  JSClusterPeerNotMemberErr: { code: 400, errCode: 10040, description: 'peer not a member' },
+  JSSequenceNotFoundErrF: { code: 400, errCode: 10043, description: 'sequence {seq} not found' },
+  JSStorageResourcesExceededErr: { code: 500, errCode: 10047, description: 'insufficient storage resources available' },
+  JSStreamCreateErrF: { code: 500, errCode: 10049, description: '{err}' },
+  JSStreamGeneralErrorF: { code: 500, errCode: 10051, description: '{err}' },
+  JSStreamInvalidConfigF: { code: 500, errCode: 10052, description: '{err}' },
+  JSStreamMessageExceedsMaximumErr: { code: 400, errCode: 10054, description: 'message size exceeds maximum allowed' },
+  JSStreamMismatchErr: { code: 400, errCode: 10056, description: 'stream name in subject does not match request' },
+  JSStreamMsgDeleteFailedF: { code: 500, errCode: 10057, description: '{err}' },
+  JSStreamNameExistErr: { code: 400, errCode: 10058, description: 'stream name already in use with a different configuration' },
+  JSStreamNotFoundErr: { code: 404, errCode: 10059, description: 'stream not found' },
+  JSStreamNotMatchErr: { code: 400, errCode: 10060, description: 'expected stream does not match' },
+  JSStreamSubjectOverlapErr: { code: 400, errCode: 10065, description: 'subjects overlap with an existing stream' },
+  JSStreamWrongLastMsgIDErrF: { code: 400, errCode: 10070, description: 'wrong last msg ID: {id}' },
+  JSStreamWrongLastSequenceErrF: { code: 400, errCode: 10071, description: 'wrong last sequence: {seq}' },
+  JSStreamReplicasNotSupportedErr: { code: 500, errCode: 10074, description: 'replicas > 1 not supported in non-clustered mode' },
+  JSStreamStoreFailedF: { code: 503, errCode: 10077, description: '{err}' },
+  JSConsumerConfigRequiredErr: { code: 400, errCode: 10078, description: 'consumer config required' },
+  JSConsumerDeliverToWildcardsErr: { code: 400, errCode: 10079, description: 'consumer deliver subject has wildcards' },
+  JSConsumerPushMaxWaitingErr: { code: 400, errCode: 10080, description: 'consumer in push mode can not set max waiting' },
+  JSConsumerDeliverCycleErr: { code: 400, errCode: 10081, description: 'consumer deliver subject forms a cycle' },
+  JSConsumerMaxPendingAckPolicyRequiredErr: { code: 400, errCode: 10082, description: 'consumer requires ack policy for max ack pending' },
+  JSConsumerSmallHeartbeatErr: { code: 400, errCode: 10083, description: 'consumer idle heartbeat needs to be >= 100ms' },
+  JSConsumerPullRequiresAckErr: { code: 400, errCode: 10084, description: 'consumer in pull mode requires explicit ack policy on workqueue stream' },
+  JSConsumerPullWithRateLimitErr: { code: 400, errCode: 10086, description: 'consumer in pull mode can not have rate limit set' },
+  JSConsumerMaxWaitingNegativeErr: { code: 400, errCode: 10087, description: 'consumer max waiting needs to be positive' },
+  JSConsumerHBRequiresPushErr: { code: 400, errCode: 10088, description: 'consumer idle heartbeat requires a push based consumer' },
+  JSConsumerFCRequiresPushErr: { code: 400, errCode: 10089, description: 'consumer flow control requires a push based consumer' },
+  JSConsumerFilterNotSubsetErr: { code: 400, errCode: 10093, description: 'consumer filter subject is not a valid subset of the interest subjects' },
+  JSConsumerInvalidPolicyErrF: { code: 400, errCode: 10094, description: '{err}' },
+  JSConsumerInvalidSamplingErrF: { code: 400, errCode: 10095, description: 'failed to parse consumer sampling configuration: {err}' },
+  JSStreamHeaderExceedsMaximumErr: { code: 400, errCode: 10097, description: 'header size exceeds maximum allowed of 64k' },
+  JSConsumerWQRequiresExplicitAckErr: { code: 400, errCode: 10098, description: 'workqueue stream requires explicit ack' },
+  JSConsumerWQMultipleUnfilteredErr: { code: 400, errCode: 10099, description: 'multiple non-filtered consumers not allowed on workqueue stream' },
+  JSConsumerWQConsumerNotUniqueErr: { code: 400, errCode: 10100, description: 'filtered consumer not unique on workqueue stream' },
+  JSConsumerWQConsumerNotDeliverAllErr: { code: 400, errCode: 10101, description: 'consumer must be deliver all on workqueue stream' },
+  JSConsumerNameTooLongErrF: { code: 400, errCode: 10102, description: 'consumer name is too long, maximum allowed is {max}' },
+  JSConsumerBadDurableNameErr: { code: 400, errCode: 10103, description: "durable name can not contain '.', '*', '>'" },
+  JSConsumerExistingActiveErr: { code: 400, errCode: 10105, description: 'consumer already exists and is still active' },
+  JSConsumerDescriptionTooLongErrF: { code: 400, errCode: 10107, description: 'consumer description is too long, maximum allowed is {max}' },
+  JSConsumerWithFlowControlNeedsHeartbeats: { code: 400, errCode: 10108, description: 'consumer with flow control also needs heartbeats' },
+  JSStreamSealedErr: { code: 400, errCode: 10109, description: 'invalid operation on sealed stream' },
+  JSStreamPurgeFailedF: { code: 500, errCode: 10110, description: '{err}' },
+  JSStreamRollupFailedF: { code: 500, errCode: 10111, description: '{err}' },
+  JSConsumerInvalidDeliverSubject: { code: 400, errCode: 10112, description: 'invalid push consumer deliver subject' },
+  JSConsumerMaxRequestBatchNegativeErr: { code: 400, errCode: 10114, description: 'consumer max request batch needs to be > 0' },
+  JSConsumerMaxRequestExpiresTooSmall: { code: 400, errCode: 10115, description: 'consumer max request expires needs to be >= 1ms' },
+  JSConsumerMaxDeliverBackoffErr: { code: 400, errCode: 10116, description: 'max deliver is required to be > length of backoff values' },
+  JSConsumerMaxPendingAckExcessErrF: { code: 400, errCode: 10121, description: 'consumer max ack pending exceeds system limit of {limit}' },
+  JSConsumerReplicasExceedsStream: { code: 400, errCode: 10126, description: 'consumer config replica count exceeds parent stream' },
+  JSConsumerNameContainsPathSeparatorsErr: { code: 400, errCode: 10127, description: 'Consumer name can not contain path separators' },
+  JSStreamNameContainsPathSeparatorsErr: { code: 400, errCode: 10128, description: 'Stream name can not contain path separators' },
+  JSConsumerCreateFilterSubjectMismatchErr: { code: 400, errCode: 10131, description: 'Consumer create request did not match filtered subject from create subject' },
+  JSConsumerCreateDurableAndNameMismatch: { code: 400, errCode: 10132, description: 'Consumer Durable and Name have to be equal if both are provided' },
+  JSReplicasCountCannotBeNegative: { code: 400, errCode: 10133, description: 'replicas count cannot be negative' },
+  JSConsumerReplicasShouldMatchStream: { code: 400, errCode: 10134, description: "consumer config replicas must match interest retention stream's replicas" },
+  JSConsumerMetadataLengthErrF: { code: 400, errCode: 10135, description: 'consumer metadata exceeds maximum size of {limit}' },
+  JSConsumerDuplicateFilterSubjects: { code: 400, errCode: 10136, description: 'consumer cannot have both FilterSubject and FilterSubjects specified' },
+  JSConsumerMultipleFiltersNotAllowed: { code: 400, errCode: 10137, description: 'consumer with multiple subject filters cannot use subject based API' },
+  JSConsumerOverlappingSubjectFilters: { code: 400, errCode: 10138, description: 'consumer subject filters cannot overlap' },
+  JSConsumerEmptyFilter: { code: 400, errCode: 10139, description: 'consumer filter in FilterSubjects cannot be empty' },
+  JSConsumerAlreadyExists: { code: 400, errCode: 10148, description: 'consumer already exists' },
+  JSConsumerDoesNotExist: { code: 400, errCode: 10149, description: 'consumer does not exist' },
+  JSConsumerInactiveThresholdExcess: { code: 400, errCode: 10153, description: 'consumer inactive threshold exceeds system limit of {limit}' },
+  JSMessageTTLDisabledErr: { code: 400, errCode: 10166, description: 'per-message TTL is disabled' },
+  JSMessageIncrDisabledErr: { code: 400, errCode: 10168, description: 'message counters is disabled' },
+  JSMessageIncrInvalidErr: { code: 400, errCode: 10171, description: 'message counter increment is invalid' },
+  JSAtomicPublishDisabledErr: { code: 400, errCode: 10174, description: 'atomic publish is disabled' },
+  JSRequiredApiLevelErr: { code: 412, errCode: 10185, description: 'JetStream minimum api level required' },
+  JSMessageSchedulesDisabledErr: { code: 400, errCode: 10188, description: 'message schedules is disabled' },
+  JSStreamExpectedLastSeqPerSubjectInvalid: { code: 400, errCode: 10193, description: 'missing sequence for expected last sequence per subject' },
+  JSConsumerPriorityGroupWithPolicyNone: { code: 400, errCode: 10196, description: 'consumer can not have priority groups when policy is none' },
+  JSConsumerPinnedTTLWithoutPriorityPolicyNone: { code: 400, errCode: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' },
+  JSMessageSchedulesSchedulerInvalidErr: { code: 400, errCode: 10212, description: 'message schedules invalid scheduler' },
+} as const satisfies Record<string, JsErrorEntry>;
+
+export type JsErrorName = keyof typeof JS_ERROR_TABLE;
+
+/** The `{…}` placeholders of a description, as a union of their names. */
+type Placeholders<S extends string> = S extends `${string}{${infer P}}${infer Rest}` ? P | Placeholders<Rest> : never;
+type ParamsOf<N extends JsErrorName> = Placeholders<(typeof JS_ERROR_TABLE)[N]['description']>;
+/** No argument for a fixed description; otherwise a value for each placeholder. */
+export type JsErrorArgs<N extends JsErrorName> = [ParamsOf<N>] extends [never]
+  ? []
+  : [params: Record<ParamsOf<N>, string | number>];
+
+const PLACEHOLDER = /\{(\w+)\}/g;
+
+/** The ApiError of a table entry, its description's placeholders filled in (one pass, like Go's Replacer). */
+export function jsError<N extends JsErrorName>(name: N, ...args: JsErrorArgs<N>): ApiError {
+  const entry: JsErrorEntry = JS_ERROR_TABLE[name];
+  const params = args[0] as Record<string, string | number> | undefined;
+  const description =
+    params === undefined
+      ? entry.description
+      : entry.description.replace(PLACEHOLDER, (whole, key: string) => (key in params ? String(params[key]) : whole));
+  return new ApiError(entry.code, entry.errCode, description);
+}
+
+/**
+ * 10025 with the decoder's reason, nats-server 2.10+'s `invalid JSON: {err}` — only where Flotilla reproduces
+ * Go's reason verbatim (an unknown field); elsewhere JSInvalidJSONErr keeps 2.9's bare text.
+ */
+export function invalidJsonWithReason(reason: string): ApiError {
+  const entry: JsErrorEntry = JS_ERROR_TABLE.JSInvalidJSONErr;
+  return new ApiError(entry.code, entry.errCode, `${entry.description}: ${reason}`);
+}

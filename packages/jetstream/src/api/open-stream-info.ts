@@ -1,0 +1,32 @@
+// The StreamInfo of a stream open on this node, as STREAM.INFO answers it: its state, consumer count, and in
+// a cluster its replica's `cluster` block.
+import type { Stream } from '../stream/stream.js';
+import { streamInfo, streamState, type StateOptions, type StreamInfoJson } from './stream-info.js';
+
+/** The `cluster` block of the replica serving a stream on this node (none on a single node). */
+export interface ClusterBlocks {
+  clusterBlockOf(stream: string): object | undefined;
+}
+
+export interface ConsumerCountSource {
+  consumerCount(stream: string): number;
+}
+
+/** STREAM.INFO's body: StreamInfo with, in a cluster, the replica's `cluster` block. */
+export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object };
+
+export class OpenStreamInfo {
+  constructor(
+    private readonly consumers: ConsumerCountSource,
+    private readonly domain: string | undefined,
+    private readonly blocks: ClusterBlocks | null,
+  ) {}
+
+  /** `state` options beyond the consumer count: STREAM.INFO's subjects and deleted details. */
+  of(stream: Stream, state: Omit<StateOptions, 'consumerCount'> = {}): OpenStreamInfoJson {
+    const consumerCount = this.consumers.consumerCount(stream.name);
+    const info = streamInfo(stream, streamState(stream, { ...state, consumerCount }), this.domain);
+    const cluster = this.blocks?.clusterBlockOf(stream.name);
+    return cluster === undefined ? info : { ...info, cluster };
+  }
+}

@@ -1,0 +1,19 @@
+// What the server configures JetStream with (`new JetStreamService(bus, options, log)`).
+import type { SyncPolicy } from '@flotilla/store';
+import type { ClusterEnvironment } from './cluster/cluster-contracts.js';
+
+export interface JetStreamServiceOptions {
+  storeDir: string;
+  /** -1 = unlimited */
+  maxMemoryStoreBytes: number;
+  /** -1 = unlimited */
+  maxFileStoreBytes: number;
+  domain?: string;
+  /** Server's name and id for advisories and info responses. */
+  serverName: string;
+  serverId: string;
+  /** File stores: `always` (default) fsyncs before an ack; `{intervalMs}` syncs periodically. */
+  fileSync?: SyncPolicy;
+  /** Clustered JetStream (meta group, replicated streams); absent on a single node. */
+  cluster?: ClusterEnvironment;
+}

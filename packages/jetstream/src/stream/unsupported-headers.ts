@@ -1,0 +1,102 @@
+// Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
+// (allow_atomic, allow_msg_counter, allow_msg_ttl, allow_msg_schedules). Flotilla refuses those fields
+// (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
+// them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
+// meant nothing. Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
+// (stream.go, jetstream_batching.go):
+//   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
+//   Nats-Incr (non-empty)          → 10171 message counter increment is invalid (not a base-10 integer),
+//                                    else 10168 message counters is disabled
+//   Nats-TTL (non-empty)           → 10166 per-message TTL is disabled (the clustered check: any value, valid or not)
+//   Nats-Schedule (non-empty), or Nats-Schedule-Time-Zone empty or not a zone
+//                                  → 10188 message schedules is disabled
+//   Nats-Schedule-Next other than `purge`, or without a valid Nats-Scheduler, or Nats-Scheduler alone
+//                                  → 10212 message schedules invalid scheduler; a valid purge → 10188
+// Headers 2.14 ignores on a plain publish stay ignored, as there: Nats-Batch-Sequence and Nats-Batch-Commit
+// without Nats-Batch-Id, the other Nats-Schedule-* headers without Nats-Schedule, and Nats-Required-Api-Level
+// (2.14 checks it on API requests and inside batches only: requiredApiLevelError below is that API-side check,
+// for the endpoint dispatch to call). Fast batches are announced by a reply subject
+// ending in `.$FI`, not a header; they are not detected here.
+import { decodeHeaders, isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
+import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
+
+/** The values readPublishHeaders collects for this check (first value of each, exact case). */
+export interface FeatureHeaders {
+  batchId?: string;
+  incr?: string;
+  ttl?: string;
+  schedule?: string;
+  scheduleTimeZone?: string;
+  scheduleNext?: string;
+  scheduler?: string;
+}
+
+/** Header name → field, merged into readPublishHeaders' table so the block is decoded once. */
+export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>> = {
+  'Nats-Batch-Id': 'batchId',
+  'Nats-Incr': 'incr',
+  'Nats-TTL': 'ttl',
+  'Nats-Schedule': 'schedule',
+  'Nats-Schedule-Time-Zone': 'scheduleTimeZone',
+  'Nats-Schedule-Next': 'scheduleNext',
+  'Nats-Scheduler': 'scheduler',
+};
+
+/** Go's big.Int SetString(s, 10). */
+const BASE10_INTEGER = /^[+-]?[0-9]+$/;
+
+/** Go's time.LoadLocation for a non-empty name: UTC, Local, or a zone of the tz database. */
+function isTimeZone(name: string): boolean {
+  if (name === 'UTC' || name === 'Local') return true;
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
+
+/** The error a 2.14 stream without the 2.11+ features answers `h` with, or null when it would go on. */
+export function unsupportedHeaderError(h: FeatureHeaders, subject: string, sealed: boolean): ApiError | null {
+  if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
+  if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
+  if (h.ttl) return JsErrors.messageTtlDisabled();
+  if (h.schedule) return JsErrors.messageSchedulesDisabled();
+  if (h.scheduleTimeZone !== undefined && !isTimeZone(h.scheduleTimeZone)) return JsErrors.messageSchedulesDisabled();
+  if (h.scheduleNext) {
+    if (h.scheduleNext !== 'purge') return JsErrors.messageSchedulesSchedulerInvalid();
+    const s = h.scheduler;
+    if (!s || s === subject || !isValidPublishSubject(s)) return JsErrors.messageSchedulesSchedulerInvalid();
+    return JsErrors.messageSchedulesDisabled();
+  }
+  if (h.scheduler) return JsErrors.messageSchedulesSchedulerInvalid();
+  return null;
+}
+
+/**
+ * The JetStream API level Flotilla implements: 0, that of nats-server 2.10 (2.11 is 1, 2.14 is 4). It rises
+ * as issue 20 lands the 2.11+ features.
+ */
+export const JS_API_LEVEL = 0;
+
+/** Go's strconv.Atoi. */
+const GO_ATOI = /^[+-]?[0-9]+$/;
+
+/**
+ * 2.14's errorOnRequiredApiLevel for a `$JS.API` request's header block: a `Nats-Required-Api-Level` above
+ * ours, or not an integer, is 412 / 10185. Null when the request may proceed (no header, or a level we have).
+ */
+export function requiredApiLevelError(header: Uint8Array | null): ApiError | null {
+  if (header === null || header.length === 0) return null;
+  let level: string | undefined;
+  try {
+    level = decodeHeaders(header).entries.find(([k]) => k === 'Nats-Required-Api-Level')?.[1];
+  } catch {
+    return null;
+  }
+  if (level === undefined || level === '') return null;
+  return !GO_ATOI.test(level) || Number.parseInt(level, 10) > JS_API_LEVEL ? JsErrors.requiredApiLevel() : null;
+}

@@ -1,0 +1,68 @@
+// Every account of this server, built from `accounts {}`: the global account ($G) takes the server's own
+// router (JetStream and core routing with no accounts configured are exactly as before), each configured
+// account gets a router of its own, and the imports are wired between them.
+import type { AccountOptions } from '../config/options.js';
+import { exportCovering } from '../config/account-links.js';
+import { MessageRouter, type RouterStats } from '../message-router.js';
+import { Account, GLOBAL_ACCOUNT_NAME } from './account.js';
+import { wireImport } from './account-imports.js';
+
+export class Accounts {
+  readonly global: Account;
+  private readonly byName = new Map<string, Account>();
+  private readonly unwire: Array<() => void> = [];
+
+  constructor(globalRouter: MessageRouter, configured: readonly AccountOptions[] = []) {
+    this.global = new Account(GLOBAL_ACCOUNT_NAME, globalRouter);
+    this.byName.set(GLOBAL_ACCOUNT_NAME, this.global);
+    for (const a of configured) this.byName.set(a.name, new Account(a.name, new MessageRouter()));
+    let sid = 1;
+    // The config loader checked every link (account-links.ts): each import has its granting export.
+    for (const a of configured) {
+      const importer = this.byName.get(a.name)!;
+      for (const imp of a.imports) {
+        const source = configured.find((c) => c.name === imp.account)!;
+        const exported = exportCovering(source, imp.kind, imp.subject)!;
+        this.unwire.push(wireImport(importer, this.byName.get(imp.account)!, imp, exported, `$sys.import.${sid++}`));
+      }
+    }
+  }
+
+  /** The account called `name`; the global one for a name not configured (never the case after config checks). */
+  named(name: string): Account {
+    return this.byName.get(name) ?? this.global;
+  }
+
+  all(): IterableIterator<Account> {
+    return this.byName.values();
+  }
+
+  /**
+   * Traffic over every account's router (/varz, /metrics): the global router alone without accounts. A
+   * message that crosses an import is counted in each account it is published in.
+   */
+  totals(): RouterStats {
+    if (this.byName.size === 1) return this.global.router.stats;
+    const t: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
+    for (const a of this.byName.values()) {
+      const s = a.router.stats;
+      t.inMsgs += s.inMsgs;
+      t.inBytes += s.inBytes;
+      t.outMsgs += s.outMsgs;
+      t.outBytes += s.outBytes;
+    }
+    return t;
+  }
+
+  /** Subscriptions in every account's Sublist (imports' internal ones included). */
+  subscriptionCount(): number {
+    let n = 0;
+    for (const a of this.byName.values()) n += a.router.sublist.count;
+    return n;
+  }
+
+  close(): void {
+    for (const undo of this.unwire) undo();
+    for (const a of this.byName.values()) a.close();
+  }
+}

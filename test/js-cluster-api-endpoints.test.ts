@@ -1,0 +1,80 @@
+// The `$JS.API` endpoints on a three-node cluster, through the real `nats` client: a (stream or consumer)
+// step-down on a stream the catalogue does not hold answers 404 10059 once (as nats-server's meta leader; also checked with
+// E2E_SERVER=nats-server), and every endpoint Flotilla does not implement gets exactly one error answer
+// naming it, from whichever node the client is connected to.
+import { describe, it, expect } from 'vitest';
+import type { NatsConnection } from 'nats';
+import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
+import { sleep } from './helpers/flotilla-process.js';
+
+const T = 'io.nats.jetstream.api.v1.';
+const enc = new TextEncoder();
+const dec = new TextDecoder();
+
+let cluster: JsCluster;
+useJsCluster({ size: 3, clusterName: 'ENDPOINTS' }, (c) => (cluster = c));
+
+/** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second (there must be none). */
+async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500): Promise<Array<Record<string, unknown>>> {
+  const inbox = `_INBOX.ep.${Math.random().toString(36).slice(2)}`;
+  const out: Array<Record<string, unknown>> = [];
+  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
+  await nc.flush();
+  nc.publish(subject, enc.encode(body), { reply: inbox });
+  const deadline = Date.now() + firstMs;
+  while (out.length === 0 && Date.now() < deadline) await sleep(20);
+  await sleep(extraMs);
+  sub.unsubscribe();
+  return out;
+}
+
+describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
+  it('answers 404 10059 stream not found, once, through every node', async () => {
+    for (const node of ['n1', 'n2', 'n3']) {
+      const nc = await cluster.connect(node);
+      const replies = await allReplies(nc, '$JS.API.STREAM.LEADER.STEPDOWN.MISSING', '');
+      expect(replies, node).toEqual([{ type: `${T}stream_leader_stepdown_response`, error: { code: 404, err_code: 10059, description: 'stream not found' } }]);
+    }
+  });
+
+  it('and CONSUMER.LEADER.STEPDOWN of a consumer of such a stream too', async () => {
+    for (const node of ['n1', 'n2', 'n3']) {
+      const nc = await cluster.connect(node);
+      const replies = await allReplies(nc, '$JS.API.CONSUMER.LEADER.STEPDOWN.MISSING.C', '');
+      expect(replies, node).toEqual([{ type: `${T}consumer_leader_stepdown_response`, error: { code: 404, err_code: 10059, description: 'stream not found' } }]);
+    }
+  });
+});
+
+const NOT_IMPLEMENTED: Array<[string, string, string]> = [
+  ['$JS.API.STREAM.SNAPSHOT.R3', 'STREAM.SNAPSHOT', 'stream_snapshot_response'],
+  ['$JS.API.STREAM.RESTORE.R3', 'STREAM.RESTORE', 'stream_restore_response'],
+  ['$JS.API.CONSUMER.PAUSE.R3.C', 'CONSUMER.PAUSE', 'consumer_pause_response'],
+  ['$JS.API.CONSUMER.UNPIN.R3.C', 'CONSUMER.UNPIN', 'consumer_unpin_response'],
+  ['$JS.API.CONSUMER.RESET.R3.C', 'CONSUMER.RESET', 'consumer_reset_response'],
+  ['$JS.API.SERVER.REMOVE', 'SERVER.REMOVE', 'meta_server_remove_response'],
+  ['$JS.API.ACCOUNT.PURGE.A', 'ACCOUNT.PURGE', 'account_purge_response'],
+  ['$JS.API.ACCOUNT.STREAM.MOVE.A.R3', 'ACCOUNT.STREAM.MOVE', 'stream_update_response'],
+  ['$JS.API.ACCOUNT.STREAM.CANCEL_MOVE.A.R3', 'ACCOUNT.STREAM.CANCEL_MOVE', 'stream_update_response'],
+  ['$JS.API.STREAM.TEMPLATE.CREATE.T', 'STREAM.TEMPLATE.CREATE', 'stream_template_create_response'],
+  ['$JS.API.STREAM.TEMPLATE.NAMES', 'STREAM.TEMPLATE.NAMES', 'stream_template_names_response'],
+  ['$JS.API.STREAM.TEMPLATE.INFO.T', 'STREAM.TEMPLATE.INFO', 'stream_template_info_response'],
+  ['$JS.API.STREAM.TEMPLATE.DELETE.T', 'STREAM.TEMPLATE.DELETE', 'stream_template_delete_response'],
+];
+
+// nats-server serves these (or, from a non-system account, stays silent): Flotilla's answers.
+describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement, on a cluster', () => {
+  it('answers each exactly once, with the error naming it, through every node', async () => {
+    const admin = await cluster.connect('n1');
+    await addStream(await admin.jetstreamManager(), { name: 'R3', subjects: ['r3.>'], num_replicas: 3 });
+    for (const node of ['n1', 'n2', 'n3']) {
+      const nc = await cluster.connect(node);
+      const answers = await Promise.all(NOT_IMPLEMENTED.map(([subject]) => allReplies(nc, subject, '{}')));
+      NOT_IMPLEMENTED.forEach(([subject, operation, type], i) => {
+        expect(answers[i], `${subject} through ${node}`).toEqual([
+          { type: `${T}${type}`, error: { code: 500, err_code: 10051, description: `${operation} is not implemented by flotilla` } },
+        ]);
+      });
+    }
+  });
+});
