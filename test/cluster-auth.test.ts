@@ -10,6 +10,10 @@ import { connect, type NatsConnection } from 'nats';
 import { sleep } from './helpers/flotilla-process.js';
 import { awaitInterest, startNode, stopAll, waitForMesh, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { makeClusterCertificates } from './helpers/cluster-certificates.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 25 ms, as this file was written with. */
+const until = untilEvery(25);
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -26,14 +30,6 @@ async function connectTo(n: ClusterNodeProcess): Promise<NatsConnection> {
   const nc = await connect({ servers: n.url, reconnect: false, ignoreClusterUpdates: true });
   conns.push(nc);
   return nc;
-}
-
-async function until(cond: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
 }
 
 async function monitor(n: ClusterNodeProcess, path: string): Promise<string> {

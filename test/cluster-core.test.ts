@@ -12,6 +12,7 @@ import {
   waitForConnectUrls,
   type ClusterNodeProcess,
 } from './helpers/cluster-process.js';
+import { until } from './helpers/until.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -213,10 +214,3 @@ describe('three-node cluster from --cluster/--routes flags', () => {
   }, 60_000);
 });
 
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}

@@ -17,6 +17,7 @@ import {
   waitForMesh,
   type ClusterNodeProcess,
 } from './helpers/cluster-process.js';
+import { until } from './helpers/until.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -27,14 +28,6 @@ afterEach(async () => {
   await Promise.all(conns.splice(0).map((c) => c.close().catch(() => undefined)));
   await stopAll(started.splice(0));
 });
-
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(10);
-  }
-}
 
 async function connectTo(n: ClusterNodeProcess): Promise<NatsConnection> {
   const nc = await connect({ servers: n.url, name: n.name });

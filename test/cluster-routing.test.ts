@@ -3,6 +3,10 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { MessageRouter } from '../packages/server/src/message-router.js';
 import { Subscription, type SubscriptionOwner } from '../packages/server/src/subscription.js';
 import { ClusterRouting } from '../packages/server/src/cluster/cluster-routing.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 
@@ -21,14 +25,6 @@ const routings: ClusterRouting[] = [];
 afterEach(async () => {
   await Promise.all(routings.splice(0).map((r) => r.stop()));
 });
-
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
 
 async function pair(): Promise<{ ra: MessageRouter; rb: MessageRouter; ca: ClusterRouting; cb: ClusterRouting }> {
   const ra = new MessageRouter();

@@ -9,6 +9,10 @@ import { createConnection, createServer } from 'node:net';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
 import { sleep, startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { untilEvery } from './helpers/until.js';
+
+/** Polls every 20 ms, as this file was written with. */
+const until = untilEvery(20);
 
 const servers: FlotillaProcess[] = [];
 afterAll(async () => {
@@ -33,14 +37,6 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-async function until(what: string, check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
 }
 
 async function start(args: string[] = []): Promise<{ server: FlotillaProcess; inspectorPort: number }> {
@@ -72,7 +68,7 @@ describe.concurrent('operator signals', () => {
     await nc.flush();
     for (let i = 1; i <= 2; i++) {
       server.proc.kill('SIGUSR1');
-      await until('the reopen log line', () => occurrences(server.output(), 'log file reopen ignored') >= i || /Debugger listening/.test(server.output()));
+      await until(() => occurrences(server.output(), 'log file reopen ignored') >= i || /Debugger listening/.test(server.output()), 5_000, 'the reopen log line');
     }
     expect(server.output()).not.toMatch(/Debugger listening|inspector/i);
     expect(await listening(inspectorPort)).toBe(false);
@@ -87,10 +83,10 @@ describe.concurrent('operator signals', () => {
   it('SIGUSR1 reopens the log file after logrotate moved it', async () => {
     const { server, inspectorPort } = await start(['-l', 'flotilla.log']);
     const logFile = join(server.dir, 'flotilla.log');
-    await until('the log file', () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('server is ready'));
+    await until(() => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('server is ready'), 5_000, 'the log file');
     renameSync(logFile, `${logFile}.1`);
     server.proc.kill('SIGUSR1');
-    await until('a new log file', () => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('log file reopened'));
+    await until(() => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('log file reopened'), 5_000, 'a new log file');
     expect(readFileSync(`${logFile}.1`, 'utf8')).toContain('server is ready');
     expect(readFileSync(logFile, 'utf8')).not.toContain('server is ready');
     expect(server.output()).not.toMatch(/Debugger listening|inspector/i);
@@ -107,7 +103,7 @@ describe.concurrent('operator signals', () => {
     echo(nc, 'sig.hup');
     await nc.flush();
     server.proc.kill('SIGHUP');
-    await until('the SIGHUP log line', () => server.output().includes('config reload is not supported') || server.proc.exitCode !== null || server.proc.signalCode !== null);
+    await until(() => server.output().includes('config reload is not supported') || server.proc.exitCode !== null || server.proc.signalCode !== null, 5_000, 'the SIGHUP log line');
     expect(server.proc.signalCode).toBeNull();
     expect(server.proc.exitCode).toBeNull();
     expect(await roundTrip(nc, 'sig.hup')).toBe('echo ping');

@@ -24,6 +24,7 @@ import {
   type RoutedMessageFrame,
 } from '@flotilla/cluster';
 import { makeClusterCertificates } from '../../../test/helpers/cluster-certificates.js';
+import { until } from '../../../test/helpers/until.js';
 
 interface LogLine {
   level: string;
@@ -80,13 +81,6 @@ function makeNode(name: string, opts: { routes?: string[]; secret?: string; rout
   return { node, rec, logs };
 }
 
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const SECRET = secretOf({ user: 'route', password: 's3cr3t-pw-XYZ' });

@@ -11,6 +11,7 @@ import {
   type PeerView,
   type RoutedMessageFrame,
 } from '@flotilla/cluster';
+import { until } from '../../../test/helpers/until.js';
 
 interface LogLine {
   level: string;
@@ -66,14 +67,6 @@ function makeNode(
   node.listener = rec;
   nodes.push(node);
   return { node, rec, logs };
-}
-
-async function until(cond: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

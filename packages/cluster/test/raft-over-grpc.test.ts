@@ -1,25 +1,10 @@
 // Real RaftNodes of two groups on three ClusterNodes, talking through GrpcRaftTransport over gRPC on
 // loopback: elections, replication, and a partition of the leader through the fault hook.
 import { describe, it, expect, afterEach } from 'vitest';
-import { MemoryLogStore, RaftNode, type Entry, type StateMachine } from '@flotilla/raft';
+import { MemoryLogStore, RaftNode } from '@flotilla/raft';
 import { ClusterNode, GrpcRaftTransport, type ClusterLogger } from '@flotilla/cluster';
-
-const enc = new TextEncoder();
-const dec = new TextDecoder();
-
-class ListMachine implements StateMachine {
-  values: string[] = [];
-  apply(entry: Entry): unknown {
-    this.values.push(dec.decode(entry.data));
-    return this.values.length;
-  }
-  snapshot(): Uint8Array {
-    return enc.encode(JSON.stringify(this.values));
-  }
-  restore(data: Uint8Array): void {
-    this.values = JSON.parse(dec.decode(data)) as string[];
-  }
-}
+import { until } from '../../../test/helpers/until.js';
+import { ListMachine, enc } from '../../raft/test/raft-node-fixtures.js';
 
 const quiet: ClusterLogger = { info: () => undefined, warn: () => undefined, error: () => undefined, debug: () => undefined };
 const clusterNodes: ClusterNode[] = [];
@@ -28,14 +13,6 @@ afterEach(async () => {
   await Promise.all(rafts.splice(0).map((r) => r.stop()));
   await Promise.all(clusterNodes.splice(0).map((n) => n.stop()));
 });
-
-async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 interface Member {
   cluster: ClusterNode;

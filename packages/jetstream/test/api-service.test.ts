@@ -2,57 +2,17 @@ import { describe, it, expect, afterEach } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { subjectMatchesFilter } from '@flotilla/protocol';
 import { JetStreamService, type JetStreamServiceOptions } from '../src/jetstream-service.js';
-import type { BusHandler, MessageBus } from '../src/message-bus.js';
-
-/** In-process bus: handlers run synchronously, like the server's internal bus. */
-class LoopBus implements MessageBus {
-  private readonly subs = new Set<{ filter: string; handler: BusHandler }>();
-  readonly replies = new Map<string, Array<{ header: Buffer | null; data: string }>>();
-  subscribe(filter: string, handler: BusHandler): () => void {
-    const sub = { filter, handler };
-    this.subs.add(sub);
-    return () => this.subs.delete(sub);
-  }
-  publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    const msg = { subject, reply, header: header ? Buffer.from(header) : null, data: Buffer.from(data) };
-    if (subject.startsWith('_R.')) {
-      const list = this.replies.get(subject) ?? [];
-      list.push({ header: msg.header, data: msg.data.toString() });
-      this.replies.set(subject, list);
-      return;
-    }
-    for (const s of [...this.subs]) if (subjectMatchesFilter(subject, s.filter)) s.handler(msg);
-  }
-  hasInterest(subject: string): boolean {
-    return [...this.subs].some((s) => subjectMatchesFilter(subject, s.filter));
-  }
-  hasClientInterest(subject: string): boolean {
-    return this.hasInterest(subject);
-  }
-  private n = 0;
-  /** Publishes with a fresh reply subject and waits (bounded) for the first answer. */
-  async request(subject: string, body: string | object = '', waitMs = 500): Promise<Record<string, any> | null> {
-    const reply = `_R.${++this.n}`;
-    this.publish(subject, reply, null, Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
-    for (let waited = 0; waited < waitMs; waited += 5) {
-      const got = this.replies.get(reply);
-      if (got) return JSON.parse(got[0]!.data);
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    return null;
-  }
-}
+import { FakeBus } from './support/fake-bus.js';
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const dirs: string[] = [];
 const services: JetStreamService[] = [];
 
-async function service(storeDir?: string, extra: Partial<JetStreamServiceOptions> = {}): Promise<{ bus: LoopBus; js: JetStreamService; dir: string }> {
+async function service(storeDir?: string, extra: Partial<JetStreamServiceOptions> = {}): Promise<{ bus: FakeBus; js: JetStreamService; dir: string }> {
   const dir = storeDir ?? mkdtempSync(join(tmpdir(), 'flotilla-js-api-'));
   if (!storeDir) dirs.push(dir);
-  const bus = new LoopBus();
+  const bus = new FakeBus();
   const js = new JetStreamService(bus, { storeDir: dir, maxMemoryStoreBytes: -1, maxFileStoreBytes: -1, serverName: 'n1', serverId: 'ID1', ...extra }, silent);
   await js.start();
   services.push(js);

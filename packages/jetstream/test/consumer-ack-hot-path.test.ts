@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { AckReplyReader, parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
-import { ack, fixture, isStatus, settle } from '../src/consumer/testing/consumer-fixture.js';
+import { ack, fixture, isStatus, settle } from './support/consumer-fixture.js';
 
 describe('AckReplyReader', () => {
   const subjects = [

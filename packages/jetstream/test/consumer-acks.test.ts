@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ack, fixture, settle, type Fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { ack, fixture, settle, type Fixture } from './support/consumer-fixture.js';
 
 async function durable(f: Fixture, name: string, config: object = {}): Promise<void> {
   const r = await f.api(`$JS.API.CONSUMER.CREATE.S.${name}`, { stream_name: 'S', config: { durable_name: name, ack_policy: 'explicit', ...config } });

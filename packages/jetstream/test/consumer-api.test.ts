@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { fixture } from './support/consumer-fixture.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 

@@ -7,8 +7,8 @@ import { LEADERSHIP_HOOK_WAIT_MS, ReplicaConsumerHooks } from '../src/cluster/cl
 import type { StreamReplica } from '../src/cluster/stream-replica.js';
 import { LEADERSHIP_START_WAIT_MS, type ConsumerService } from '../src/consumer/consumer-service.js';
 import { settledWithin } from '../src/consumer/settled-within.js';
-import { settle } from '../src/consumer/testing/consumer-fixture.js';
-import { ReplicatedConsumersFixture } from '../src/consumer/testing/replicated-consumers-fixture.js';
+import { settle } from './support/consumer-fixture.js';
+import { ReplicatedConsumersFixture } from './support/replicated-consumers-fixture.js';
 import type { JetStreamLogger } from '../src/message-bus.js';
 
 const fixtures: ReplicatedConsumersFixture[] = [];

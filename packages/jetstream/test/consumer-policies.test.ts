@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixture, settle, type Fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { fixture, settle, type Fixture } from './support/consumer-fixture.js';
 
 async function create(f: Fixture, name: string, config: object): Promise<Record<string, unknown>> {
   const r = await f.api(`$JS.API.CONSUMER.CREATE.S.${name}`, { stream_name: 'S', config: { durable_name: name, ack_policy: 'none', ...config } });

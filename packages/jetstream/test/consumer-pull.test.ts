@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAckReply } from '../src/consumer/ack-reply.js';
-import { fixture, isStatus, settle, statusOf, type Fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { fixture, isStatus, settle, statusOf, type Fixture } from './support/consumer-fixture.js';
 
 async function durable(f: Fixture, name: string, config: object = {}): Promise<void> {
   const r = await f.api(`$JS.API.CONSUMER.CREATE.S.${name}`, { stream_name: 'S', config: { durable_name: name, ack_policy: 'explicit', ...config } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ack, fixture, header, settle, statusOf, type Fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { ack, fixture, header, settle, statusOf, type Fixture } from './support/consumer-fixture.js';
 
 async function push(f: Fixture, name: string, config: object): Promise<Record<string, unknown>> {
   const r = await f.api(`$JS.API.CONSUMER.CREATE.S.${name}`, { stream_name: 'S', config: { name, deliver_subject: 'out', ...config } });

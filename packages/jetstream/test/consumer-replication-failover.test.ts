@@ -11,10 +11,14 @@ import { StreamReplica, type StreamReplicaHost } from '../src/cluster/stream-rep
 import { parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
-import { statusOf } from '../src/consumer/testing/consumer-fixture.js';
-import { FakeBus, FakeContext } from '../src/consumer/testing/consumer-fakes.js';
+import { statusOf } from './support/consumer-fixture.js';
+import { FakeBus, FakeContext } from './support/consumer-fakes.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import type { JetStreamLogger } from '../src/message-bus.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 const TIMINGS = { tickMs: 20, electionTicks: 5, heartbeatTicks: 1 };
 
@@ -142,7 +146,7 @@ class ConsumerCluster {
   /** The node whose consumers serve (stream leader with its consumers started). */
   async waitForConsumerLeader(timeoutMs = 5000): Promise<Node> {
     let found: Node | undefined;
-    await waitFor(() => {
+    await until(() => {
       found = [...this.nodes.values()].find((n) => n.replica?.isLeader() && n.service.leads('S'));
       return found !== undefined;
     }, timeoutMs, 'a consumer leader');
@@ -159,7 +163,7 @@ class ConsumerCluster {
   async request(subject: string, body: unknown = ''): Promise<Record<string, any>> {
     const box = this.inbox();
     this.bus.publish(subject, box.subject, null, Buffer.from(typeof body === 'string' ? body : JSON.stringify(body)));
-    await waitFor(() => box.msgs.length > 0, 3000, `a reply to ${subject}`);
+    await until(() => box.msgs.length > 0, 3000, `a reply to ${subject}`);
     await new Promise((r) => setTimeout(r, 20));
     box.close();
     expect(box.msgs.length).toBe(1);
@@ -173,7 +177,7 @@ class ConsumerCluster {
   async publish(subject: string, count: number): Promise<void> {
     const box = this.inbox();
     for (let i = 0; i < count; i++) this.bus.publish(subject, box.subject, null, Buffer.from(`m${i}`));
-    await waitFor(() => box.msgs.length === count, 3000, 'pub acks');
+    await until(() => box.msgs.length === count, 3000, 'pub acks');
     box.close();
   }
 
@@ -186,14 +190,6 @@ class ConsumerCluster {
       }
     }
     await rm(this.root, { recursive: true, force: true });
-  }
-}
-
-async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
   }
 }
 
@@ -222,17 +218,17 @@ describe('consumer replication over stream replicas', () => {
 
       const first = c.inbox();
       c.pull('D', { batch: 6 }, first.subject);
-      await waitFor(() => first.msgs.length === 6, 3000, 'six deliveries');
+      await until(() => first.msgs.length === 6, 3000, 'six deliveries');
       expect(first.msgs.map((m) => parseAckReply(m.reply!)?.streamSeq)).toEqual([1, 2, 3, 4, 5, 6]);
       // Ack 1..3, the last with ack-sync: answered once committed in the stream group.
       for (const m of first.msgs.slice(0, 2)) c.bus.publish(m.reply!, null, null, Buffer.from('+ACK'));
       const sync = c.inbox();
       c.bus.publish(first.msgs[2]!.reply!, sync.subject, null, Buffer.from('+ACK'));
-      await waitFor(() => sync.msgs.length === 1, 3000, 'ack-sync reply');
+      await until(() => sync.msgs.length === 1, 3000, 'ack-sync reply');
       // Every replica applied the state (files too, for a file stream).
       for (const n of c.nodes.values()) {
-        await waitFor(() => n.service.consumerCount('S') === 1, 3000, 'consumer on every replica');
-        if (storage === 'file') await waitFor(() => existsSync(join(n.dir, 'consumers', 'D', 'state.json')), 3000, 'state file');
+        await until(() => n.service.consumerCount('S') === 1, 3000, 'consumer on every replica');
+        if (storage === 'file') await until(() => existsSync(join(n.dir, 'consumers', 'D', 'state.json')), 3000, 'state file');
       }
       const waiting = c.inbox();
       c.pull('D', { batch: 1, expires: 30e9 }, waiting.subject);
@@ -247,7 +243,7 @@ describe('consumer replication over stream replicas', () => {
       expect(next.id).not.toBe(leader.id);
       expect(takeoverMs).toBeLessThan(3000);
       // The new leader saw the pull go to the old one: it tells the client to pull again.
-      await waitFor(() => waiting.msgs.length === 1, 1000, '409 from the new leader');
+      await until(() => waiting.msgs.length === 1, 1000, '409 from the new leader');
       expect(statusOf(waiting.msgs[0]!)).toMatchObject({ code: 409, description: 'Leadership Change' });
       expect(waiting.msgs[0]!.header!.toString('latin1')).toBe('NATS/1.0 409 Leadership Change\r\n\r\n');
 
@@ -258,13 +254,13 @@ describe('consumer replication over stream replicas', () => {
 
       const again = c.inbox();
       c.pull('D', { batch: 10, expires: 10e9 }, again.subject);
-      await waitFor(() => again.msgs.length === 3, 4000, 'three redeliveries');
+      await until(() => again.msgs.length === 3, 4000, 'three redeliveries');
       const tokens = again.msgs.map((m) => parseAckReply(m.reply!)!);
       expect(tokens.map((t) => t.streamSeq)).toEqual([4, 5, 6]);
       expect(tokens.map((t) => t.deliveryCount)).toEqual([2, 2, 2]);
       const sync2 = c.inbox();
       for (const m of again.msgs) c.bus.publish(m.reply!, sync2.subject, null, Buffer.from('+ACK'));
-      await waitFor(() => sync2.msgs.length === 3, 3000, 'ack-sync replies from the new leader');
+      await until(() => sync2.msgs.length === 3, 3000, 'ack-sync replies from the new leader');
       const done = await c.request('$JS.API.CONSUMER.INFO.S.D');
       expect(done['ack_floor']).toMatchObject({ stream_seq: 6 });
       expect(done['num_ack_pending']).toBe(0);
@@ -272,7 +268,7 @@ describe('consumer replication over stream replicas', () => {
       // The crashed node comes back, catches up, and takes over after a stepdown with the same state.
       await c.restart(leader.id);
       const back = c.nodes.get(leader.id)!;
-      await waitFor(() => back.service.consumerCount('S') === 1, 5000, 'restarted replica knows the consumer');
+      await until(() => back.service.consumerCount('S') === 1, 5000, 'restarted replica knows the consumer');
       for (let i = 0; i < 20 && !(back.replica?.isLeader() && back.service.leads('S')); i++) {
         const current = await c.waitForConsumerLeader();
         if (current.id === back.id) break;
@@ -280,13 +276,13 @@ describe('consumer replication over stream replicas', () => {
         expect(res).toEqual({ type: 'io.nats.jetstream.api.v1.consumer_leader_stepdown_response', success: true });
         await new Promise((r) => setTimeout(r, 300));
       }
-      await waitFor(() => back.replica!.isLeader() && back.service.leads('S'), 5000, 'restarted node leads');
+      await until(() => back.replica!.isLeader() && back.service.leads('S'), 5000, 'restarted node leads');
       const final = await c.request('$JS.API.CONSUMER.INFO.S.D');
       expect(final['ack_floor']).toMatchObject({ stream_seq: 6 });
       expect(final['num_ack_pending']).toBe(0);
       const none = c.inbox();
       c.pull('D', { batch: 1, no_wait: true }, none.subject);
-      await waitFor(() => none.msgs.length === 1, 3000, 'no_wait answer');
+      await until(() => none.msgs.length === 1, 3000, 'no_wait answer');
       expect(statusOf(none.msgs[0]!)).toMatchObject({ code: 404 });
       for (const n of c.nodes.values()) expect(n.errors.filter((e) => !e.includes('not replicated yet'))).toEqual([]);
     }, 30_000);
@@ -300,7 +296,7 @@ describe('a replica that catches up from a stream snapshot', () => {
       const leader = await c.waitForConsumerLeader();
       await c.request('$JS.API.CONSUMER.CREATE.S.OLD', { stream_name: 'S', config: { durable_name: 'OLD', ack_policy: 'explicit' } });
       const away = [...c.nodes.values()].find((n) => n.id !== leader.id)!;
-      await waitFor(() => away.service.consumerCount('S') === 1, 3000, 'OLD on every replica');
+      await until(() => away.service.consumerCount('S') === 1, 3000, 'OLD on every replica');
       await c.crash(away.id);
       await c.request('$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit', ack_wait: 30e9 } });
       await c.request('$JS.API.CONSUMER.DELETE.S.OLD');
@@ -308,17 +304,17 @@ describe('a replica that catches up from a stream snapshot', () => {
       for (let i = 0; i < 30; i++) await c.publish('s.a', 1);
       const box = c.inbox();
       c.pull('D', { batch: 30 }, box.subject);
-      await waitFor(() => box.msgs.length === 30, 3000, 'deliveries');
+      await until(() => box.msgs.length === 30, 3000, 'deliveries');
       const sync = c.inbox();
       for (const m of box.msgs.slice(0, 12)) c.bus.publish(m.reply!, sync.subject, null, Buffer.from('+ACK'));
-      await waitFor(() => sync.msgs.length === 12, 3000, 'acks');
+      await until(() => sync.msgs.length === 12, 3000, 'acks');
       for (let i = 0; i < 20; i++) await c.publish('s.b', 1);
       expect(leader.replica!.status().commit).toBeGreaterThan(40);
 
       await c.restart(away.id);
       const back = c.nodes.get(away.id)!;
-      await waitFor(() => back.replica!.stream.store.state().last_seq === 50, 5000, 'caught up');
-      await waitFor(() => back.service.consumerCount('S') === 1, 5000, 'consumers resynced');
+      await until(() => back.replica!.stream.store.state().last_seq === 50, 5000, 'caught up');
+      await until(() => back.service.consumerCount('S') === 1, 5000, 'consumers resynced');
       // It takes over: the consumer is there with its acks.
       for (let i = 0; i < 10; i++) {
         const current = await c.waitForConsumerLeader();

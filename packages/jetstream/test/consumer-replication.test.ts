@@ -8,14 +8,18 @@ import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from '../src
 import { parseAckReply } from '../src/consumer/ack-reply.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
 import { readConsumerFiles, type ConsumerMeta } from '../src/consumer/consumer-storage.js';
-import { settle, statusOf } from '../src/consumer/testing/consumer-fixture.js';
-import { ReplicatedConsumersFixture } from '../src/consumer/testing/replicated-consumers-fixture.js';
+import { settle, statusOf } from './support/consumer-fixture.js';
+import { ReplicatedConsumersFixture } from './support/replicated-consumers-fixture.js';
 import { ObservedPulls } from '../src/consumer/observed-pulls.js';
 import { ConsumerResync } from '../src/cluster/consumer-replication-resync.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
 import { LocalConsumerFiles } from '../src/local/local-consumer-files.js';
-import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 2 ms, as this file was written with. */
+const until = untilEvery(2);
 
 const dirs: string[] = [];
 const fixtures: ReplicatedConsumersFixture[] = [];
@@ -44,14 +48,6 @@ const meta = (name: string): ConsumerMeta => ({
   created: '2026-01-01T00:00:00Z',
   config: { durable_name: name, deliver_policy: 'all', ack_policy: 'explicit', replay_policy: 'instant', num_replicas: 0 },
 });
-
-async function until(cond: () => boolean, what: string, timeoutMs = 2000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 2));
-  }
-}
 
 describe('consumer replication entries', () => {
   it('round-trip and refuse what is not a consumer entry', () => {
@@ -121,14 +117,14 @@ describe('ReplicatedConsumerStorage (leader side)', () => {
     state.apply({ op: 'deliver', sseq: 1, dseq: 1, count: 1, tsMs: 1 });
     storage.stateChanged();
     const first = storage.flush();
-    await until(() => g.proposals.length === 1, 'first proposal');
+    await until(() => g.proposals.length === 1, 2000, 'first proposal');
     state.apply({ op: 'ack', sseq: 1, dseq: 1 });
     storage.stateChanged();
     let secondDone = false;
     const second = storage.flush().then(() => (secondDone = true));
     g.release();
     await first;
-    await until(() => g.proposals.length === 2, 'second proposal');
+    await until(() => g.proposals.length === 2, 2000, 'second proposal');
     expect(secondDone).toBe(false);
     g.release();
     await second;
@@ -147,7 +143,7 @@ describe('ReplicatedConsumerStorage (leader side)', () => {
     await expect(storage.flush()).rejects.toThrow('not leader');
     expect(errors.length).toBe(1);
     g.fail = false;
-    await until(() => g.proposals.length === 1, 'retried proposal');
+    await until(() => g.proposals.length === 1, 2000, 'retried proposal');
     expect(decodeConsumerEntry(g.proposals[0]!)).toMatchObject({ op: 'state', state: { delivered: { stream_seq: 1 } } });
     storage.abandon();
     await expect(storage.flush()).rejects.toThrow();
@@ -227,7 +223,7 @@ describe('consumers across three replicas', () => {
     const ackReply = f.bus.inbox('_INBOX.ack2');
     const committedBefore = f.committed;
     f.bus.publish(inbox.msgs[1]!.reply!, '_INBOX.ack2', null, Buffer.from('+ACK'));
-    await until(() => ackReply.msgs.length === 1, 'ack-sync reply');
+    await until(() => ackReply.msgs.length === 1, 2000, 'ack-sync reply');
     expect(f.committed).toBeGreaterThan(committedBefore);
     // A pull waits on the old leader when leadership moves.
     const waiting = f.bus.inbox('_INBOX.wait');
@@ -319,7 +315,7 @@ describe('consumers across three replicas', () => {
     expect(deliver.msgs.map((m) => parseAckReply(m.reply!)?.streamSeq)).toEqual([1, 2, 3]);
     const sync = f.bus.inbox('_INBOX.psync');
     f.bus.publish(deliver.msgs[0]!.reply!, '_INBOX.psync', null, Buffer.from('+ACK'));
-    await until(() => sync.msgs.length === 1, 'ack-sync');
+    await until(() => sync.msgs.length === 1, 2000, 'ack-sync');
     await f.crash(0);
     await f.elect(2);
     await f.publish('s.b');
@@ -365,7 +361,7 @@ describe('consumers across three replicas', () => {
   it('delete on the leader removes the consumer everywhere (files included) and 409s its waiting pulls', async () => {
     const f = await cluster(3, { storage: 'file' }, true);
     await f.request(0, '$JS.API.CONSUMER.CREATE.S.D', { stream_name: 'S', config: { durable_name: 'D', ack_policy: 'explicit' } });
-    for (const r of f.replicas) await until(() => existsSync(join(r.stream.dir, 'consumers', 'D', 'meta.json')), 'meta file');
+    for (const r of f.replicas) await until(() => existsSync(join(r.stream.dir, 'consumers', 'D', 'meta.json')), 2000, 'meta file');
     const waiting = f.bus.inbox('_INBOX.w');
     f.pull('D', { batch: 1, expires: 30e9 }, '_INBOX.w');
     await settle();
@@ -374,7 +370,7 @@ describe('consumers across three replicas', () => {
     expect(statusOf(waiting.msgs[0]!)).toMatchObject({ code: 409, description: 'Consumer Deleted' });
     for (const r of f.replicas) {
       expect(r.service.consumerCount('S')).toBe(0);
-      await until(() => !existsSync(join(r.stream.dir, 'consumers', 'D')), 'consumer dir removed');
+      await until(() => !existsSync(join(r.stream.dir, 'consumers', 'D')), 2000, 'consumer dir removed');
     }
   });
 
@@ -387,7 +383,7 @@ describe('consumers across three replicas', () => {
     await settle();
     f.bus.publish(box.msgs[0]!.reply!, '_INBOX.sync', null, Buffer.from('+ACK'));
     const sync = f.bus.inbox('_INBOX.sync');
-    await until(() => sync.msgs.length === 1, 'ack-sync');
+    await until(() => sync.msgs.length === 1, 2000, 'ack-sync');
     // Replica 2 restarts: a fresh service over the same directory (and the same stored messages).
     const old = f.replicas[2]!;
     await old.service.stop();
@@ -415,7 +411,7 @@ describe('consumers across three replicas', () => {
     const committed = f.committed;
     f.pull('D', { batch: 1 }, '_INBOX.p');
     // The delivery reaches the followers (a coalesced state proposal) before quorum goes.
-    await until(() => f.committed > committed, 'delivery state committed');
+    await until(() => f.committed > committed, 2000, 'delivery state committed');
     f.stalled = true;
     const sync = f.bus.inbox('_INBOX.sync');
     f.bus.publish(box.msgs[0]!.reply!, '_INBOX.sync', null, Buffer.from('+ACK'));
@@ -511,9 +507,9 @@ describe('ConsumerResync', () => {
     await new Promise((r) => setTimeout(r, 1100)); // the asker's retry arrives during the first sync
     expect(asker.requesting).toBe(true);
     release();
-    await until(() => syncs === 2, 'second coalesced sync');
+    await until(() => syncs === 2, 2000, 'second coalesced sync');
     release();
-    await until(() => !asker.requesting && !other.requesting, 'both answered');
+    await until(() => !asker.requesting && !other.requesting, 2000, 'both answered');
     expect(syncs).toBe(2);
     leader.close();
     asker.close();
@@ -553,7 +549,7 @@ describe('ConsumerResync', () => {
     });
     const other = new ConsumerResync(bus, 'S', log);
     other.request();
-    await until(() => !other.requesting, 'answered by the new leadership');
+    await until(() => !other.requesting, 2000, 'answered by the new leadership');
     expect(syncs).toBe(1);
     asker.close();
     other.close();
@@ -566,7 +562,7 @@ describe('ConsumerResync', () => {
     third.request();
     await new Promise((r) => setTimeout(r, 300));
     expect(third.requesting).toBe(true);
-    await until(() => !third.requesting, 'answered after the retry');
+    await until(() => !third.requesting, 2000, 'answered after the retry');
     expect(stuckSyncs).toBe(3);
     for (const r of [leader, third]) r.close();
   });

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { LocalConsumerFiles } from '../src/local/local-consumer-files.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
-import { ack, fixture, settle, type Fixture } from '../src/consumer/testing/consumer-fixture.js';
+import { ack, fixture, settle, type Fixture } from './support/consumer-fixture.js';
 
 async function create(f: Fixture, name: string, config: object = {}): Promise<void> {
   const r = await f.api(`$JS.API.CONSUMER.CREATE.S.${name}`, { stream_name: 'S', config: { durable_name: name, ack_policy: 'explicit', ...config } });

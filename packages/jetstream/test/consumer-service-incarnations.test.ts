@@ -6,7 +6,7 @@ import type { ConsumerReplicationGroup } from '../src/cluster/consumer-replicati
 import { Consumer } from '../src/consumer/consumer.js';
 import { ConsumerService } from '../src/consumer/consumer-service.js';
 import { ReplicatedStreamConsumers } from '../src/cluster/consumer-replication-streams.js';
-import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 
 const services: ConsumerService[] = [];
 afterEach(async () => {

@@ -11,7 +11,7 @@ import type { ConsumerConfig } from '../src/consumer/consumer-config.js';
 import type { ConsumerRunner, ConsumerStatePlacement, ConsumerStorage, StoredConsumer } from '../src/consumer/consumer-state-placement.js';
 import { MemoryConsumerStorage } from '../src/consumer/consumer-storage.js';
 import { LocalConsumerFiles } from '../src/local/local-consumer-files.js';
-import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from '../src/consumer/testing/consumer-fakes.js';
+import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig } from './support/consumer-fakes.js';
 
 const dirs: string[] = [];
 afterEach(() => {

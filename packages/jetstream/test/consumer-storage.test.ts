@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FileConsumerStorage, readConsumerFiles } from '../src/consumer/consumer-storage.js';
 import { ConsumerState } from '../src/consumer/consumer-state.js';
-import { fixture, settle } from '../src/consumer/testing/consumer-fixture.js';
+import { fixture, settle } from './support/consumer-fixture.js';
 
 const dirs: string[] = [];
 afterEach(() => {

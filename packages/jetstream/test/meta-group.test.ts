@@ -4,6 +4,7 @@ import { normaliseStreamConfig, parseStreamConfigRequest } from '@flotilla/jetst
 import type { ClusterEnvironment, ClusterPeer } from '../src/cluster/cluster-contracts.js';
 import { decideMetaStart, type BootstrapTiming } from '../src/cluster/meta-bootstrap.js';
 import { MetaGroup } from '../src/cluster/meta-group.js';
+import { until } from '../../../test/helpers/until.js';
 
 const quiet = { debug: () => {}, info: () => {}, warn: () => {}, error: () => {} };
 const FAST: BootstrapTiming = { maxWaitMs: 1_000, settleMs: 100, seedMinWaitMs: 200, pollMs: 10 };
@@ -41,14 +42,6 @@ class FakeCluster {
 
   async stopAll(): Promise<void> {
     await Promise.all(this.groups.map((g) => g.stop()));
-  }
-}
-
-async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
   }
 }
 

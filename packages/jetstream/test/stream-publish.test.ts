@@ -1,11 +1,11 @@
 import { describe, it, expect } from 'vitest';
-import { encodeHeaders, subjectMatchesFilter } from '@flotilla/protocol';
+import { encodeHeaders } from '@flotilla/protocol';
 import { MemoryStore } from '@flotilla/store';
 import { checkPublish, readPublishHeaders, type PublishView } from '../src/stream/publish-checks.js';
 import { Stream, storeLimitsOf, type StreamHost } from '../src/stream/stream.js';
 import { localStreamWriter } from '../src/local/local-stream-writer.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
-import type { BusHandler, MessageBus } from '../src/message-bus.js';
+import { FakeBus } from './support/fake-bus.js';
 import { DedupeWindow } from '../src/stream/dedupe-window.js';
 
 function view(over: Partial<PublishView> = {}): PublishView {
@@ -69,30 +69,6 @@ describe('dedupe window', () => {
   });
 });
 
-/** A bus that records what the stream publishes and lets the test deliver to its subscriptions. */
-class FakeBus implements MessageBus {
-  readonly subs = new Map<string, BusHandler>();
-  readonly sent: Array<{ subject: string; data: string }> = [];
-  subscribe(subject: string, handler: BusHandler): () => void {
-    this.subs.set(subject, handler);
-    return () => this.subs.delete(subject);
-  }
-  publish(subject: string, _reply: string | null, _header: Uint8Array | null, data: Uint8Array): void {
-    this.sent.push({ subject, data: Buffer.from(data).toString() });
-  }
-  hasInterest(): boolean {
-    return true;
-  }
-  hasClientInterest(): boolean {
-    return true;
-  }
-  deliver(subject: string, data: string, reply: string | null, header: Buffer | null = null): void {
-    for (const [filter, handler] of this.subs) {
-      if (subjectMatchesFilter(subject, filter)) handler({ subject, reply, header, data: Buffer.from(data) });
-    }
-  }
-}
-
 async function makeStream(body: object, domain?: string): Promise<{ bus: FakeBus; stream: Stream; purged: number[] }> {
   const bus = new FakeBus();
   const purged: number[] = [];
@@ -119,8 +95,8 @@ describe('Stream', () => {
     stream.onStored((seq) => stored.push(seq));
     for (let i = 0; i < 5; i++) bus.deliver('s.x', `m${i}`, `r${i}`);
     await settle();
-    expect(bus.sent.map((s) => s.data)).toEqual([1, 2, 3, 4, 5].map((n) => `{"stream":"S", "seq":${n}}`));
-    expect(bus.sent.map((s) => s.subject)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
+    expect(bus.publishedText().map((s) => s.data)).toEqual([1, 2, 3, 4, 5].map((n) => `{"stream":"S", "seq":${n}}`));
+    expect(bus.publishedText().map((s) => s.subject)).toEqual(['r0', 'r1', 'r2', 'r3', 'r4']);
     expect(stored).toEqual([1, 2, 3, 4, 5]);
   });
 
@@ -128,7 +104,7 @@ describe('Stream', () => {
     const { bus } = await makeStream({ name: 'S' }, 'hub');
     bus.deliver('S', 'x', 'r');
     await settle();
-    expect(bus.sent[0]!.data).toBe('{"stream":"S", "domain":"hub", "seq":1}');
+    expect(bus.publishedText()[0]!.data).toBe('{"stream":"S", "domain":"hub", "seq":1}');
   });
 
   it('de-duplicates within one tick and answers the duplicate with the original sequence', async () => {
@@ -137,7 +113,7 @@ describe('Stream', () => {
     bus.deliver('S', 'a', 'r1', h);
     bus.deliver('S', 'a', 'r2', h);
     await settle();
-    expect(bus.sent.map((s) => s.data).sort()).toEqual(['{"stream":"S", "seq":1,"duplicate": true}', '{"stream":"S", "seq":1}']);
+    expect(bus.publishedText().map((s) => s.data).sort()).toEqual(['{"stream":"S", "seq":1,"duplicate": true}', '{"stream":"S", "seq":1}']);
     expect(stream.store.state().messages).toBe(1);
     expect(stream.lastMsgId()).toBe('one');
   });
@@ -147,11 +123,11 @@ describe('Stream', () => {
     bus.deliver('S', 'a', 'r1');
     bus.deliver('S', 'b', 'r2');
     await settle();
-    expect(bus.sent.find((m) => m.subject === 'r2')!.data).toBe('{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"S","seq":0}');
+    expect(bus.publishedText().find((m) => m.subject === 'r2')!.data).toBe('{"error":{"code":503,"err_code":10077,"description":"maximum messages exceeded"},"stream":"S","seq":0}');
     const quiet = await makeStream({ name: 'Q', no_ack: true });
     quiet.bus.deliver('Q', 'a', 'r');
     await settle();
-    expect(quiet.bus.sent).toEqual([]);
+    expect(quiet.bus.publishedText()).toEqual([]);
     expect(quiet.stream.store.state().messages).toBe(1);
   });
 
@@ -161,7 +137,7 @@ describe('Stream', () => {
     bus.deliver('s.b', '2', null);
     bus.deliver('s.a', '3', 'r', encodeHeaders({ entries: [['Nats-Rollup', 'sub']] }));
     await settle();
-    expect(bus.sent.at(-1)!.data).toBe('{"stream":"S", "seq":3}');
+    expect(bus.publishedText().at(-1)!.data).toBe('{"stream":"S", "seq":3}');
     expect([...stream.store.subjectCounts().entries()].sort()).toEqual([['s.a', 1], ['s.b', 1]]);
     expect(purged.length).toBe(1);
   });
@@ -175,7 +151,7 @@ describe('Stream', () => {
     bus.deliver('s.b', '3', 'r3', encodeHeaders({ entries: [['Nats-Msg-Id', 'x']] }));
     bus.deliver('s.c', '4', 'r4');
     await settle();
-    expect(bus.sent.map((m) => m.subject)).toEqual(['r1', 'r2', 'r3', 'r4']);
+    expect(bus.publishedText().map((m) => m.subject)).toEqual(['r1', 'r2', 'r3', 'r4']);
     expect(stored).toEqual([1, 2, 3, 4]);
   });
 
@@ -192,8 +168,8 @@ describe('Stream', () => {
   it('unsubscribes on stop and resubscribes changed subjects on update', async () => {
     const { bus, stream } = await makeStream({ name: 'S', subjects: ['a'] });
     await stream.updateConfig(normaliseStreamConfig(parseStreamConfigRequest({ name: 'S', subjects: ['b'] })));
-    expect([...bus.subs.keys()]).toEqual(['b']);
+    expect(bus.subjects()).toEqual(['b']);
     stream.stop();
-    expect(bus.subs.size).toBe(0);
+    expect(bus.subjects().length).toBe(0);
   });
 });

@@ -7,10 +7,14 @@ import { join } from 'node:path';
 import { subjectMatchesFilter } from '@flotilla/protocol';
 import { InMemoryNetwork, MemoryLogStore, type NodeId, type RaftLogStore } from '@flotilla/raft';
 import type { StoredMessage } from '@flotilla/store';
-import type { ClusterEnvironment, ClusterPeer, StreamAssignment } from '../src/cluster/cluster-contracts.js';
+import type { ClusterEnvironment, ClusterPeer, ClusterTestKnobs, StreamAssignment } from '../src/cluster/cluster-contracts.js';
 import { StreamReplica, type StreamReplicaHost, type StreamReplicaOptions } from '../src/cluster/stream-replica.js';
 import type { BusHandler, BusMessage, MessageBus } from '../src/message-bus.js';
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
+import { until } from '../../../test/helpers/until.js';
+
+/** The shared polling helper, under the name this harness's users know it by. */
+export { until as waitFor };
 
 export const FAST_TIMINGS = { tickMs: 20, electionTicks: 5, heartbeatTicks: 1 };
 
@@ -70,6 +74,8 @@ export class ReplicaCluster {
   readonly nodes = new Map<NodeId, NodeSlot>();
   assignment: StreamAssignment;
   private replyCounter = 0;
+  /** Passed to every replica's ClusterEnvironment. */
+  testKnobs: ClusterTestKnobs | undefined;
   /** What every replica's host answers for server storage and consumer interest (tests may replace them). */
   readonly hostHooks = { storageExceeded: (_kind: 'file' | 'memory'): boolean => false, hasConsumerInterest: (_subject: string): boolean => true };
 
@@ -90,12 +96,19 @@ export class ReplicaCluster {
   /** `root`: an existing directory to use instead of a new temporary one (removed by close() all the same). */
   static async start(
     config: object,
-    opts: { nodes?: number; options?: StreamReplicaOptions; logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore>; root?: string } = {},
+    opts: {
+      nodes?: number;
+      options?: StreamReplicaOptions;
+      logStores?: (id: NodeId, dir: string) => Promise<RaftLogStore>;
+      root?: string;
+      testKnobs?: ClusterTestKnobs;
+    } = {},
   ): Promise<ReplicaCluster> {
     const root = opts.root ?? (await mkdtemp(join(tmpdir(), 'stream-replica-')));
     const count = opts.nodes ?? 3;
     const ids = Array.from({ length: count }, (_, i) => i + 1);
     const c = new ReplicaCluster(root, config, ids, { timings: FAST_TIMINGS, ...opts.options });
+    if (opts.testKnobs !== undefined) c.testKnobs = opts.testKnobs;
     for (const id of ids) await c.addSlot(id, opts.logStores);
     await Promise.all(ids.map((id) => c.open(id)));
     return c;
@@ -132,6 +145,7 @@ export class ReplicaCluster {
       expectedClusterSize: this.nodes.size,
       raftStore: slot.logStore,
       transport: this.network.transport(),
+      ...(this.testKnobs !== undefined ? { testKnobs: this.testKnobs } : {}),
     };
     const host: StreamReplicaHost = {
       bus: this.bus.busFor(),
@@ -195,7 +209,7 @@ export class ReplicaCluster {
   }
 
   async waitForLeader(timeoutMs = 5000): Promise<StreamReplica> {
-    await waitFor(() => this.leader() !== undefined, timeoutMs, 'a serving leader');
+    await until(() => this.leader() !== undefined, timeoutMs, 'a serving leader');
     return this.leader()!;
   }
 
@@ -211,14 +225,14 @@ export class ReplicaCluster {
   }
 
   async waitForAcks(replies: string[], timeoutMs = 5000): Promise<Array<Record<string, unknown>>> {
-    await waitFor(() => replies.every((r) => this.bus.replies.has(r)), timeoutMs, `${replies.length} acks`);
+    await until(() => replies.every((r) => this.bus.replies.has(r)), timeoutMs, `${replies.length} acks`);
     return replies.map((r) => this.bus.replies.get(r)!);
   }
 
   /** Waits until every live replica has applied everything committed and holds the same messages. */
   async waitConverged(timeoutMs = 5000): Promise<StoredMessage[]> {
     let last: StoredMessage[] = [];
-    await waitFor(
+    await until(
       async () => {
         const contents = await Promise.all(this.live().map((r) => contentOf(r)));
         last = contents[0]!;
@@ -255,11 +269,3 @@ export function sameMessages(a: StoredMessage[], b: StoredMessage[]): boolean {
   return true;
 }
 
-export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}

@@ -1,19 +1,19 @@
-// FLOTILLA_TEST_BUGS=pub-ack-before-commit is read once when stream-replica.ts loads, so this file sets it
-// before importing (vitest gives each test file its own module graph).
+// The server maps FLOTILLA_TEST_BUGS=pub-ack-before-commit to the env's `pubAckBeforeCommit` knob; here the
+// knob is set directly (test/chaos-checker.test.ts drives the variable end to end).
 import { afterAll, describe, expect, it } from 'vitest';
+import { ReplicaCluster, waitFor } from './stream-replica-harness.js';
 
-process.env['FLOTILLA_TEST_BUGS'] = 'pub-ack-before-commit';
-const { ReplicaCluster, waitFor } = await import('./stream-replica-harness.js');
-delete process.env['FLOTILLA_TEST_BUGS'];
-
-describe('FLOTILLA_TEST_BUGS=pub-ack-before-commit (test-only deliberate bug)', () => {
+describe('testKnobs.pubAckBeforeCommit (FLOTILLA_TEST_BUGS=pub-ack-before-commit, a test-only deliberate bug)', () => {
   const clusters: Array<InstanceType<typeof ReplicaCluster>> = [];
   afterAll(async () => {
     for (const c of clusters) await c.close();
   });
 
   it('acks a publish the isolated leader can never commit', async () => {
-    const c = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 });
+    const c = await ReplicaCluster.start(
+      { name: 'S', subjects: ['s.>'], storage: 'memory', num_replicas: 3 },
+      { testKnobs: { pubAckBeforeCommit: true } },
+    );
     clusters.push(c);
     const leader = await c.waitForLeader();
     c.network.isolate(leader.leaderId(), [1, 2, 3]);

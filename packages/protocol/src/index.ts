@@ -4,3 +4,4 @@ export * from './errors.js';
 export * from './headers.js';
 export * from './sublist.js';
 export * from './subject.js';
+export * from './subject-relations.js';

@@ -1,4 +1,6 @@
-// Tiny deterministic PRNG (mulberry32) so every randomized test replays from its printed seed.
+// Tiny deterministic PRNG (mulberry32) so every randomized protocol test replays from its printed seed. The
+// same generator is raft's SeededRandom; protocol sits beside raft at the bottom and imports nothing, so its
+// tests keep this copy.
 export function seededRandom(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
 import { Sublist, EMPTY_RESULT, type SublistResult } from '../src/sublist.js';
+import { seededRandom } from './seeded-random.js';
 
 interface TestSub {
   readonly id: number;
@@ -10,18 +11,6 @@ interface TestSub {
 let nextId = 1;
 function sub(subject: string, queue: string | null = null): TestSub {
   return { id: nextId++, subject, queue };
-}
-
-/** mulberry32: tiny seeded PRNG so a failing run replays from its printed seed */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** Independent reference matcher (split-based) for the published-subject-is-literal semantics. */
@@ -97,7 +86,7 @@ function randomPubSubject(rand: () => number): string {
 }
 
 function runRandomized(seed: number, cacheMaxEntries: number, operations: number, uncachedPrefixes: string[] = []): void {
-  const rand = prng(seed);
+  const rand = seededRandom(seed);
   const list = new Sublist<TestSub>({ cacheMaxEntries, uncachedPrefixes });
   const live: TestSub[] = [];
   const liveSet = new Set<TestSub>();

@@ -1,5 +1,9 @@
 // RaftNode test fixtures: state machines, nodes on an in-memory network, a cluster of them, and polling.
 import { type Entry, InMemoryNetwork, MemoryLogStore, type NodeId, RaftNode, SnapshotNotHeldError, type StateMachine } from '@flotilla/raft';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 5 ms until the probe returns something truthy. */
+export const until = untilEvery(5);
 
 export const enc = new TextEncoder();
 export const dec = new TextDecoder();
@@ -109,17 +113,6 @@ export async function startNode(id: NodeId, peers: NodeId[], net: InMemoryNetwor
 export async function stopNode(node: RaftNode): Promise<void> {
   running.splice(running.indexOf(node), 1);
   await node.stop();
-}
-
-/** Polls `fn` every 5 ms until it returns something truthy. */
-export async function until<T>(fn: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000, what = 'condition'): Promise<T> {
-  const start = Date.now();
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 /** Nodes `ids` founding one group, each with its own store and machine, once one of them leads. */

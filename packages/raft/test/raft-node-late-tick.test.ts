@@ -4,7 +4,7 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Clock, MemoryLogStore, type Message, type MessageHandler, MessageType, RaftNode, type Transport, emptyMessage } from '@flotilla/raft';
-import { ListMachine } from './raft-node-fixtures.js';
+import { ListMachine, until } from './raft-node-fixtures.js';
 
 const GROUP = 'late';
 const TICK_MS = 100;
@@ -120,11 +120,3 @@ describe('RaftNode: a late tick', () => {
     expect(node.isLeader()).toBe(true);
   });
 });
-
-async function until(cond: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}

@@ -1,6 +1,7 @@
 // The meta group as /jsz `meta_cluster` and /varz `jetstream.meta` show it (cluster-semantics §4):
 // {name, leader?, peer, replicas?[], cluster_size}; replicas are the other voters, leader omitted when none.
 import { createHash } from 'node:crypto';
+import { msToNs } from '@flotilla/store';
 import type { ClusterView } from './cluster-view.js';
 
 /** nats-server's 8-character peer id: sha256 of the server name, base64 (URL alphabet). */
@@ -17,7 +18,7 @@ export function metaClusterJson(view: ClusterView, selfName: string): Record<str
       name: r.name,
       current: r.current,
       ...(r.offline ? { offline: true } : {}),
-      active: Math.round(r.activeAgoMs * 1_000_000),
+      active: Math.round(msToNs(r.activeAgoMs)),
       ...(r.lag > 0 ? { lag: r.lag } : {}),
       peer: peerIdOf(r.name),
     }))

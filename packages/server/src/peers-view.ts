@@ -1,6 +1,7 @@
 // /routez: the routing layer's route list, each route with its link health, plus `peers`: every node this
 // one has ever linked to (down ones included) with link traffic and, when JetStream is clustered, how the
 // meta group sees it (current, lag, offline).
+import { msToNs } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf } from './cluster-view.js';
 
@@ -33,7 +34,7 @@ export function routez(server: FlotillaServer): Record<string, unknown> {
       frames_received: t.framesReceived,
       bytes_sent: t.bytesSent,
       bytes_received: t.bytesReceived,
-      ...(m !== undefined ? { meta: { current: m.current, offline: m.offline, lag: m.lag, active: Math.round(m.activeAgoMs * 1_000_000) } } : {}),
+      ...(m !== undefined ? { meta: { current: m.current, offline: m.offline, lag: m.lag, active: Math.round(msToNs(m.activeAgoMs)) } } : {}),
     };
   });
   const healthByName = new Map(peers.map((p) => [p.name, p.health]));

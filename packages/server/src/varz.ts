@@ -1,5 +1,6 @@
 // /varz as nats-server serves it (cluster-semantics §8), with the jetstream {config, stats, meta} section.
 import { cpus } from 'node:os';
+import { msToNs } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf } from './cluster-view.js';
 import { jetStreamConfigJson, jetStreamStatsJson, totalsOf } from './jsz.js';
@@ -24,7 +25,7 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
     auth_required: s.auth.required || undefined,
     connect_urls: cluster?.connectUrls() ?? [],
     max_connections: o.maxConnections,
-    ping_interval: o.pingIntervalMs * 1_000_000,
+    ping_interval: msToNs(o.pingIntervalMs),
     ping_max: o.pingMax,
     http_host: o.httpHost,
     http_port: httpPort,
@@ -40,7 +41,7 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
             urls: o.cluster?.routes ?? [],
           }
         : {},
-    write_deadline: o.writeDeadlineMs * 1_000_000,
+    write_deadline: msToNs(o.writeDeadlineMs),
     start: new Date(s.startMs).toISOString(),
     now: new Date(now).toISOString(),
     uptime: formatUptime(now - s.startMs),

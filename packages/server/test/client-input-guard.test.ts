@@ -8,6 +8,10 @@ import bcrypt from 'bcryptjs';
 import { FlotillaServer } from '../src/server.js';
 import { defaultServerOptions, type ServerOptions } from '../src/config/options.js';
 import type { Subscription } from '../src/subscription.js';
+import { untilEvery } from '../../../test/helpers/until.js';
+
+/** Polls every 5 ms, as this file was written with. */
+const until = untilEvery(5);
 
 interface Peer {
   socket: Socket;
@@ -54,14 +58,6 @@ async function peer(port: number): Promise<Peer> {
   socket.on('error', () => undefined);
   await until(() => data.includes('\r\n'));
   return { socket, received: () => data, closed: () => closed };
-}
-
-async function until(cond: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
 }
 
 describe('an exception while handling one connection', () => {

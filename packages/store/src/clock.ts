@@ -1,5 +1,7 @@
+import { msToBigNs } from './time-units.js';
+
 /** Wall-clock nanoseconds: Date.now() anchored once, hrtime for sub-millisecond resolution. */
-const epochOffsetNs = BigInt(Date.now()) * 1_000_000n - process.hrtime.bigint();
+const epochOffsetNs = msToBigNs(Date.now()) - process.hrtime.bigint();
 
 export type ClockNs = () => bigint;
 

@@ -512,13 +512,7 @@ export class FileStore extends StoreCore {
     this.unsynced = false;
     this.indexUnsynced = false;
     this.table.clear();
-    this.subjects.clear();
-    this.index.reset(1);
-    this.msgs = 0;
-    this.bytes = 0;
-    this.firstSeq = 0;
-    this.lastSeq = 0;
-    this.lastTs = 0n;
+    this.forgetMessages();
   }
 
   /** Decides what this flush writes (synchronously, so it is a consistent cut of the index). */

@@ -8,3 +8,5 @@ export type { StoreCoreOptions } from './store-core.js';
 export { FileStore, type FileStoreOptions, type SyncPolicy } from './file-store.js';
 export { setFsyncObserver, observeFsync, type FsyncKind, type FsyncObserver } from './fsync-observer.js';
 export { setDamageObserver, damageTotals, type StoreDamage, type DamageObserver } from './damage-report.js';
+export { SerialQueue, KeyedSerialQueue } from './serial-queue.js';
+export { bigNsToMs, msToBigNs, msToNs, nsToMs } from './time-units.js';

@@ -19,6 +19,7 @@ import {
 import { StoreError } from './store-error.js';
 import { SubjectFilter } from './subject-filter.js';
 import { SubjectTable } from './subject-table.js';
+import { nsToMs } from './time-units.js';
 import {
   DEFAULT_LIMITS,
   type AppendInput,
@@ -329,7 +330,7 @@ export abstract class StoreCore implements MessageStore {
     const maxAge = this.cfg.maxAgeNs;
     if (maxAge <= 0n || this.msgs === 0 || this.closed) return;
     const dueNs = this.index.tsOf(this.firstSeq) + maxAge - this.clock();
-    const delayMs = Math.max(1, Math.ceil(Number(dueNs) / 1e6));
+    const delayMs = Math.max(1, Math.ceil(nsToMs(Number(dueNs))));
     this.ageTimer = setTimeout(() => {
       this.ageTimer = null;
       if (this.closed) return;
@@ -672,6 +673,17 @@ export abstract class StoreCore implements MessageStore {
     yield encodeFrame(FRAME_END, Buffer.alloc(0));
   }
 
+  /** Empties the in-memory view: no message, no subject, sequences from the start. */
+  protected forgetMessages(): void {
+    this.subjects.clear();
+    this.index.reset(1);
+    this.msgs = 0;
+    this.bytes = 0;
+    this.firstSeq = 0;
+    this.lastSeq = 0;
+    this.lastTs = 0n;
+  }
+
   /** Encodes one live message as a record (MemoryStore snapshots). */
   protected encodeLive(seq: number, header: Uint8Array, data: Uint8Array): Buffer {
     const id = this.index.subjOf(seq);
@@ -686,13 +698,7 @@ export abstract class StoreCore implements MessageStore {
     await this.durable();
     this.stopAgeTimer();
     await this.wipeStorage();
-    this.subjects.clear();
-    this.index.reset(1);
-    this.msgs = 0;
-    this.bytes = 0;
-    this.firstSeq = 0;
-    this.lastSeq = 0;
-    this.lastTs = 0n;
+    this.forgetMessages();
     let sawHeader = false;
     let sawEnd = false;
     let lastTs = 0n;

@@ -1,4 +1,5 @@
 // Times on the JetStream wire: Go's RFC3339Nano in UTC (fraction with trailing zeros trimmed).
+import { msToBigNs } from '@flotilla/store';
 
 export const ZERO_TIME = '0001-01-01T00:00:00Z';
 
@@ -23,5 +24,5 @@ export function parseTimeNs(text: string): bigint | null {
 }
 
 export function nowNs(): bigint {
-  return BigInt(Date.now()) * 1_000_000n + process.hrtime.bigint() % 1_000_000n;
+  return msToBigNs(Date.now()) + (process.hrtime.bigint() % 1_000_000n);
 }

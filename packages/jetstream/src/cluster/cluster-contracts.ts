@@ -25,6 +25,16 @@ export interface ClusterEnvironment {
   /** One durable multi-group Raft log for every group on this node (group commit). */
   raftStore: RaftLogStore;
   transport: Transport;
+  /** Test-only behaviour, set by the server from its environment; absent in production. */
+  testKnobs?: ClusterTestKnobs;
+}
+
+/** Test-only behaviour of the stream groups (the server maps FLOTILLA_TEST_* variables to these). */
+export interface ClusterTestKnobs {
+  /** Leaders ack a publish at proposal time: a deliberate bug the chaos checker must catch. */
+  pubAckBeforeCommit?: boolean;
+  /** Stream groups snapshot after this many applied entries (default 8192), so end-to-end tests compact. */
+  streamSnapshotEveryEntries?: number;
 }
 
 /** The meta group's record of one stream: the catalogue entry every node holds. */

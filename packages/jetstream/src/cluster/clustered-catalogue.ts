@@ -2,6 +2,7 @@
 // at a time and go through the meta group; CREATE and UPDATE answer with the stream leader's own StreamInfo,
 // LIST and INFO gather each stream's from its leader (as nats-server does).
 import { randomBytes } from 'node:crypto';
+import { SerialQueue } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { OpenStreamInfo } from '../api/open-stream-info.js';
 import { formatTimeNs, nowNs, ZERO_TIME } from '../api/time-format.js';
@@ -37,8 +38,7 @@ export interface ClusteredCatalogueParts {
 }
 
 export class ClusteredCatalogue implements Catalogue {
-  private changes: Promise<unknown> = Promise.resolve();
-  private pendingChanges = 0;
+  private readonly changes = new SerialQueue();
 
   constructor(private readonly parts: ClusteredCatalogueParts) {}
 
@@ -143,11 +143,8 @@ export class ClusteredCatalogue implements Catalogue {
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.pendingChanges >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
-    this.pendingChanges++;
-    const run = this.changes.then(fn, fn);
-    this.changes = run.catch(() => undefined).finally(() => this.pendingChanges--);
-    return run;
+    if (this.changes.pending >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
+    return this.changes.run(fn);
   }
 
   private load(): NodeLoad {

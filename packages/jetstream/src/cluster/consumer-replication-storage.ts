@@ -3,6 +3,7 @@
 // FileConsumerStorage's writes — one proposal in flight, each carrying the newest whole state, at most one
 // every STATE_PROPOSE_INTERVAL_MS unless someone waits — and flush() (which ack-sync replies wait on)
 // resolves once everything so far is committed by a quorum and applied here.
+import { scheduleWrite } from '../consumer/coalesced-timer.js';
 import type { ConsumerStateSnapshot } from '../consumer/consumer-state.js';
 import type { ConsumerMeta, ConsumerStorage } from '../consumer/consumer-storage.js';
 import { encodeConsumerEntry } from './consumer-replication-entry.js';
@@ -109,13 +110,7 @@ export class ReplicatedConsumerStorage implements ConsumerStorage {
   }
 
   private scheduleIn(waitMs: number): void {
-    if (waitMs === 0) {
-      const t = setImmediate(() => this.startProposal());
-      this.cancelScheduled = () => clearImmediate(t);
-    } else {
-      const t = setTimeout(() => this.startProposal(), waitMs);
-      this.cancelScheduled = () => clearTimeout(t);
-    }
+    this.cancelScheduled = scheduleWrite(waitMs, () => this.startProposal());
   }
 
   private startProposal(): void {

@@ -1,6 +1,7 @@
 // How every replica applies a committed stream entry to its local Stream, in log order, at the sequence the
 // leader assigned. Replays after a restart are harmless: a message already in the store only records its id,
 // and a purge never removes anything above the bound its proposal carried.
+import { bigNsToMs } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { JetStreamLogger } from '../message-bus.js';
 import { apiErrorOfStore, type ReplicatedMsg, type ReplicatedMsgResult, type ReplicatedPurge, type Stream } from '../stream/stream.js';
@@ -66,5 +67,5 @@ export function applyReplicatedDelete(stream: Stream, seq: number, erase: boolea
 }
 
 function recordMsgId(stream: Stream, m: ReplicatedMsg): void {
-  if (m.msgId !== undefined) stream.recordMsgId(m.msgId, m.seq, Number(m.timestampNs / 1_000_000n));
+  if (m.msgId !== undefined) stream.recordMsgId(m.msgId, m.seq, bigNsToMs(m.timestampNs));
 }

@@ -1,6 +1,7 @@
 // The StreamInfo `cluster` block (reference cluster-semantics §4) and RaftGroupStatus of one stream group.
 import { createHash } from 'node:crypto';
 import type { NodeId } from '@flotilla/raft';
+import { msToNs } from '@flotilla/store';
 import type { ClusterPeer, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
 
 /** `active` of a member never heard from: reported as this long ago rather than infinity. */
@@ -42,7 +43,7 @@ export function clusterBlockOf(clusterName: string, selfId: NodeId, status: Raft
     // Key order as nats-server writes it: name, current, offline, active, lag, peer.
     const row: Record<string, unknown> = { name: r.name, current: r.current };
     if (r.offline) row.offline = true;
-    row.active = Math.round(Math.min(r.activeAgoMs, MAX_ACTIVE_MS) * 1e6);
+    row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
     if (r.lag > 0) row.lag = r.lag;
     row.peer = peerIdOf(r.name);
     rows.push(row as (typeof rows)[number]);

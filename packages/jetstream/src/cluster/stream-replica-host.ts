@@ -46,6 +46,10 @@ export class ReplicaEnvironment implements ClusterEnvironment {
     return this.env.transport;
   }
 
+  get testKnobs(): ClusterEnvironment['testKnobs'] {
+    return this.env.testKnobs;
+  }
+
   peers(): ClusterPeer[] {
     return this.known.knownPeers();
   }

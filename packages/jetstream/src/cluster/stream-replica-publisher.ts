@@ -3,6 +3,7 @@
 // tick into one packed Raft entry, and sends the PubAck only once the entry is committed (a quorum has it on
 // disk) and applied here. API purges/deletes are proposed the same way (stream-replica-apply.ts applies them).
 import { isRaftError } from '@flotilla/raft';
+import { msToBigNs } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
@@ -196,7 +197,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     const seq = this.lastSeq() + 1;
     this.nextSeq = seq;
     // Strictly increasing, so every replica stores the same, ordered timestamps.
-    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    const nowNs = msToBigNs(Date.now());
     this.lastTimestampNs = nowNs > this.lastTimestampNs ? nowNs : this.lastTimestampNs + 1n;
     const data = encodeMsgEntry({
       seq,

@@ -59,15 +59,8 @@ export interface StreamReplicaOptions {
   clock?: Clock;
 }
 
-/**
- * TEST ONLY, read once at startup: FLOTILLA_TEST_BUGS=pub-ack-before-commit makes leaders ack at proposal
- * time (a deliberate bug the chaos checker must catch). Never set it in production.
- */
-const TEST_BUGS = new Set((process.env['FLOTILLA_TEST_BUGS'] ?? '').split(',').map((s) => s.trim()));
-const ACK_BEFORE_COMMIT = TEST_BUGS.has('pub-ack-before-commit');
-
-/** TEST ONLY: FLOTILLA_TEST_STREAM_SNAPSHOT_ENTRIES lowers the default below so end-to-end tests compact. */
-const DEFAULT_SNAPSHOT_EVERY_ENTRIES = Number(process.env['FLOTILLA_TEST_STREAM_SNAPSHOT_ENTRIES']) || 8192;
+/** The env's test knobs (`streamSnapshotEveryEntries`) may lower this so end-to-end tests compact. */
+const DEFAULT_SNAPSHOT_EVERY_ENTRIES = 8192;
 /** The Raft log is held in memory until a snapshot: this bounds it under heavy publishing. */
 const DEFAULT_SNAPSHOT_EVERY_BYTES = 64 * 1024 * 1024;
 /** A snapshot (a copy of the store) waits until the log since the last one is at least store bytes / this. */
@@ -137,7 +130,7 @@ export class StreamReplica implements StreamReplicaView {
           lastIndex: () => this.raftNode?.core.log.lastIndex() ?? 0,
         },
         {
-          ackBeforeCommit: ACK_BEFORE_COMMIT,
+          ackBeforeCommit: host.env.testKnobs?.pubAckBeforeCommit === true,
           log: host.log,
           committed: (seconds) => host.observer?.proposalCommitted?.(assignment.group, seconds),
         },
@@ -273,7 +266,7 @@ export class StreamReplica implements StreamReplicaView {
    * to what was written); past MAX_LOG_BYTES_BEFORE_SNAPSHOT of log it is taken regardless.
    */
   private snapshotDue(entries: number, bytes: number): boolean {
-    const everyEntries = this.options.snapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES;
+    const everyEntries = this.options.snapshotEveryEntries ?? this.host.env.testKnobs?.streamSnapshotEveryEntries ?? DEFAULT_SNAPSHOT_EVERY_ENTRIES;
     const everyBytes = this.options.snapshotEveryBytes ?? DEFAULT_SNAPSHOT_EVERY_BYTES;
     if (entries < everyEntries && bytes < everyBytes) return false;
     if (this.stream.store.kind === 'file' || bytes >= MAX_LOG_BYTES_BEFORE_SNAPSHOT) return true;

@@ -1,4 +1,5 @@
 // What an acknowledgement body asks for (§11): +ACK, -NAK [delay], +WPI, +TERM [reason], +NXT [request].
+import { nsToMs } from '@flotilla/store';
 
 export type AckKind = 'ack' | 'nak' | 'progress' | 'term' | 'next' | 'unknown';
 
@@ -26,7 +27,7 @@ export function parseNakDelayMs(body: Uint8Array): number {
   if (rest[0] === '{') {
     try {
       const v = (JSON.parse(rest) as { delay?: unknown }).delay;
-      return typeof v === 'number' && v > 0 ? v / 1e6 : 0;
+      return typeof v === 'number' && v > 0 ? nsToMs(v) : 0;
     } catch {
       return 0;
     }

@@ -8,7 +8,7 @@ import { JsErrors } from '../api/api-errors.js';
 import { CONSUMER_CONFIG_FIELDS, CONSUMER_CREATE_REQUEST_FIELDS, firstUnknownField } from '../stream/config-field-names.js';
 import { unsupportedConfigFieldError } from '../stream/unsupported-config-fields.js';
 import { consumerErrors as E } from './consumer-errors.js';
-import { subjectIsSubset, subjectsCollide } from './subject-overlap.js';
+import { subjectIsSubsetOf as subjectIsSubset, subjectsCollide } from '@flotilla/protocol';
 
 export type DeliverPolicy = 'all' | 'last' | 'new' | 'by_start_sequence' | 'by_start_time' | 'last_per_subject';
 export type AckPolicy = 'none' | 'all' | 'explicit';

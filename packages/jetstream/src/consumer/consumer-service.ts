@@ -2,6 +2,7 @@
 // (workqueue / interest removal) and the consumers of a stream coming up. Where a stream's consumers keep
 // their config and state, and when this node runs them, is its placement's (consumer-state-placement.ts):
 // local files on a single node, the stream's Raft group in a cluster.
+import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -22,7 +23,7 @@ import type { ConsumerRunner, ConsumerStatePlacement, ConsumerStatePlacements, S
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
 import { settledWithin } from './settled-within.js';
-import { subjectsCollide } from './subject-overlap.js';
+import { subjectsCollide } from '@flotilla/protocol';
 
 export { LEADERSHIP_START_WAIT_MS } from './consumer-state-placement.js';
 
@@ -45,7 +46,7 @@ export class ConsumerService implements ConsumerHost {
    * Per stream, the tail of its create/delete/start work (see serial()): keyed by the stream's entry
    * (by name while it has none), so work stuck on a deleted incarnation never holds up the next one.
    */
-  private readonly mutations = new Map<StreamConsumers | string, Promise<unknown>>();
+  private readonly mutations = new KeyedSerialQueue<StreamConsumers | string>();
 
   /** `placements`: for streams added without a placement of their own (a single node's local files). */
   constructor(
@@ -419,15 +420,7 @@ export class ConsumerService implements ConsumerHost {
   private serial<T>(streamName: string, a: number | (() => Promise<T>), b?: () => Promise<T>): Promise<T> {
     const fn = typeof a === 'function' ? a : b!;
     const key = this.streams.get(streamName) ?? streamName;
-    const tail = this.mutations.get(key) ?? Promise.resolve();
-    const prev = typeof a === 'number' ? settledWithin(tail, a) : tail;
-    const run = prev.then(fn, fn);
-    const next = run.catch(() => undefined);
-    this.mutations.set(key, next);
-    void next.then(() => {
-      if (this.mutations.get(key) === next) this.mutations.delete(key);
-    });
-    return run;
+    return this.mutations.run(key, fn, typeof a === 'number' ? (tail) => settledWithin(tail, a) : undefined);
   }
 }
 

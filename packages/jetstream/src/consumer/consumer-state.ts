@@ -1,5 +1,7 @@
-// A consumer's replicated state as a state machine: every change is an entry given to apply(), so a
-// single node applies directly and the clustering work can feed the same entries through Raft.
+// A consumer's state as a state machine: every change (deliver, ack, term, drop, skip, scan) is an entry
+// given to apply(), on the node that runs the consumer. Its storage persists the resulting snapshot: state
+// files on a single node; in a cluster, whole-state entries through the stream's Raft group
+// (cluster/consumer-replication-storage.ts), which followers keep to start from when they lead.
 import type { AckPolicy } from './consumer-config.js';
 import { PendingAcks, type PendingAck } from './pending-acks.js';
 

@@ -6,6 +6,7 @@
 import * as fs from 'node:fs';
 import { mkdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { scheduleWrite } from './coalesced-timer.js';
 import type { ConsumerStateSnapshot } from './consumer-state.js';
 import type { ConsumerMeta, ConsumerStorage } from './consumer-state-placement.js';
 
@@ -67,13 +68,7 @@ export class FileConsumerStorage implements ConsumerStorage {
       this.cancelScheduled();
     }
     const waitMs = urgent ? 0 : Math.max(0, this.lastWriteMs + STATE_WRITE_INTERVAL_MS - Date.now());
-    if (waitMs === 0) {
-      const t = setImmediate(() => this.startWrite());
-      this.cancelScheduled = () => clearImmediate(t);
-    } else {
-      const t = setTimeout(() => this.startWrite(), waitMs);
-      this.cancelScheduled = () => clearTimeout(t);
-    }
+    this.cancelScheduled = scheduleWrite(waitMs, () => this.startWrite());
   }
 
   private startWrite(): void {

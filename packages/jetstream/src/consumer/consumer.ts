@@ -1,7 +1,7 @@
 // One consumer: its state machine plus the delivery engine (pull requests or a push deliver subject),
 // ack processing, redelivery timers, flow control and heartbeats.
 import { subjectMatchesFilter } from '@flotilla/protocol';
-import type { StoredMessage } from '@flotilla/store';
+import { bigNsToMs, nsToMs, type StoredMessage } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -369,13 +369,13 @@ export class Consumer {
         return;
       }
     }
-    const heartbeatMs = Math.floor(parsed.heartbeatNs / 1e6);
+    const heartbeatMs = Math.floor(nsToMs(parsed.heartbeatNs));
     const req: PullRequest = {
       reply,
       batch,
       maxBytes: parsed.maxBytes,
       noWait: parsed.noWait,
-      expiresAtMs: parsed.expiresNs > 0 ? now + parsed.expiresNs / 1e6 : 0,
+      expiresAtMs: parsed.expiresNs > 0 ? now + nsToMs(parsed.expiresNs) : 0,
       heartbeatMs,
       nextHeartbeatAtMs: heartbeatMs > 0 ? now + heartbeatMs : 0,
       delivered: 0,
@@ -735,7 +735,7 @@ export class Consumer {
   private pacingDelay(c: Candidate, now: number): number {
     if (this.config.rate_limit_bps && this.nextSendAtMs > now) return this.nextSendAtMs - now;
     if (this.config.replay_policy === 'original' && !c.redelivery && this.lastReplayTsNs > 0n) {
-      const gapMs = Number((c.msg.timestampNs - this.lastReplayTsNs) / 1_000_000n);
+      const gapMs = bigNsToMs(c.msg.timestampNs - this.lastReplayTsNs);
       const due = this.lastReplaySentMs + gapMs;
       if (due > now) return due - now;
     }
@@ -828,8 +828,8 @@ export class Consumer {
 
   private ackWaitMs(count: number): number {
     const backoff = this.config.backoff;
-    if (backoff && backoff.length > 0) return backoff[Math.min(count - 1, backoff.length - 1)]! / 1e6;
-    return (this.config.ack_wait ?? 30e9) / 1e6;
+    if (backoff && backoff.length > 0) return nsToMs(backoff[Math.min(count - 1, backoff.length - 1)]!);
+    return nsToMs(this.config.ack_wait ?? 30e9);
   }
 
   // ---- acks ------------------------------------------------------------------------------------------
@@ -1035,7 +1035,7 @@ export class Consumer {
   }
 
   private scheduleHeartbeat(): void {
-    const hbMs = (this.config.idle_heartbeat ?? 0) / 1e6;
+    const hbMs = nsToMs(this.config.idle_heartbeat ?? 0);
     if (hbMs <= 0 || this.closed) return;
     const now = this.clock.nowMs();
     const due = Math.max(this.lastDeliveryMs + hbMs, now + 1);
@@ -1067,7 +1067,7 @@ export class Consumer {
 
   private inactiveThresholdMs(): number {
     const t = this.config.inactive_threshold ?? 0;
-    return t > 0 ? t / 1e6 : 0;
+    return t > 0 ? nsToMs(t) : 0;
   }
 
   private scheduleInactivityCheck(): void {

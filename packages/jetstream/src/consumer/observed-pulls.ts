@@ -2,6 +2,7 @@
 // `CONSUMER.MSG.NEXT`; when this node becomes leader (the old one crashed or stepped down), it tells the
 // clients still waiting on those requests `409 Leadership Change`, as nats-server's new consumer leader does,
 // instead of leaving them to wait out `expires`.
+import { nsToMs } from '@flotilla/store';
 import { parsePullRequest } from './pull-request.js';
 
 /** Requests remembered per consumer; the oldest are forgotten beyond this. */
@@ -29,7 +30,7 @@ export class ObservedPulls {
       list = [];
       this.byConsumer.set(consumer, list);
     }
-    list.push({ reply, expiresAtMs: parsed.expiresNs > 0 ? nowMs + parsed.expiresNs / 1e6 : 0 });
+    list.push({ reply, expiresAtMs: parsed.expiresNs > 0 ? nowMs + nsToMs(parsed.expiresNs) : 0 });
     if (list.length > MAX_PER_CONSUMER) list.splice(0, list.length - MAX_PER_CONSUMER);
   }
 

@@ -1,6 +1,6 @@
 // Where a new consumer starts (deliver_policy, nats-server's selectStartingSeqNo): the first stream
 // sequence to look at and, for last_per_subject, the sequences to deliver before normal order resumes.
-import type { MessageStore } from '@flotilla/store';
+import { msToBigNs, type MessageStore } from '@flotilla/store';
 import type { ConsumerConfig } from './consumer-config.js';
 
 export interface StartPosition {
@@ -48,7 +48,7 @@ export async function startPosition(store: MessageStore, cfg: ConsumerConfig, fi
 async function firstSeqAtOrAfter(store: MessageStore, ms: number): Promise<number> {
   const st = store.state();
   if (st.messages === 0) return st.last_seq + 1;
-  const targetNs = BigInt(Math.floor(ms)) * 1_000_000n;
+  const targetNs = msToBigNs(Math.floor(ms));
   if (st.first_ts >= targetNs) return st.first_seq;
   if (st.last_ts < targetNs) return st.last_seq + 1;
   let seq = st.first_seq;

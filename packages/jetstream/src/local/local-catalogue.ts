@@ -2,7 +2,7 @@
 // and the streams they open. Create, update and delete run one at a time, so checks and changes do not
 // interleave.
 import { mkdir } from 'node:fs/promises';
-import { FileStore, MemoryStore, type MessageStore, type SyncPolicy } from '@flotilla/store';
+import { FileStore, MemoryStore, SerialQueue, type MessageStore, type SyncPolicy } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { OpenStreamInfo } from '../api/open-stream-info.js';
 import { formatTimeNs, nowNs } from '../api/time-format.js';
@@ -51,8 +51,7 @@ export interface LocalCatalogueParts {
 export class LocalCatalogue implements Catalogue {
   /** Every stream's subjects for the overlap check; null after any change to the table (rebuilt on use). */
   private subjectIndex: SubjectIndex | null = null;
-  private mutations: Promise<unknown> = Promise.resolve();
-  private pendingMutations = 0;
+  private readonly mutations = new SerialQueue();
 
   constructor(private readonly parts: LocalCatalogueParts) {}
 
@@ -81,7 +80,7 @@ export class LocalCatalogue implements Catalogue {
 
   /** Resolves once no create/update/delete is queued or running. */
   async settled(): Promise<void> {
-    await this.mutations.catch(() => undefined);
+    await this.mutations.idle();
     this.subjectIndex = null;
   }
 
@@ -193,11 +192,8 @@ export class LocalCatalogue implements Catalogue {
 
   /** Runs stream create/update/delete one at a time, so checks and changes do not interleave. */
   private serial<T>(fn: () => Promise<T>): Promise<T> {
-    if (this.pendingMutations >= MAX_PENDING_MUTATIONS) return Promise.reject(JsErrors.insufficientResources());
-    this.pendingMutations++;
-    const run = this.mutations.then(fn, fn);
-    this.mutations = run.catch(() => undefined).finally(() => this.pendingMutations--);
-    return run;
+    if (this.mutations.pending >= MAX_PENDING_MUTATIONS) return Promise.reject(JsErrors.insufficientResources());
+    return this.mutations.run(fn);
   }
 
   /** Checked against an index of every stream's subjects: the cost follows `cfg`'s subjects, not all pairs. */

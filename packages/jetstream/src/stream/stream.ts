@@ -2,7 +2,7 @@
 // subjects and API purges/deletes go to its StreamWriter (stream-writer.ts), which orders them, applies them
 // through the methods below and answers; the stream itself does not know whether that writer is local or
 // replicated.
-import type { MessageStore, StoreLimits } from '@flotilla/store';
+import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -97,7 +97,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     writerFor: StreamWriterFactory,
   ) {
     this.cfg = config;
-    this.dedupe = new DedupeWindow(config.duplicate_window / 1e6);
+    this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.writer = writerFor(this);
   }
 
@@ -189,7 +189,7 @@ export class Stream implements StreamHandle, PublishRulesView {
       for (const u of this.unsubscribes.splice(0)) u();
       this.subscribe(next.subjects);
     }
-    if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(next.duplicate_window / 1e6);
+    if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
   }
 
@@ -300,7 +300,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     const windowNs = BigInt(this.cfg.duplicate_window);
     const st = this.store.state();
     if (st.messages === 0) return;
-    const cutoffNs = BigInt(Date.now()) * 1_000_000n - windowNs;
+    const cutoffNs = msToBigNs(Date.now()) - windowNs;
     const found: Array<{ id: string; seq: number; atMs: number }> = [];
     let end = st.last_seq;
     let scanned = 0;
@@ -321,7 +321,7 @@ export class Stream implements StreamHandle, PublishRulesView {
           older = true;
           break;
         }
-        if (id) found.push({ id, seq: m.seq, atMs: Number(m.timestampNs / 1_000_000n) });
+        if (id) found.push({ id, seq: m.seq, atMs: bigNsToMs(m.timestampNs) });
       }
       if (older || windowNs <= 0n) break;
       end = start - 1;

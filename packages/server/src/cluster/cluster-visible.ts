@@ -1,8 +1,9 @@
-// Which local subscriptions the cluster knows of: every client's, and internal ones whose owner opts in
-// with `clusterVisible: true` (a clustered service that wants messages from other nodes). Other internal
-// subscriptions (this node's own JetStream API, the fault hook) stay local, so a request is never answered
-// by two nodes. A visible internal subscription is announced apart from clients' (InterestEntry.clients):
-// messages are forwarded to it, but it is no subscriber a push consumer on another node delivers to.
+// Which local subscriptions the cluster knows of: every client's, and internal ones whose owner has
+// `clusterVisible: true` — clustered JetStream's (every node subscribes `$JS.API.>` and the stream subjects
+// it leads; who answers is JetStream's rule, not routing's). Other internal subscriptions (a single node's
+// JetStream, the fault hook) stay local. A visible internal subscription is announced apart from clients'
+// (InterestEntry.clients): messages are forwarded to it, but it is no subscriber a push consumer on another
+// node delivers to.
 import type { Subscription } from '../subscription.js';
 
 export function isClusterVisible(sub: Subscription): boolean {

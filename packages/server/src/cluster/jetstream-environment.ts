@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { ClusterEnvironment, ClusterPeer } from '@flotilla/jetstream';
 import { LevelRaftLogStore } from '@flotilla/store';
 import type { ClusterRouting } from './cluster-routing.js';
+import { clusterTestKnobsFrom, raftLogWalOptionsFrom } from './test-knobs.js';
 
 export interface JetStreamClusterEnvironment extends ClusterEnvironment {
   /** Closes the Raft log store (after JetStream stopped). */
@@ -21,7 +22,7 @@ export async function openJetStreamEnvironment(
   serverName: string,
 ): Promise<JetStreamClusterEnvironment> {
   const node = routing.node;
-  const raftStore = await LevelRaftLogStore.open({ dir: join(storeDir, 'raft') });
+  const raftStore = await LevelRaftLogStore.open({ ...raftLogWalOptionsFrom(), dir: join(storeDir, 'raft') });
   const seen = new Map<string, Omit<ClusterPeer, 'active'>>();
   const remember = (p: { serverName: string; raftNodeId: number; serverId: string }): void => {
     seen.set(p.serverName, { name: p.serverName, raftNodeId: p.raftNodeId, serverId: p.serverId });
@@ -46,6 +47,7 @@ export async function openJetStreamEnvironment(
     expectedClusterSize: await expectedClusterSize(routes, node.port, node.clusterUrl),
     raftStore,
     transport: routing.raftTransport,
+    testKnobs: clusterTestKnobsFrom(),
     close: () => raftStore.close(),
   };
 }

@@ -14,6 +14,7 @@ import { Level } from 'level';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { observeFsync } from '../fsync-observer.js';
+import { KeyedSerialQueue } from '../serial-queue.js';
 import { LevelApplier } from './level-applier.js';
 import { RaftWal } from './raft-wal.js';
 import { encodeWalRecord, type BatchOp } from './wal-codec.js';
@@ -96,7 +97,7 @@ export class LevelRaftLogStore implements RaftLogStore {
   testHooks: RaftLogStoreTestHooks = {};
   private readonly spans = new Map<string, BlockSpan[]>();
   /** Per-group queue so one group's writes apply in order even if callers overlap them. */
-  private readonly groupQueues = new Map<string, Promise<void>>();
+  private readonly groupQueues = new KeyedSerialQueue<string>();
   private pendingOps: BatchOp[] = [];
   private pendingWaiters: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   private pendingSync = false;
@@ -133,7 +134,6 @@ export class LevelRaftLogStore implements RaftLogStore {
       compression: false,
     });
     await db.open();
-    options = { ...walOptionsFromEnv(process.env.FLOTILLA_RAFT_LOG_WAL), ...options };
     const walDir = join(options.dir, WAL_DIR);
     const useWal = options.wal ?? true;
     let wal: RaftWal | null = null;
@@ -170,7 +170,7 @@ export class LevelRaftLogStore implements RaftLogStore {
   }
 
   async load(group: string): Promise<PersistedState> {
-    await this.groupQueues.get(group);
+    await this.groupQueues.idle(group);
     await this.level?.caughtUp();
     const snapBuf = asBuffer(await this.db.get(snapshotKey(group)));
     const snapshot = snapBuf ? decodeSnapshot(snapBuf) : null;
@@ -240,7 +240,7 @@ export class LevelRaftLogStore implements RaftLogStore {
 
   async close(): Promise<void> {
     if (this.closed) return;
-    await Promise.all([...this.groupQueues.values()]);
+    await this.groupQueues.idleAll();
     while (this.inFlight || this.pendingOps.length > 0) {
       if (this.inFlight) await this.inFlight;
       else this.flush();
@@ -254,17 +254,7 @@ export class LevelRaftLogStore implements RaftLogStore {
   }
 
   private inGroupOrder(group: string, fn: () => Promise<void>): Promise<void> {
-    const prev = this.groupQueues.get(group) ?? Promise.resolve();
-    const next = prev.then(fn, fn);
-    const settled = next.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.groupQueues.set(group, settled);
-    void settled.then(() => {
-      if (this.groupQueues.get(group) === settled) this.groupQueues.delete(group);
-    });
-    return next;
+    return this.groupQueues.run(group, fn);
   }
 
   private async spansOf(group: string): Promise<BlockSpan[]> {
@@ -410,26 +400,6 @@ export class LevelRaftLogStore implements RaftLogStore {
       if (this.testHooks.failCheckpointAfter === 'new-segment') throw new Error('test: checkpoint stopped after the new segment');
     });
     this.stats.checkpoints++;
-  }
-}
-
-/**
- * FLOTILLA_RAFT_LOG_WAL picks the defaults where the caller (the server) passes none, to measure the variants
- * in a cluster: `off` (LevelDB only), `on` / `dsync` (the default), `fdatasync`, `append` (no pre-zeroing).
- */
-function walOptionsFromEnv(value: string | undefined): Partial<LevelRaftLogStoreOptions> {
-  switch (value) {
-    case 'off':
-      return { wal: false };
-    case 'on':
-    case 'dsync':
-      return { wal: true, walSync: 'dsync' };
-    case 'fdatasync':
-      return { wal: true, walSync: 'fdatasync' };
-    case 'append':
-      return { wal: true, walPrezero: false };
-    default:
-      return {};
   }
 }
 

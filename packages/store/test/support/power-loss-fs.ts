@@ -22,6 +22,7 @@
 import type * as FsNs from 'node:fs';
 import type * as FsPromisesNs from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { SeededRandom } from '@flotilla/raft';
 
 type Fs = typeof FsNs;
 type FsPromises = typeof FsPromisesNs;
@@ -616,16 +617,13 @@ function survivingContent(inode: Inode, mode: CrashMode, rand: () => number): Bu
   return out;
 }
 
-/** Mulberry32: a small seeded PRNG, so a failing crash sequence reproduces from its seed. */
+/**
+ * raft's seeded PRNG as a function, so a failing crash sequence reproduces from its seed. Safe inside the
+ * vi.mock factories that load this file: @flotilla/raft imports neither node:fs nor level.
+ */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const random = new SeededRandom(seed);
+  return () => random.next();
 }
 
 /**

@@ -1,60 +1,16 @@
-// In-process stand-ins for the bus, clock and stream, so the consumer engine can be tested (and later
-// replicated) without a server: a real MemoryStore behind a minimal StreamHandle.
-import { subjectMatchesFilter } from '@flotilla/protocol';
+// In-process stand-ins for the clock, the JetStream context and the stream, so the consumer engine is tested
+// without a server: a real MemoryStore behind a minimal StreamHandle (the bus is fake-bus.ts).
 import { MemoryStore } from '@flotilla/store';
-import type { ApiError } from '../../api/api-error.js';
-import type { JetStreamContext } from '../../jetstream-context.js';
-import type { JetStreamServiceOptions } from '../../jetstream-service.js';
-import type { BusHandler, BusMessage, JetStreamLogger, MessageBus } from '../../message-bus.js';
-import type { StreamConfig } from '../../stream/stream-config-types.js';
-import type { StreamHandle } from '../../stream/stream-handle.js';
-import type { Clock } from '../clock.js';
+import type { ApiError } from '../../src/api/api-error.js';
+import type { JetStreamContext } from '../../src/jetstream-context.js';
+import type { JetStreamServiceOptions } from '../../src/jetstream-service.js';
+import type { JetStreamLogger } from '../../src/message-bus.js';
+import type { StreamConfig } from '../../src/stream/stream-config-types.js';
+import type { StreamHandle } from '../../src/stream/stream-handle.js';
+import type { Clock } from '../../src/consumer/clock.js';
+import { FakeBus } from './fake-bus.js';
 
-export interface Delivered extends BusMessage {
-  route: string;
-}
-
-/** Synchronous bus: handlers run inside publish, like the server's internal bus. */
-export class FakeBus implements MessageBus {
-  private subs: Array<{ subject: string; handler: BusHandler; active: boolean }> = [];
-  readonly published: Delivered[] = [];
-
-  subscribe(subject: string, handler: BusHandler): () => void {
-    const sub = { subject, handler, active: true };
-    this.subs.push(sub);
-    return () => {
-      sub.active = false;
-      this.subs = this.subs.filter((s) => s !== sub);
-    };
-  }
-  publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    this.publishTo(subject, subject, reply, header, data);
-  }
-  publishTo(route: string, subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void {
-    const msg: Delivered = {
-      route,
-      subject,
-      reply,
-      header: header && header.length > 0 ? Buffer.from(header) : null,
-      data: Buffer.from(data),
-    };
-    this.published.push(msg);
-    for (const s of [...this.subs]) if (s.active && subjectMatchesFilter(route, s.subject)) s.handler(msg);
-  }
-  hasInterest(subject: string): boolean {
-    return this.subs.some((s) => subjectMatchesFilter(subject, s.subject));
-  }
-  /** Every fake subscription stands for a client here. */
-  hasClientInterest(subject: string): boolean {
-    return this.hasInterest(subject);
-  }
-  /** Collects what reaches `subject` (a client inbox or deliver subject). */
-  inbox(subject: string): { msgs: Delivered[]; close: () => void } {
-    const msgs: Delivered[] = [];
-    const close = this.subscribe(subject, (m) => msgs.push(m as Delivered));
-    return { msgs, close };
-  }
-}
+export { FakeBus, type Delivered } from './fake-bus.js';
 
 /** Timers run only when the test advances time. */
 export class FakeClock implements Clock {

@@ -1,10 +1,10 @@
 // Consumer replication without Raft: N replicas of stream 'S' (each its own ConsumerService, FakeStream and
 // store) on one shared bus (the cluster's core NATS), and a hand-driven "group" that commits a proposal by
 // applying it on every live replica a tick later, in proposal order. Leadership moves when a test says.
-import { ConsumerService } from '../consumer-service.js';
-import type { ConsumerReplicationGroup } from '../../cluster/consumer-replication-storage.js';
-import { ReplicatedStreamConsumers } from '../../cluster/consumer-replication-streams.js';
-import type { StreamConfig } from '../../stream/stream-config-types.js';
+import { ConsumerService } from '../../src/consumer/consumer-service.js';
+import type { ConsumerReplicationGroup } from '../../src/cluster/consumer-replication-storage.js';
+import { ReplicatedStreamConsumers } from '../../src/cluster/consumer-replication-streams.js';
+import type { StreamConfig } from '../../src/stream/stream-config-types.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig, type Delivered } from './consumer-fakes.js';
 import { settle } from './consumer-fixture.js';
 

@@ -1,10 +1,10 @@
 // Shared set-up for the consumer unit tests: a ConsumerService over a fake bus, a fake clock and a
 // FakeStream backed by a real MemoryStore.
 import { decodeHeaders, headerValue } from '@flotilla/protocol';
-import { ConsumerService } from '../consumer-service.js';
+import { ConsumerService } from '../../src/consumer/consumer-service.js';
 import { FakeBus, FakeClock, FakeContext, FakeStream, streamConfig, type Delivered } from './consumer-fakes.js';
-import type { StreamConfig } from '../../stream/stream-config-types.js';
-import { LocalConsumerFiles } from '../../local/local-consumer-files.js';
+import type { StreamConfig } from '../../src/stream/stream-config-types.js';
+import { LocalConsumerFiles } from '../../src/local/local-consumer-files.js';
 
 export interface Fixture {
   bus: FakeBus;
