@@ -140,3 +140,24 @@ describe('2.11+ publish headers on a stream that does not allow them', () => {
     });
   });
 });
+
+describe('Nats-Required-Api-Level on an API request (2.14: 412 / 10185 above the server level)', () => {
+  it('a level above Flotilla\'s is refused with the endpoint\'s response type; none or 0 is served', async () => {
+    const h = headers();
+    h.set('Nats-Required-Api-Level', '99');
+    const refused = JSON.parse(dec.decode((await nc.request('$JS.API.STREAM.INFO.PLAIN', enc.encode(''), { headers: h, timeout: 2000 })).data));
+    // (a stream_info error carries the paging fields too, as every stream_info error here does)
+    expect(refused).toMatchObject({
+      type: 'io.nats.jetstream.api.v1.stream_info_response',
+      error: { code: 412, err_code: 10185, description: 'JetStream minimum api level required' },
+    });
+    const info = headers();
+    info.set('Nats-Required-Api-Level', '99');
+    const account = JSON.parse(dec.decode((await nc.request('$JS.API.INFO', enc.encode(''), { headers: info, timeout: 2000 })).data));
+    expect(account.error).toEqual({ code: 412, err_code: 10185, description: 'JetStream minimum api level required' });
+    const ok = headers();
+    ok.set('Nats-Required-Api-Level', '0');
+    const served = JSON.parse(dec.decode((await nc.request('$JS.API.STREAM.INFO.PLAIN', enc.encode(''), { headers: ok, timeout: 2000 })).data));
+    expect(served.config.name).toBe('PLAIN');
+  });
+});

@@ -5,6 +5,7 @@ import type { BusMessage } from '../message-bus.js';
 import type { ApiError } from './api-error.js';
 import type { ApiEndpoint, LocalApi } from './api-endpoints.js';
 import { JsErrors } from './api-errors.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 
 export interface LocalDispatch extends LocalApi {
   /** Clustered JetStream: cluster-only endpoints are served, not refused with 10010. */
@@ -17,6 +18,11 @@ export interface LocalDispatch extends LocalApi {
 export function serveLocally(endpoint: ApiEndpoint, api: LocalDispatch, t: readonly string[], msg: BusMessage): boolean {
   if (endpoint.clusterOnly === true && !api.clustered) return refuse(endpoint, api, msg, JsErrors.clusteringRequired());
   if (!endpoint.implemented) return refuse(endpoint, api, msg, JsErrors.notImplemented(endpoint.operation));
+  // 2.14 refuses an API request that needs a newer API level (pulls and direct gets are not API handlers there).
+  if (endpoint.outsideApiStats !== true) {
+    const levelError = requiredApiLevelError(msg.header);
+    if (levelError !== null) return refuse(endpoint, api, msg, levelError);
+  }
   if (endpoint.scope === 'consumer') return api.consumers.handleApi(t, msg);
   return endpoint.serve?.(api, t, msg) ?? false;
 }

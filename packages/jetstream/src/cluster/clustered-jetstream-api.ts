@@ -5,6 +5,7 @@ import type { BusMessage } from '../message-bus.js';
 import type { LocalReplica } from './clustered-jetstream-replicas.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 
 export class ClusterApi {
   constructor(private readonly cjs: ClusteredJetStream) {}
@@ -16,6 +17,13 @@ export class ClusterApi {
   /** A catalogue request on the meta leader; `t` are the tokens after `$JS.API`. */
   handle(t: readonly string[], type: string, msg: BusMessage): void {
     const api = this.streamApi;
+    const levelError = requiredApiLevelError(msg.header);
+    if (levelError !== null) {
+      void api.run(type, msg.reply, () => {
+        throw levelError;
+      });
+      return;
+    }
     switch (t[0]) {
       case 'INFO':
         void api.accountInfo(msg);
