@@ -3,7 +3,7 @@
 // E2E_SERVER=nats-server), and every endpoint Flotilla does not implement gets exactly one error answer
 // naming it, from whichever node the client is connected to.
 import { describe, it, expect } from 'vitest';
-import type { NatsConnection } from 'nats';
+import { headers, type NatsConnection } from 'nats';
 import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
 
@@ -75,6 +75,42 @@ describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement, on 
           { type: `${T}${type}`, error: { code: 500, err_code: 10051, description: `${operation} is not implemented by flotilla` } },
         ]);
       });
+    }
+  });
+});
+
+/** Like allReplies, with a `Nats-Required-Api-Level` header on the request. */
+async function allRepliesAtLevel(nc: NatsConnection, subject: string, level: string): Promise<Array<Record<string, unknown>>> {
+  const inbox = `_INBOX.lvl.${Math.random().toString(36).slice(2)}`;
+  const out: Array<Record<string, unknown>> = [];
+  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
+  await nc.flush();
+  const h = headers();
+  h.set('Nats-Required-Api-Level', level);
+  nc.publish(subject, enc.encode(''), { reply: inbox, headers: h });
+  const deadline = Date.now() + 5_000;
+  while (out.length === 0 && Date.now() < deadline) await sleep(20);
+  await sleep(500);
+  sub.unsubscribe();
+  return out;
+}
+
+// nats-server 2.9.10 predates API levels (it serves these requests): Flotilla's 2.14 answer.
+describe.skipIf(AGAINST_NATS_SERVER)('Nats-Required-Api-Level above Flotilla\'s, on a cluster', () => {
+  it('a catalogue, a stream and a step-down request each get one 412 10185 answer, through every node', async () => {
+    const admin = await cluster.connect('n1');
+    await addStream(await admin.jetstreamManager(), { name: 'LVL', subjects: ['lvl.>'], num_replicas: 3 });
+    const level = { code: 412, err_code: 10185, description: 'JetStream minimum api level required' };
+    for (const node of ['n1', 'n2', 'n3']) {
+      const nc = await cluster.connect(node);
+      const names = await allRepliesAtLevel(nc, '$JS.API.STREAM.NAMES', '99');
+      expect(names.length, `STREAM.NAMES through ${node}`).toBe(1);
+      expect(names[0], node).toMatchObject({ type: `${T}stream_names_response`, error: level });
+      const info = await allRepliesAtLevel(nc, '$JS.API.STREAM.INFO.LVL', '99');
+      expect(info.length, `STREAM.INFO through ${node}`).toBe(1);
+      expect(info[0], node).toMatchObject({ type: `${T}stream_info_response`, error: level });
+      const meta = await allRepliesAtLevel(nc, '$JS.API.META.LEADER.STEPDOWN', '99');
+      expect(meta, `META.LEADER.STEPDOWN through ${node}`).toEqual([{ type: `${T}meta_leader_stepdown_response`, error: level }]);
     }
   });
 });

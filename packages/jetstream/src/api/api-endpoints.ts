@@ -79,7 +79,7 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'STREAM.NAMES', operation: 'STREAM.NAMES', scope: 'catalogue', responseType: `${T}stream_names_response`, implemented: true, serve: (a, _t, m) => answered(a.streams.names(m)) },
   { pattern: 'STREAM.LIST', operation: 'STREAM.LIST', scope: 'catalogue', responseType: `${T}stream_list_response`, implemented: true, serve: (a, _t, m) => answered(a.streams.list(m)) },
   // nats-server's meta leader removes a stream's peer: it changes the assignment.
-  { pattern: 'STREAM.PEER.REMOVE.*', operation: 'STREAM.PEER.REMOVE', scope: 'catalogue', responseType: `${T}stream_remove_peer_response`, implemented: true, clusterOnly: true },
+  { pattern: 'STREAM.PEER.REMOVE.*', operation: 'STREAM.PEER.REMOVE', scope: 'catalogue', responseType: `${T}stream_remove_peer_response`, implemented: true, clusterOnly: true, serve: (a, t, m) => answered(a.streams.removePeer(t[3] ?? '', m)) },
   // System account, cluster only; nats-server subscribes it only in a cluster, so one node does not answer.
   { pattern: 'META.LEADER.STEPDOWN', operation: 'META.LEADER.STEPDOWN', scope: 'catalogue', responseType: `${T}meta_leader_stepdown_response`, implemented: true },
   { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: false, clusterOnly: true },

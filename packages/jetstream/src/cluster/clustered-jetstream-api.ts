@@ -1,5 +1,6 @@
-// The meta leader's catalogue endpoints: INFO, STREAM.CREATE/UPDATE/DELETE/NAMES/LIST/PEER.REMOVE (the stream
-// API over the clustered Catalogue port) and META.LEADER.STEPDOWN, plus STREAM.LEADER.STEPDOWN on a stream leader.
+// The step-downs a cluster serves: META.LEADER.STEPDOWN on the meta leader and STREAM.LEADER.STEPDOWN on a
+// stream's leader. Every other catalogue endpoint is the table's own handler (api/api-endpoints.ts) over the
+// clustered Catalogue port, the same code as on one node.
 import type { StreamApi } from '../api/stream-api.js';
 import type { BusMessage } from '../message-bus.js';
 import type { LocalReplica } from './clustered-jetstream-replicas.js';
@@ -14,45 +15,13 @@ export class ClusterApi {
     return this.cjs.js.streamApi;
   }
 
-  /** A catalogue request on the meta leader; `t` are the tokens after `$JS.API`. */
-  handle(t: readonly string[], type: string, msg: BusMessage): void {
-    const api = this.streamApi;
+  /** META.LEADER.STEPDOWN on the meta leader (the one catalogue endpoint with no single-node handler). */
+  metaStepDownRequest(type: string, msg: BusMessage): void {
     const levelError = requiredApiLevelError(msg.header);
-    if (levelError !== null) {
-      void api.run(type, msg.reply, () => {
-        throw levelError;
-      });
-      return;
-    }
-    switch (t[0]) {
-      case 'INFO':
-        void api.accountInfo(msg);
-        return;
-      case 'META':
-        void api.run(type, msg.reply, () => this.metaStepDown());
-        return;
-    }
-    const name = t[2] ?? '';
-    switch (t[1]) {
-      case 'NAMES':
-        void api.names(msg);
-        return;
-      case 'LIST':
-        void api.list(msg);
-        return;
-      case 'CREATE':
-        void api.create(name, msg);
-        return;
-      case 'UPDATE':
-        void api.update(name, msg);
-        return;
-      case 'DELETE':
-        void api.delete(name, msg);
-        return;
-      case 'PEER':
-        void api.removePeer(t[3] ?? '', msg);
-        return;
-    }
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return this.metaStepDown();
+    });
   }
 
   /** STREAM.LEADER.STEPDOWN on the stream's leader. */

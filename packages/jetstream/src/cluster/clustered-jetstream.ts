@@ -322,8 +322,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
       case 'catalogue':
         if (this.meta.isLeader()) {
           // What Flotilla does not implement is refused by name, as on one node.
-          if (endpoint?.implemented === false) this.js.dispatchLocal(t, msg, endpoint);
-          else this.api.handle(t, r.type, msg);
+          // The table's handler, through the clustered Catalogue (what Flotilla does not implement is refused by name).
+          if (endpoint?.operation === 'META.LEADER.STEPDOWN') this.api.metaStepDownRequest(r.type, msg);
+          else this.js.dispatchLocal(t, msg, endpoint);
           return true;
         }
         if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
