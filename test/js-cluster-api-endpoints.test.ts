@@ -3,7 +3,7 @@
 // E2E_SERVER=nats-server), and every endpoint Flotilla does not implement gets exactly one error answer
 // naming it, from whichever node the client is connected to.
 import { describe, it, expect } from 'vitest';
-import { headers, type NatsConnection } from 'nats';
+import { headers, type MsgHdrs, type NatsConnection } from 'nats';
 import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
 
@@ -15,12 +15,12 @@ let cluster: JsCluster;
 useJsCluster({ size: 3, clusterName: 'ENDPOINTS' }, (c) => (cluster = c));
 
 /** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second (there must be none). */
-async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500): Promise<Array<Record<string, unknown>>> {
+async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500, hdrs?: MsgHdrs): Promise<Array<Record<string, unknown>>> {
   const inbox = `_INBOX.ep.${Math.random().toString(36).slice(2)}`;
   const out: Array<Record<string, unknown>> = [];
   const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
   await nc.flush();
-  nc.publish(subject, enc.encode(body), { reply: inbox });
+  nc.publish(subject, enc.encode(body), hdrs === undefined ? { reply: inbox } : { reply: inbox, headers: hdrs });
   const deadline = Date.now() + firstMs;
   while (out.length === 0 && Date.now() < deadline) await sleep(20);
   await sleep(extraMs);
@@ -79,20 +79,11 @@ describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement, on 
   });
 });
 
-/** Like allReplies, with a `Nats-Required-Api-Level` header on the request. */
-async function allRepliesAtLevel(nc: NatsConnection, subject: string, level: string): Promise<Array<Record<string, unknown>>> {
-  const inbox = `_INBOX.lvl.${Math.random().toString(36).slice(2)}`;
-  const out: Array<Record<string, unknown>> = [];
-  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
-  await nc.flush();
+/** Every reply to a request carrying a `Nats-Required-Api-Level` header. */
+function allRepliesAtLevel(nc: NatsConnection, subject: string, level: string): Promise<Array<Record<string, unknown>>> {
   const h = headers();
   h.set('Nats-Required-Api-Level', level);
-  nc.publish(subject, enc.encode(''), { reply: inbox, headers: h });
-  const deadline = Date.now() + 5_000;
-  while (out.length === 0 && Date.now() < deadline) await sleep(20);
-  await sleep(500);
-  sub.unsubscribe();
-  return out;
+  return allReplies(nc, subject, '', 5_000, 500, h);
 }
 
 // nats-server 2.9.10 predates API levels (it serves these requests): Flotilla's 2.14 answer.
