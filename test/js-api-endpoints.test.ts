@@ -2,14 +2,15 @@
 // answers `408 Empty Request` (also checked with E2E_SERVER=nats-server), and every endpoint Flotilla does
 // not implement gets exactly one error answer naming it, instead of the client's timeout.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import type { NatsConnection, MsgHdrs } from 'nats';
 import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
-import { sleep } from './helpers/flotilla-process.js';
+import { allRawReplies, type ReplyWait } from './helpers/api-replies.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const T = 'io.nats.jetstream.api.v1.';
 const enc = new TextEncoder();
 const dec = new TextDecoder();
+/** One server: its answer comes fast; a second one would too. */
+const SINGLE_NODE_WAIT: ReplyWait = { firstMs: 3_000, extraMs: 300 };
 
 let js: JetStreamServer;
 
@@ -23,24 +24,8 @@ afterAll(async () => {
   await js?.stop();
 });
 
-interface Reply {
-  headers: MsgHdrs | undefined;
-  body: string;
-}
 
 /** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second. */
-async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 3_000, extraMs = 300): Promise<Reply[]> {
-  const inbox = `_INBOX.ep.${Math.random().toString(36).slice(2)}`;
-  const out: Reply[] = [];
-  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push({ headers: m.headers, body: dec.decode(m.data) }) });
-  await nc.flush();
-  nc.publish(subject, enc.encode(body), { reply: inbox });
-  const deadline = Date.now() + firstMs;
-  while (out.length === 0 && Date.now() < deadline) await sleep(20);
-  await sleep(extraMs);
-  sub.unsubscribe();
-  return out;
-}
 
 describe('DIRECT.GET request bodies, as nats-server', () => {
   it.each([
@@ -52,7 +37,7 @@ describe('DIRECT.GET request bodies, as nats-server', () => {
     ['[]', 'Malformed Request'],
     ['{"seq":1,"last_by_subj":"s.a"}', 'Bad Request'],
   ])('%j answers 408 %s', async (body, description) => {
-    const replies = await allReplies(js.nc, '$JS.API.DIRECT.GET.S', body);
+    const replies = await allRawReplies(js.nc, '$JS.API.DIRECT.GET.S', body, SINGLE_NODE_WAIT);
     expect(replies).toHaveLength(1);
     expect(replies[0]!.headers?.code).toBe(408);
     expect(replies[0]!.headers?.description).toBe(description);
@@ -95,14 +80,14 @@ function clusteringRequired(): { code: number; err_code: number; description: st
 // nats-server serves these (2.9.10 snapshots, restores and purges an account, 2.11+ pauses): Flotilla's answers.
 describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement', () => {
   it.each(NOT_SERVED)('%s gets exactly one error answer', async (subject, type, error) => {
-    const replies = await allReplies(js.nc, subject, '{}');
+    const replies = await allRawReplies(js.nc, subject, '{}', SINGLE_NODE_WAIT);
     expect(replies).toHaveLength(1);
     expect(JSON.parse(replies[0]!.body)).toEqual({ type: `${T}${type}`, error });
   });
 
   it('counts them as API requests and errors', async () => {
     const before = await js.jsm.getAccountInfo();
-    await allReplies(js.nc, '$JS.API.CONSUMER.PAUSE.S.C', '{}', 3_000, 0);
+    await allRawReplies(js.nc, '$JS.API.CONSUMER.PAUSE.S.C', '{}', { firstMs: 3_000, extraMs: 0 });
     const after = await js.jsm.getAccountInfo();
     // The second INFO counts itself too.
     expect(after.api.total - before.api.total).toBe(2);

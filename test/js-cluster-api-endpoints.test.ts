@@ -3,30 +3,16 @@
 // E2E_SERVER=nats-server), and every endpoint Flotilla does not implement gets exactly one error answer
 // naming it, from whichever node the client is connected to.
 import { describe, it, expect } from 'vitest';
-import { headers, type MsgHdrs, type NatsConnection } from 'nats';
+import { headers, type NatsConnection } from 'nats';
 import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
-import { sleep } from './helpers/flotilla-process.js';
+import { allReplies } from './helpers/api-replies.js';
 
 const T = 'io.nats.jetstream.api.v1.';
-const enc = new TextEncoder();
-const dec = new TextDecoder();
 
 let cluster: JsCluster;
 useJsCluster({ size: 3, clusterName: 'ENDPOINTS' }, (c) => (cluster = c));
 
 /** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second (there must be none). */
-async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500, hdrs?: MsgHdrs): Promise<Array<Record<string, unknown>>> {
-  const inbox = `_INBOX.ep.${Math.random().toString(36).slice(2)}`;
-  const out: Array<Record<string, unknown>> = [];
-  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
-  await nc.flush();
-  nc.publish(subject, enc.encode(body), hdrs === undefined ? { reply: inbox } : { reply: inbox, headers: hdrs });
-  const deadline = Date.now() + firstMs;
-  while (out.length === 0 && Date.now() < deadline) await sleep(20);
-  await sleep(extraMs);
-  sub.unsubscribe();
-  return out;
-}
 
 describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
   it('answers 404 10059 stream not found, once, through every node', async () => {
@@ -83,7 +69,7 @@ describe.skipIf(AGAINST_NATS_SERVER)('endpoints Flotilla does not implement, on 
 function allRepliesAtLevel(nc: NatsConnection, subject: string, level: string): Promise<Array<Record<string, unknown>>> {
   const h = headers();
   h.set('Nats-Required-Api-Level', level);
-  return allReplies(nc, subject, '', 5_000, 500, h);
+  return allReplies(nc, subject, '', { headers: h });
 }
 
 // nats-server 2.9.10 predates API levels (it serves these requests): Flotilla's 2.14 answer.
@@ -103,5 +89,22 @@ describe.skipIf(AGAINST_NATS_SERVER)('Nats-Required-Api-Level above Flotilla\'s,
       const meta = await allRepliesAtLevel(nc, '$JS.API.META.LEADER.STEPDOWN', '99');
       expect(meta, `META.LEADER.STEPDOWN through ${node}`).toEqual([{ type: `${T}meta_leader_stepdown_response`, error: level }]);
     }
+  });
+});
+
+// Placement is honoured or refused in a cluster, never ignored (nats-server 2.9.10 places by tags: Flotilla only).
+describe.skipIf(AGAINST_NATS_SERVER)('stream placement on a cluster', () => {
+  it('tags are refused by name, another cluster has no suitable peers, this cluster is accepted', async () => {
+    const jsm = await (await cluster.connect('n2')).jetstreamManager();
+    const tagged = await allReplies(await cluster.connect('n2'), '$JS.API.STREAM.CREATE.TAGGED', JSON.stringify({ name: 'TAGGED', subjects: ['tagged'], placement: { tags: ['ssd'] } }));
+    expect(tagged).toEqual([
+      { type: `${T}stream_create_response`, error: { code: 500, err_code: 10052, description: "stream configuration field 'placement.tags' is not supported" } },
+    ]);
+    const elsewhere = await allReplies(await cluster.connect('n2'), '$JS.API.STREAM.CREATE.ELSEWHERE', JSON.stringify({ name: 'ELSEWHERE', subjects: ['elsewhere'], placement: { cluster: 'OTHER' } }));
+    expect(elsewhere).toEqual([
+      { type: `${T}stream_create_response`, error: { code: 400, err_code: 10005, description: 'no suitable peers for placement' } },
+    ]);
+    const here = await addStream(jsm, { name: 'HERE', subjects: ['here'], placement: { cluster: 'ENDPOINTS' } });
+    expect(here.config.placement?.cluster).toBe('ENDPOINTS');
   });
 });

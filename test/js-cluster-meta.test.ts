@@ -5,24 +5,13 @@ import { describe, expect, it } from 'vitest';
 import type { NatsConnection } from 'nats';
 import { JsCluster, useJsCluster, apiRequest } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
+import { allReplies } from './helpers/api-replies.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 let cluster: JsCluster;
 /** Every reply to one request: waits up to `firstMs` for one, then `extraMs` more for any second (there must be none). */
-async function allReplies(nc: NatsConnection, subject: string, body: string, firstMs = 5_000, extraMs = 500): Promise<Array<Record<string, unknown>>> {
-  const inbox = `_INBOX.meta.${Math.random().toString(36).slice(2)}`;
-  const out: Array<Record<string, unknown>> = [];
-  const sub = nc.subscribe(inbox, { callback: (_e, m) => out.push(JSON.parse(dec.decode(m.data)) as Record<string, unknown>) });
-  await nc.flush();
-  nc.publish(subject, enc.encode(body), { reply: inbox });
-  const deadline = Date.now() + firstMs;
-  while (out.length === 0 && Date.now() < deadline) await sleep(20);
-  await sleep(extraMs);
-  sub.unsubscribe();
-  return out;
-}
 
 async function metaLeaderFromJsz(): Promise<string> {
   for (let i = 0; i < 50; i++) {
@@ -143,7 +132,7 @@ describe('clustered JetStream catalogue', () => {
     const t0 = Date.now();
     let names: Record<string, unknown> | null = null;
     while (Date.now() - t0 < 15_000 && names === null) {
-      const replies = await allReplies(nc, '$JS.API.STREAM.NAMES', '', 2_000, 0);
+      const replies = await allReplies(nc, '$JS.API.STREAM.NAMES', '', { firstMs: 2_000, extraMs: 0 });
       if (replies[0] !== undefined && replies[0]['error'] === undefined) names = replies[0];
     }
     const takeoverMs = Date.now() - t0;
@@ -170,7 +159,7 @@ describe('clustered JetStream catalogue', () => {
     let answer: Record<string, unknown> | null = null;
     while (Date.now() < deadline) {
       const t0 = Date.now();
-      const replies = await allReplies(nc, '$JS.API.INFO', '', 2_000, 0);
+      const replies = await allReplies(nc, '$JS.API.INFO', '', { firstMs: 2_000, extraMs: 0 });
       if (replies.length === 1 && replies[0]!['error'] !== undefined) {
         answer = replies[0]!;
         // 250 ms by design; generous for a loaded CI machine.
@@ -187,14 +176,14 @@ describe('clustered JetStream catalogue', () => {
     let cl: { leader?: string; replicas?: Array<{ name: string; offline?: boolean; current: boolean }> } | undefined;
     const infoDeadline = Date.now() + 10_000;
     while (Date.now() < infoDeadline) {
-      const replies = await allReplies(nc, '$JS.API.STREAM.INFO.ORDERS', '', 2_000, 0);
+      const replies = await allReplies(nc, '$JS.API.STREAM.INFO.ORDERS', '', { firstMs: 2_000, extraMs: 0 });
       cl = replies[0]?.['cluster'] as typeof cl;
       if (cl !== undefined && cl.leader === undefined) break;
     }
     expect(cl?.leader).toBeUndefined();
     expect(cl?.replicas?.map((r) => [r.name, r.offline === true]).sort()).toEqual([['n1', true], ['n2', true], ['n3', false]]);
     // Its other calls get 10008 rather than silence.
-    const purge = await allReplies(nc, '$JS.API.STREAM.PURGE.ORDERS', '', 2_000, 0);
+    const purge = await allReplies(nc, '$JS.API.STREAM.PURGE.ORDERS', '', { firstMs: 2_000, extraMs: 0 });
     expect(purge[0]?.['error']).toEqual({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' });
   });
 });

@@ -1,8 +1,9 @@
 // Publishing into streams with the real `nats` client: PubAcks, Nats-Msg-Id de-duplication, the
 // Nats-Expected-* checks, rollups, limits (discard old/new), sealed and no_ack streams.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, headers, DiscardPolicy, type NatsConnection, type JetStreamManager, type JetStreamClient, type NatsError } from 'nats';
+import { connect, headers, DiscardPolicy, type NatsConnection, type JetStreamManager, type JetStreamClient } from 'nats';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { apiError } from './helpers/api-replies.js';
 
 let server: FlotillaProcess;
 let nc: NatsConnection;
@@ -25,14 +26,6 @@ afterAll(async () => {
   if (process.env['E2E_SERVER'] !== 'nats-server') expect(code).toBe(0); // nats-server exits 1 on SIGTERM
 });
 
-async function apiError(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return (err as NatsError).api_error as { code: number; err_code: number; description: string };
-  }
-  throw new Error('expected an API error');
-}
 
 /** Raw PubAck bytes for a request with the given headers. */
 async function rawPublish(subject: string, hdrs: Record<string, string> = {}, body = 'x'): Promise<string> {

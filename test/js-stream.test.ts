@@ -1,8 +1,9 @@
 // Stream management through the real `nats` client: create/update/delete/info/list/names/purge,
 // message get/delete, direct get, and the config errors nats-server returns.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { connect, type NatsConnection, type JetStreamManager, type NatsError, RetentionPolicy, StorageType, DiscardPolicy, headers } from 'nats';
+import { connect, type NatsConnection, type JetStreamManager, RetentionPolicy, StorageType, DiscardPolicy, headers } from 'nats';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { apiError } from './helpers/api-replies.js';
 
 let server: FlotillaProcess;
 let nc: NatsConnection;
@@ -30,14 +31,6 @@ async function api(subject: string, body: string | object = ''): Promise<Record<
   return JSON.parse(dec.decode(m.data));
 }
 
-async function apiError(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return (err as NatsError).api_error as { code: number; err_code: number; description: string };
-  }
-  throw new Error('expected an API error');
-}
 
 describe('stream create and defaults', () => {
   it('fills nats-server defaults and subjects [name]', async () => {

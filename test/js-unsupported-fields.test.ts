@@ -3,8 +3,9 @@
 // does not know (its strict decoding, 10025), and 2.11+ publish headers on a stream without their features
 // (the PubAck error 2.14 sends). nats-server 2.9.10 predates all of these, so this runs against Flotilla only.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { AckPolicy, connect, headers, type ConsumerConfig, type JetStreamManager, type NatsConnection, type NatsError, type StreamConfig } from 'nats';
+import { AckPolicy, connect, headers, type ConsumerConfig, type JetStreamManager, type NatsConnection, type StreamConfig } from 'nats';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { apiError } from './helpers/api-replies.js';
 
 let server: FlotillaProcess;
 let nc: NatsConnection;
@@ -25,14 +26,6 @@ afterAll(async () => {
   expect(await server.stop()).toBe(0);
 });
 
-async function apiError(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (err) {
-    return (err as NatsError).api_error as { code: number; err_code: number; description: string };
-  }
-  throw new Error('expected an API error');
-}
 
 describe('config fields Flotilla does not implement', () => {
   it('stream add with allow_msg_ttl: true is refused by name and creates nothing', async () => {

@@ -159,6 +159,17 @@ export class ClusteredCatalogue implements Catalogue {
     return index.overlaps(cfg.subjects);
   }
 
+  /**
+   * Placement is honoured or refused, never ignored: tags are not implemented yet (issue 21), and this cluster
+   * is the only one there is, so another cluster's name has no suitable peers (nats-server's answer too).
+   */
+  private checkPlacement(cfg: StreamConfig): void {
+    const placement = cfg.placement;
+    if (placement === undefined) return;
+    if (placement.tags !== undefined && placement.tags.length > 0) throw JsErrors.configFieldUnsupported('stream', 'placement.tags');
+    if (placement.cluster !== undefined && placement.cluster !== '' && placement.cluster !== this.cjs.clusterName) throw ClusterErrors.noSuitablePeers();
+  }
+
   /** Validates, places and records a new stream; resolves with its assignment (an identical one if it exists). */
   private async assignNew(cfg: StreamConfig): Promise<StreamAssignment> {
     const name = cfg.name;
@@ -168,6 +179,7 @@ export class ClusteredCatalogue implements Catalogue {
       return existing;
     }
     if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
+    this.checkPlacement(cfg);
     const peers = placeReplicas(cfg.num_replicas, this.cjs.placementCandidates(), this.load());
     if (peers === null) throw ClusterErrors.noSuitablePeers();
     const assignment: StreamAssignment = {
@@ -187,6 +199,7 @@ export class ClusteredCatalogue implements Catalogue {
     if (existing === undefined) throw JsErrors.streamNotFound();
     const next = checkStreamUpdate(existing.config, requested);
     if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
+    this.checkPlacement(next);
     const peers = resizePeers(existing.peers, next.num_replicas, this.cjs.placementCandidates(), this.load(), this.cjs.streamLeaderOf(existing));
     if (peers === null) throw ClusterErrors.noSuitablePeers();
     const assignment: StreamAssignment = { ...existing, config: next, peers };

@@ -3,10 +3,9 @@
 // for file streams, written to `<stream.dir>/consumers/<name>/` in FileConsumerStorage's format (coalesced,
 // fsynced), so a restarted node finds them exactly as after a single-node restart. Memory streams and
 // mem_storage consumers live only in memory on each replica.
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConsumerStateSnapshot } from '../consumer/consumer-state.js';
-import { FileConsumerStorage, readConsumerFiles, type ConsumerMeta } from '../consumer/consumer-storage.js';
+import { FileConsumerStorage, storedConsumers, type ConsumerMeta } from '../consumer/consumer-storage.js';
 import { decodeConsumerEntry, type ConsumerReplicationEntry } from './consumer-replication-entry.js';
 
 export interface AppliedConsumer {
@@ -39,15 +38,8 @@ export class AppliedConsumers {
     if (this.consumersDir === null) return;
     this.touchedWhileLoading = new Set();
     try {
-      let names: string[] = [];
-      try {
-        names = await readdir(this.consumersDir);
-      } catch {
-        return;
-      }
-      for (const dirName of names) {
-        const files = await readConsumerFiles(join(this.consumersDir, dirName));
-        if (files === null || this.touchedWhileLoading.has(files.meta.name)) continue;
+      for await (const files of storedConsumers(this.consumersDir)) {
+        if (this.touchedWhileLoading.has(files.meta.name)) continue;
         this.byName.set(files.meta.name, { meta: files.meta, state: files.state });
       }
     } finally {

@@ -4,7 +4,7 @@
 // write (temp file, fdatasync, rename, directory fsync) at most every 20 ms, and flush() — which ack-sync
 // replies wait for — writes at once and resolves once everything so far is on disk.
 import * as fs from 'node:fs';
-import { mkdir, readFile, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { scheduleWrite } from './coalesced-timer.js';
 import type { ConsumerStateSnapshot } from './consumer-state.js';
@@ -176,6 +176,20 @@ function writeAll(fd: number, bytes: Buffer, from: number, done: (err: Error | n
     if (written <= 0) return done(new Error(`short write to consumer state at ${from} of ${bytes.length}`));
     writeAll(fd, bytes, from + written, done);
   });
+}
+
+/** Every consumer stored under `consumersDir`, read one at a time as the caller asks (a missing directory: none). */
+export async function* storedConsumers(consumersDir: string): AsyncGenerator<{ meta: ConsumerMeta; state: ConsumerStateSnapshot | null }> {
+  let names: string[];
+  try {
+    names = await readdir(consumersDir);
+  } catch {
+    return;
+  }
+  for (const dirName of names) {
+    const files = await readConsumerFiles(join(consumersDir, dirName));
+    if (files !== null) yield files;
+  }
 }
 
 export async function readConsumerFiles(dir: string): Promise<{ meta: ConsumerMeta; state: ConsumerStateSnapshot | null } | null> {

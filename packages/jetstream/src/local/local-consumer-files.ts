@@ -1,14 +1,13 @@
 // Consumer state on a single node: this node alone runs a stream's consumers, and their config and state
 // are the files under `<stream.dir>/consumers/<name>/` (consumer-storage.ts), loaded when the stream comes
 // up. Memory streams and mem_storage consumers keep their state in memory only.
-import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JetStreamLogger } from '../message-bus.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
 import type { ConsumerConfig } from '../consumer/consumer-config.js';
 import type { ConsumerStateSnapshot } from '../consumer/consumer-state.js';
 import type { Consumer } from '../consumer/consumer.js';
-import { FileConsumerStorage, MemoryConsumerStorage, readConsumerFiles } from '../consumer/consumer-storage.js';
+import { FileConsumerStorage, MemoryConsumerStorage, storedConsumers } from '../consumer/consumer-storage.js';
 import type {
   ConsumerRunner,
   ConsumerStatePlacement,
@@ -54,17 +53,7 @@ export class LocalConsumerPlacement implements ConsumerStatePlacement {
   async open(runner: ConsumerRunner): Promise<void> {
     this.runner = runner;
     if (this.stream.config.storage !== 'file') return;
-    let names: string[] = [];
-    try {
-      names = await readdir(this.consumersDir);
-    } catch {
-      return;
-    }
-    for (const dirName of names) {
-      const files = await readConsumerFiles(join(this.consumersDir, dirName));
-      if (files === null) continue;
-      await runner.startStored([files], () => true);
-    }
+    for await (const files of storedConsumers(this.consumersDir)) await runner.startStored([files], () => true);
   }
 
   storageFor(name: string, config: ConsumerConfig, read: () => ConsumerStateSnapshot): ConsumerStorage {
