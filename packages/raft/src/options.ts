@@ -9,6 +9,8 @@ export interface RaftTestBugs {
   ackBeforePersist?: boolean;
   /** Grant votes without checking that the candidate's log is at least as up to date. */
   ignoreLogOnVote?: boolean;
+  /** Keep the leader lease for twice the election timeout instead of one tick less than it. */
+  leaseTooLong?: boolean;
 }
 
 export interface RaftOptions {

@@ -64,6 +64,14 @@ export class RaftCore {
   private randomizedElectionTimeout = 0;
   private leadTransferee: NodeId = NONE;
   private heartbeatRound = 0;
+  /** The last campaign was forced by a leadership transfer (TimeoutNow): see electedByTransfer. */
+  private campaignForced = false;
+  /**
+   * Heartbeat rounds up to this one hold no lease: sent before a leadership transfer was given up, their
+   * acknowledgements may come from followers that voted for the transfer's target since (a forced vote ignores
+   * leases).
+   */
+  private leaseFloorRound = 0;
   private pendingReads: PendingRead[] = [];
   private readStates: ReadState[] = [];
   private msgs: Message[] = [];
@@ -231,10 +239,47 @@ export class RaftCore {
       this.readStates.push({ requestId, index });
       return true;
     }
-    this.heartbeatRound++;
-    this.pendingReads.push({ requestId, index, round: this.heartbeatRound });
     this.broadcastHeartbeat();
+    this.pendingReads.push({ requestId, index, round: this.heartbeatRound });
     return true;
+  }
+
+  /**
+   * What a leader lease rests on: 'always' for a leader that is its own quorum; otherwise the newest heartbeat
+   * round a quorum acknowledged (0: none yet this term), which holds a lease for `leaseTicks()` after it was sent
+   * (the node keeps the wall time of each round); 'none' when this node may not answer as leader: not the
+   * leader, handing leadership over (the target is elected at once, leases or not), or no check-quorum (without
+   * it followers vote for a candidate however recently they heard the leader, so no lease holds).
+   */
+  leaseBasis(): 'always' | 'none' | number {
+    if (this.role !== Role.Leader || this.leadTransferee !== NONE || !this.checkQuorum) return 'none';
+    const config = this.membership.current();
+    const quorum = quorumOf(config);
+    if (quorum === 1 && isVoter(config, this.id)) return 'always';
+    const acked: number[] = [];
+    for (const id of config.voters) acked.push(id === this.id ? this.heartbeatRound : (this.progress.get(id)?.ackedContext ?? 0));
+    acked.sort((a, b) => b - a);
+    const round = acked[quorum - 1] ?? 0;
+    return round > this.leaseFloorRound ? round : 0;
+  }
+
+  /**
+   * Leader through a transfer: elected at once, without waiting out the predecessor's election timeout, so
+   * requests the predecessor answered just before handing over may still reach this node (the service layer
+   * leaves those to the predecessor for a moment).
+   */
+  electedByTransfer(): boolean {
+    return this.role === Role.Leader && this.campaignForced;
+  }
+
+  /**
+   * How long a quorum's acknowledgement of a heartbeat keeps this leader's lease, in ticks from its sending: each
+   * acknowledging follower restarted its election timer (at least electionTicks) on receipt, and with pre-vote and
+   * check-quorum it refuses to elect anyone until that ran out, so no other leader can exist before then. One
+   * tick less, for tick jitter.
+   */
+  leaseTicks(): number {
+    return this.bugs.leaseTooLong ? 2 * this.electionTicks : this.electionTicks - 1;
   }
 
   /**
@@ -435,6 +480,8 @@ export class RaftCore {
     // A no-op entry of the new term lets earlier entries commit (only current-term entries count).
     this.appendOwn([{ index: this.log.lastIndex() + 1, term: this.term, type: EntryType.Normal, data: EMPTY_BYTES }]);
     this.pendingBroadcast = true;
+    // A first heartbeat round at once: the leader lease (leaseBasis) holds after one round trip.
+    this.broadcastHeartbeat();
   }
 
   private campaign(kind: 'pre' | 'real' | 'transfer'): void {
@@ -457,6 +504,7 @@ export class RaftCore {
       return;
     }
     this.becomeCandidate();
+    this.campaignForced = kind === 'transfer';
     for (const id of config.voters) {
       if (id === this.id) continue;
       const m = emptyMessage(this.group, MessageType.Vote, this.id, id, this.term);
@@ -744,6 +792,7 @@ export class RaftCore {
         }
         for (const [id, pr] of this.progress) pr.recentActive = id === this.id;
       }
+      if (this.leadTransferee !== NONE) this.leaseFloorRound = this.heartbeatRound;
       this.leadTransferee = NONE;
     }
     if (this.heartbeatElapsed >= this.heartbeatTicks) {
@@ -776,7 +825,9 @@ export class RaftCore {
     }
   }
 
+  /** Each broadcast is a new round (readIndex and the leader lease count acknowledgements per round). */
   private broadcastHeartbeat(): void {
+    this.heartbeatRound++;
     for (const [id, pr] of this.progress) {
       if (id === this.id) continue;
       const m = emptyMessage(this.group, MessageType.Heartbeat, this.id, id, this.term);

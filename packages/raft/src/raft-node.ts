@@ -66,6 +66,8 @@ export interface RaftNodeOptions {
 
 /** A tick this many intervals after the previous one is late (the timer could not fire on time). */
 const LATE_TICK_INTERVALS = 2;
+/** Heartbeat rounds whose sending time is kept; a quorum acknowledging only older ones holds no lease. */
+const HEARTBEAT_ROUNDS_KEPT = 64;
 
 /** Position of a log discarded at start (RaftNode.start). */
 interface DiscardedLog {
@@ -139,6 +141,11 @@ export class RaftNode {
   private discardedLog: DiscardedLog | null = null;
   /** When (performance.now() ms) the clock last ticked this node; -1 before the first tick. */
   private lastTickAtMs = -1;
+  /**
+   * When (performance.now() ms) each recent heartbeat round went to the transport, oldest first, at most
+   * HEARTBEAT_ROUNDS_KEPT: the leader lease (holdsLease) runs from the sending of the round a quorum acknowledged.
+   */
+  private readonly heartbeatSentMs = new Map<number, number>();
 
   private constructor(options: RaftNodeOptions, core: RaftCore) {
     this.options = options;
@@ -210,6 +217,20 @@ export class RaftNode {
 
   isLeader(): boolean {
     return this.core.role === Role.Leader;
+  }
+
+  /**
+   * Leader, and no other node can be leader now: a quorum acknowledged a heartbeat sent less than the core's
+   * lease (electionTicks − 1 ticks, wall time) ago, and no hand-over is under way. A leader whose event loop was
+   * starved may still think it leads after the others elected a successor; this is what tells it not to answer
+   * for the group meanwhile. Sending times are taken before the transport sends, so the lease errs short.
+   */
+  holdsLease(nowMs: number = performance.now()): boolean {
+    const basis = this.core.leaseBasis();
+    if (basis === 'always') return true;
+    if (basis === 'none' || basis === 0) return false;
+    const sentMs = this.heartbeatSentMs.get(basis);
+    return sentMs !== undefined && nowMs - sentMs < this.core.leaseTicks() * (this.options.tickMs ?? 100);
   }
 
   /**
@@ -384,6 +405,16 @@ export class RaftNode {
     }
   }
 
+  private noteHeartbeatRounds(messages: readonly Message[]): void {
+    let nowMs = -1;
+    for (const m of messages) {
+      if (m.type !== MessageType.Heartbeat || this.heartbeatSentMs.has(m.context)) continue;
+      if (nowMs < 0) nowMs = performance.now();
+      this.heartbeatSentMs.set(m.context, nowMs);
+      if (this.heartbeatSentMs.size > HEARTBEAT_ROUNDS_KEPT) this.heartbeatSentMs.delete(this.heartbeatSentMs.keys().next().value!);
+    }
+  }
+
   private async handleReady(ready: Ready): Promise<void> {
     const { transport, store, stateMachine, group } = this.options;
     let messages = ready.messages;
@@ -392,6 +423,7 @@ export class RaftNode {
       messages = messages.filter((m) => m.type !== MessageType.SnapshotChunk);
       this.expandWanted = true;
     }
+    this.noteHeartbeatRounds(messages);
     transport.send(messages);
     // Committed entries below this Ready's first entry were written by earlier Readies (anything rewritten since
     // would be in this one): apply them while this write is in flight.

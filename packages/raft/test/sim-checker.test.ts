@@ -14,6 +14,7 @@ describe('the simulation checker can fail', () => {
   const bugs: { name: keyof RaftTestBugs; what: string }[] = [
     { name: 'ackBeforePersist', what: 'acknowledging appends before persisting them' },
     { name: 'ignoreLogOnVote', what: 'voting for a candidate with a stale log' },
+    { name: 'leaseTooLong', what: 'a leader lease outliving the election timeout' },
   ];
   for (const bug of bugs) {
     it(`${bug.what} is caught within 2,000 seeds, with a replay command`, () => {

@@ -70,6 +70,13 @@ const MAX_SETTLING_REQUESTS = 1024;
 const LEADERLESS_SAMPLE_MS = 100;
 /** A request whose answer waits (a leaderless group, a Raft leader not serving yet) is decided again this often… */
 const DEFER_POLL_MS = 20;
+/**
+ * A leader elected by a transfer leaves original requests to its predecessor this long (the predecessor answered
+ * or deferred what it saw before it handed over); the predecessor asks again what it sees for HANDED_OVER_COVER_MS
+ * after it learnt of its successor — longer, since it learns of the new term a round trip later.
+ */
+const TAKE_OVER_GRACE_MS = 250;
+const HANDED_OVER_COVER_MS = 600;
 /** A request deferred while its group has no leader in sight looks for one this often. */
 const LEADERLESS_POLL_MS = 50;
 /**
@@ -89,8 +96,17 @@ const MAX_ANSWERED = 8192;
 
 type Again = false | 'leaderless' | 'serve';
 
+const REASK_LINE = Buffer.from('Flotilla-Reask: 1\r\n');
+
 function isReask(msg: BusMessage): boolean {
-  return msg.header !== null && msg.header.equals(REASK_HEADER);
+  return msg.header !== null && msg.header.includes(REASK_LINE);
+}
+
+/** The request's header block with the re-ask mark added (its own headers kept: they may decide the answer). */
+function reaskHeader(header: Buffer | null): Buffer {
+  if (header === null || header.length < 4) return REASK_HEADER;
+  // A header block ends with an empty line: the mark goes before it.
+  return Buffer.concat([header.subarray(0, header.length - 2), REASK_LINE, header.subarray(header.length - 2)]);
 }
 
 export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks {
@@ -114,7 +130,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   private deferred = 0;
   /** Started from a meta log on disk (not a first start). */
   private restarted = false;
-  private readonly answeredReplies = new Map<string, number>();
+  private readonly answeredReplies = new Map<string, { atMs: number; again: boolean }>();
 
   constructor(
     readonly js: ClusteredJetStreamHost,
@@ -137,7 +153,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     });
     this.meta.state.onChange = () => this.replicaSet.changed();
     this.settling = new SettlingRequests({
-      settled: () => this.meta.isLeader(),
+      settled: () => this.meta.answers(),
       settling: () => this.leadsMetaRaft(),
       maxWaitMs: SETTLE_WAIT_MS,
       pollMs: SETTLE_POLL_MS,
@@ -320,7 +336,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
       case 'none':
         return false;
       case 'catalogue':
-        if (this.meta.isLeader()) {
+        if (this.meta.answers()) {
           // What Flotilla does not implement is refused by name, as on one node.
           // The table's handler, through the clustered Catalogue (what Flotilla does not implement is refused by name).
           if (endpoint?.operation === 'META.LEADER.STEPDOWN') this.api.metaStepDownRequest(r.type, msg);
@@ -333,7 +349,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
         const a = this.meta.state.assignment(r.stream);
         if (a === undefined) {
           // Unknown stream: the meta leader says so (the local handlers answer 10059 or nothing, as alone).
-          if (this.meta.isLeader()) return this.js.dispatchLocal(t, msg);
+          if (this.meta.answers()) return this.js.dispatchLocal(t, msg);
           if (r.op === 'pull') return false;
           // Its create may be committed and not applied yet: decide once the catalogue is settled.
           if (this.leadsMetaRaft()) return this.holdUntilSettled(t, r.type, msg);
@@ -352,6 +368,13 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
           // Handing leadership over: the target may lead already and answer this too; decide once the transfer
           // is done (then asked again, so the new leader answers it) or given up (then here).
           if (replica.handingOverLeadership === true && r.op !== 'pull' && !final) return this.afterHandOver(replica, t, msg, firstMs);
+          // Leads without its lease (a quorum has not acknowledged it lately: its loop or its links were slow, and
+          // the others may have elected a successor it has not heard of): decide again shortly — by then it holds
+          // the lease again, or it learnt of the new term and stays silent. Pulls are not answered as API replies
+          // (and share one inbox per consumer, so they cannot be told apart): they go on as before.
+          if (r.op !== 'pull' && !final && !replica.holdsLease()) return this.decideLater(t, msg, firstMs, DEFER_POLL_MS, 'serve');
+          // Just elected by a hand-over: the predecessor answers (or asks again) the originals arriving now.
+          if (r.op !== 'pull' && again === false && !isReask(msg) && replica.takingOver(TAKE_OVER_GRACE_MS)) return false;
           if (!this.firstAnswer(msg, again !== false)) return false;
           return this.js.dispatchLocal(t, msg);
         }
@@ -361,6 +384,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
           // Deferred while no leader was in sight and one is now: ask again, so it answers (it drops what it
           // answered already, by reply subject).
           if (again === 'leaderless') this.reask(msg);
+          // Handed over a moment ago: the successor leaves originals to this node for its grace; ask again.
+          else if (again === false && r.op !== 'pull' && !isReask(msg) && replica.handedOverWithin(HANDED_OVER_COVER_MS)) this.reask(msg);
           return false;
         }
         // Raft leader here but not serving yet (applying its predecessors' entries, or its term's first entry not
@@ -433,7 +458,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
   private reask(msg: BusMessage): void {
-    this.js.bus.publish(msg.subject, msg.reply, msg.header ?? REASK_HEADER, msg.data);
+    this.js.bus.publish(msg.subject, msg.reply, reaskHeader(msg.header), msg.data);
   }
 
   /**
@@ -443,14 +468,17 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   private firstAnswer(msg: BusMessage, again: boolean): boolean {
     if (msg.reply === null) return true;
     const now = performance.now();
-    if ((again || isReask(msg)) && this.answeredReplies.has(msg.reply)) return false;
+    const second = again || isReask(msg);
+    const before = this.answeredReplies.get(msg.reply);
+    // A second copy of one answered; or the original of one answered when asked again (it came late).
+    if (before !== undefined && (second || before.again)) return false;
     if (this.answeredReplies.size >= MAX_ANSWERED) {
       for (const [reply, at] of this.answeredReplies) {
-        if (now - at < ANSWERED_KEEP_MS && this.answeredReplies.size < MAX_ANSWERED) break;
+        if (now - at.atMs < ANSWERED_KEEP_MS && this.answeredReplies.size < MAX_ANSWERED) break;
         this.answeredReplies.delete(reply);
       }
     }
-    this.answeredReplies.set(msg.reply, now);
+    this.answeredReplies.set(msg.reply, { atMs: now, again: second });
     return true;
   }
 

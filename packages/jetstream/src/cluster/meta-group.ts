@@ -70,6 +70,11 @@ export class MetaGroup {
     return log.term(log.committed) === n.core.term && n.appliedIndex >= log.committed;
   }
 
+  /** Settled leader (isLeader) holding its Raft leader lease: no other node can lead, so it answers requests. */
+  answers(): boolean {
+    return this.isLeader() && this.node!.holdsLease();
+  }
+
   /** Follows a leader and has applied everything it knows to be committed. */
   caughtUp(): boolean {
     const n = this.node;

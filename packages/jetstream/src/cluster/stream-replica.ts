@@ -100,6 +100,11 @@ export class StreamReplica implements StreamReplicaView {
   private handingOver = false;
   /** Term in which this replica started serving (a leadership regained in a later term serves afresh). */
   private servingTerm = 0;
+  /** When (performance.now() ms) this replica began serving as leader; whether a transfer elected it. */
+  private servingSinceMs = -Infinity;
+  private servingByTransfer = false;
+  /** When (performance.now() ms) this replica last lost leadership while handing it over. */
+  private handedOverAtMs = -Infinity;
   private leaderChanges = 0;
   private startingUp = true;
   /** The store found damage at open and waits for the leader's complete image (see repairPlan). */
@@ -353,6 +358,8 @@ export class StreamReplica implements StreamReplicaView {
     if (!node.isLeader() || this.serveAfterIndex === 0 || node.core.log.applied < this.serveAfterIndex) return;
     this.serving = true;
     this.servingTerm = node.core.term;
+    this.servingSinceMs = performance.now();
+    this.servingByTransfer = node.core.electedByTransfer();
     this.handingOver = false;
     this.host.log.info({ stream: this.name, group: this.current.group, term: node.core.term }, 'JetStream cluster new stream leader');
     this.publisher.activate();
@@ -362,6 +369,7 @@ export class StreamReplica implements StreamReplicaView {
   }
 
   private unserve(): void {
+    if (this.handingOver) this.handedOverAtMs = performance.now();
     this.handingOver = false;
     if (!this.serving) return;
     this.serving = false;
@@ -383,6 +391,24 @@ export class StreamReplica implements StreamReplicaView {
 
   isLeader(): boolean {
     return this.serving && this.raftNode !== null && this.raftNode.isLeader();
+  }
+
+  /**
+   * Serving for less than `graceMs` after a transfer elected it: a request arriving now may have been answered
+   * by the predecessor just before it handed over (it answers or asks again whatever it saw).
+   */
+  takingOver(graceMs: number, nowMs: number = performance.now()): boolean {
+    return this.serving && this.servingByTransfer && nowMs - this.servingSinceMs < graceMs;
+  }
+
+  /** Handed leadership over less than `windowMs` ago: it covers what its successor leaves to it (takingOver). */
+  handedOverWithin(windowMs: number, nowMs: number = performance.now()): boolean {
+    return !this.serving && nowMs - this.handedOverAtMs < windowMs;
+  }
+
+  /** Leads and no other member can lead now (its Raft leader lease): it may answer API requests. */
+  holdsLease(): boolean {
+    return this.isLeader() && this.raftNode!.holdsLease();
   }
 
   /** A STREAM.LEADER.STEPDOWN transfer is under way: the target may lead (and answer requests) any moment. */

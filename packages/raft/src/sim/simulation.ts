@@ -1,7 +1,8 @@
 import { isVoter } from '../membership.js';
 import type { RaftTestBugs } from '../options.js';
 import { SeededRandom } from '../seeded-random.js';
-import { type Entry, EntryType, type Message, type NodeId, Role } from '../types.js';
+import { type Entry, EntryType, type Message, MessageType, type NodeId, Role } from '../types.js';
+import type { RaftCore } from '../raft-core.js';
 import { SimNetwork } from './sim-network.js';
 import { SimNode, type SimStateMachine } from './sim-node.js';
 
@@ -72,6 +73,8 @@ class SimulationRun {
   private crashRate: number;
   private partitionRate: number;
   private faultsOn = true;
+  /** Per core (a restart makes a new one): the tick each heartbeat round was sent (leader lease). */
+  private readonly heartbeatSentAt = new WeakMap<RaftCore, Map<number, number>>();
 
   constructor(private readonly options: SimOptions) {
     this.random = new SeededRandom(options.seed * 2654435761 + 1);
@@ -89,8 +92,11 @@ class SimulationRun {
     const maxMsgEntries = r.pick([2, 16]);
     const voters = Array.from({ length: count }, (_, i) => i + 1);
     const hooks = {
-      send: (_node: SimNode, messages: readonly Message[]) => {
-        for (const m of messages) this.net.send(m, this.now);
+      send: (node: SimNode, messages: readonly Message[]) => {
+        for (const m of messages) {
+          if (m.type === MessageType.Heartbeat && node.core) this.noteHeartbeat(node.core, m.context);
+          this.net.send(m, this.now);
+        }
       },
       applied: (node: SimNode, entry: Entry, sm: SimStateMachine) => this.onApplied(node, entry, sm),
       restored: (node: SimNode, sm: SimStateMachine) => this.checkHash(node, sm),
@@ -238,7 +244,25 @@ class SimulationRun {
     else if (known !== sm.hash) this.violation(`state machine safety: node ${node.id} diverged at index ${sm.lastIndex}`);
   }
 
+  private noteHeartbeat(core: RaftCore, round: number): void {
+    let sent = this.heartbeatSentAt.get(core);
+    if (!sent) this.heartbeatSentAt.set(core, (sent = new Map()));
+    if (!sent.has(round)) sent.set(round, this.now);
+  }
+
+  /** The node holds a leader lease now (as RaftNode.holdsLease, in ticks). */
+  private holdsLease(core: RaftCore): boolean {
+    const basis = core.leaseBasis();
+    if (basis === 'always') return true;
+    if (basis === 'none' || basis === 0) return false;
+    const sentAt = this.heartbeatSentAt.get(core)?.get(basis);
+    return sentAt !== undefined && this.now - sentAt < core.leaseTicks();
+  }
+
   private checkSafety(): void {
+    // Lease safety: at most one node answers as leader at any moment.
+    const holders = this.nodes.filter((n) => n.core && this.holdsLease(n.core)).map((n) => `${n.id} (term ${n.core!.term})`);
+    if (holders.length > 1) this.violation(`two leader leases at once: ${holders.join(', ')}`);
     for (const node of this.nodes) {
       const core = node.core;
       if (!core) continue;
