@@ -112,8 +112,11 @@ async function runSession(target, shape, workloads, round, opts, results, rss) {
   };
   try {
     topo = await startTopology(target, SHAPES[shape]);
-    admin = await JetStreamAdmin.connect(topo.nodes[0].url);
-    await admin.waitReady(READY_TIMEOUT_MS);
+    // Core-only shapes (the accounts ones) have no JetStream to wait for, and no user the admin could be.
+    if (SHAPES[shape].jetstream) {
+      admin = await JetStreamAdmin.connect(topo.nodes[0].url);
+      await admin.waitReady(READY_TIMEOUT_MS);
+    }
   } catch (err) {
     for (const w of workloads) fail(w, `server: ${err.message}`);
     await admin?.close().catch(() => undefined);
@@ -140,7 +143,7 @@ async function runSession(target, shape, workloads, round, opts, results, rss) {
     }
     if (shape === 'single') (rss[target.name] ??= []).push(rssMbOf(topo.nodes[0].pid));
   } finally {
-    await admin.close().catch(() => undefined);
+    await admin?.close().catch(() => undefined);
     await topo.stop();
   }
   return failures;

@@ -104,7 +104,7 @@ function tailNumber(buf, start, end) {
 export class RawNatsClient {
   /** Connects, sends CONNECT (headers and no_responders on) and waits for the first PONG. */
   static async connect(url, name = 'flotilla-bench') {
-    const { hostname, port } = new URL(url.includes('://') ? url : `nats://${url}`);
+    const { hostname, port, username, password } = new URL(url.includes('://') ? url : `nats://${url}`);
     const socket = tcpConnect({ host: hostname, port: Number(port), noDelay: true });
     const client = new RawNatsClient(socket);
     const connected = new Promise((resolve, reject) => {
@@ -117,6 +117,7 @@ export class RawNatsClient {
       });
     });
     const connect = { verbose: false, pedantic: false, name, lang: 'node-raw', version: '1', protocol: 1, headers: true, no_responders: true };
+    if (username !== '') Object.assign(connect, { user: decodeURIComponent(username), pass: decodeURIComponent(password) });
     client.writeText(`CONNECT ${JSON.stringify(connect)}\r\nPING\r\n`);
     await connected;
     return client;

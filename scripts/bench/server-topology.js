@@ -34,7 +34,9 @@ export async function startTopology(target, shape) {
   running.add(stop);
   try {
     if (shape.nodes === 1) {
-      started.push(await startNode(target, join(dir, 'n1'), jetstreamArgs(target, join(dir, 'n1'), shape.jetstream)));
+      const nodeDir = join(dir, 'n1');
+      const args = shape.accounts ? accountsArgs(nodeDir, shape.accounts) : jetstreamArgs(target, nodeDir, shape.jetstream);
+      started.push(await startNode(target, nodeDir, args));
     } else {
       const clusterPorts = await Promise.all(Array.from({ length: shape.nodes }, () => freePort()));
       const nodes = await Promise.all(
@@ -64,6 +66,26 @@ export async function startTopology(target, shape) {
     urlOf: (name) => nodes.find((n) => n.name === name)?.url ?? nodes[0].url,
     stop,
   };
+}
+
+/** A config with users a, b (and c) in 1 or 3 accounts; with 3, A exports `bench.>` and B and C import it. */
+function accountsArgs(nodeDir, count) {
+  const conf = join(nodeDir, 'server.conf');
+  mkdirSync(nodeDir, { recursive: true });
+  const user = (u) => `{ user: ${u}, password: ${u} }`;
+  const text =
+    count === 1
+      ? `accounts { A: { users: [ ${user('a')}, ${user('b')} ] } }\n`
+      : [
+          'accounts {',
+          `  A: { users: [ ${user('a')} ], exports: [ { stream: "bench.>" } ] }`,
+          `  B: { users: [ ${user('b')} ], imports: [ { stream: { account: A, subject: "bench.>" } } ] }`,
+          `  C: { users: [ ${user('c')} ], imports: [ { stream: { account: A, subject: "bench.>" } } ] }`,
+          '}',
+          '',
+        ].join('\n');
+  writeFileSync(conf, text);
+  return ['-c', conf];
 }
 
 function jetstreamArgs(target, nodeDir, jetstream) {

@@ -17,6 +17,10 @@ const IDLE_WINDOW_MS = 20_000; // idle CPU is averaged over this long
 export const SHAPES = {
   single: { nodes: 1, jetstream: true },
   cluster3: { nodes: 3, jetstream: true },
+  // core only, users in accounts (issue 17): publisher `a` and subscriber `b` in one account, or in two of
+  // three accounts (A exports `bench.>`, B and C import it; the subscriber is in B)
+  accounts1: { nodes: 1, jetstream: false, accounts: 1 },
+  accounts3: { nodes: 1, jetstream: false, accounts: 3 },
 };
 
 /**
@@ -28,6 +32,8 @@ export const WORKLOADS = [
   { id: 'core-conns-rss', suites: ['core'], shape: 'single', label: 'server RSS with N idle connections', unit: 'MB (lower is better)', run: coreConnsRss },
   { id: 'core-pubsub-16', suites: ['core'], shape: 'single', label: 'core pub→sub 16 B', unit: 'msgs/s', run: (c) => corePubSub(c, 16) },
   { id: 'core-pubsub-128', suites: ['core'], shape: 'single', label: 'core pub→sub 128 B', unit: 'msgs/s', run: (c) => corePubSub(c, 128) },
+  { id: 'core-pubsub-acct1', suites: ['core'], shape: 'accounts1', label: 'core pub→sub 128 B, one account', unit: 'msgs/s', run: (c) => corePubSub(c, 128, 'a', 'b') },
+  { id: 'core-pubsub-acct3', suites: ['core'], shape: 'accounts3', label: 'core pub→sub 128 B, 3 accounts, across an import', unit: 'msgs/s', run: (c) => corePubSub(c, 128, 'a', 'b') },
   { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', run: coreReqRep },
   { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
   { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
@@ -71,13 +77,15 @@ function aggregate(results, unit, extra = {}) {
 
 const split = (total, parts, i) => Math.floor(total / parts) + (i < total % parts ? 1 : 0);
 
-async function corePubSub(c, bytes) {
+/** `pubUser` / `subUser`: connect as these users (password = name), for the accounts shapes. */
+async function corePubSub(c, bytes, pubUser, subUser) {
   const { url } = c.topo.nodes[0];
+  const as = (user) => (user === undefined ? url : url.replace('nats://', `nats://${user}:${user}@`));
   const subject = `bench.core.${bytes}`;
   const count = c.opts.coreMsgs;
-  const sub = await startWorker('core-sub', { url, subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
+  const sub = await startWorker('core-sub', { url: as(subUser), subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
   try {
-    const pubs = await runWorkers('core-pub', (i) => ({ url, subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
+    const pubs = await runWorkers('core-pub', (i) => ({ url: as(pubUser), subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
     const got = await sub.next(c.opts.maxRunMs + WORKER_SLACK_MS);
     const r = aggregate([got], 'msgs/s');
     return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
