@@ -62,7 +62,8 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
   };
 }
 
-function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
+/** /varz `jetstream` ({} without JetStream); the STATSZ message carries it too. */
+export function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
   const js = s.jetstream;
   if (js === null) return {};
   const view = clusterViewOf(js);
