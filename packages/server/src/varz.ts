@@ -58,6 +58,7 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
     out_bytes: stats.outBytes,
     slow_consumers: s.slowConsumers,
     subscriptions: s.accounts.subscriptionCount(),
+    ...(s.accounts.system !== null ? { system_account: s.accounts.system.name } : {}),
     jetstream: jetStreamSection(s),
   };
 }
