@@ -27,19 +27,37 @@ export async function sysAnswer(nc: NatsConnection, subject: string, body?: unkn
   return a;
 }
 
-/** The next message of `sub` as JSON, within `timeoutMs`. */
-export async function nextJson(sub: Subscription, timeoutMs = 3000): Promise<{ subject: string; json: Record<string, any> }> {
-  const it = sub[Symbol.asyncIterator]();
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no message on ${sub.getSubject()} within ${timeoutMs} ms`)), timeoutMs);
-  });
-  try {
-    const r = await Promise.race([it.next(), timeout]);
-    if (r.done) throw new Error(`${sub.getSubject()} closed`);
-    return { subject: r.value.subject, json: JSON.parse(sc.decode(r.value.data)) as Record<string, any> };
-  } finally {
-    clearTimeout(timer);
+/** A subscription whose messages are taken one at a time as JSON (a nats.js subscription iterates once). */
+export class JsonMailbox {
+  private readonly queued: Array<{ subject: string; json: Record<string, any> }> = [];
+  private waiting: (() => void) | null = null;
+  readonly sub: Subscription;
+
+  constructor(nc: NatsConnection, subject: string) {
+    this.sub = nc.subscribe(subject, {
+      callback: (_err, m) => {
+        this.queued.push({ subject: m.subject, json: JSON.parse(sc.decode(m.data)) as Record<string, any> });
+        this.waiting?.();
+      },
+    });
+  }
+
+  /** The next message, within `timeoutMs`. */
+  async next(timeoutMs = 3000): Promise<{ subject: string; json: Record<string, any> }> {
+    const deadline = Date.now() + timeoutMs;
+    while (this.queued.length === 0) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no message on ${this.sub.getSubject()} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.waiting = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.waiting = null;
+    }
+    return this.queued.shift()!;
   }
 }
 
