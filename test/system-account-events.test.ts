@@ -123,6 +123,23 @@ describe('client events', () => {
   });
 });
 
+describe('account connection counts', () => {
+  it('$SYS.ACCOUNT.<acc>.SERVER.CONNS (and the old subject) when a client of A comes and goes', async () => {
+    const s = await serverWith(CONF);
+    const sys = await login(s, { user: 'sys', pass: 'sys' });
+    const counts = new JsonMailbox(sys, '$SYS.ACCOUNT.A.SERVER.CONNS');
+    const old = new JsonMailbox(sys, '$SYS.SERVER.ACCOUNT.A.CONNS');
+    await sys.flush();
+    const a = await connect({ servers: s.url, user: 'a', pass: 'a', reconnect: false });
+    const up = await counts.next();
+    expect(up.json).toMatchObject({ type: 'io.nats.server.advisory.v1.account_connections', acc: 'A', conns: 1, leafnodes: 0, total_conns: 1 });
+    expectServerInfo(up.json['server'], { name: 'events-one', id: sys.info!.server_id, jetstream: false }, expect);
+    expect((await old.next()).json).toMatchObject({ acc: 'A', conns: 1 });
+    await a.close();
+    expect((await counts.next()).json).toMatchObject({ acc: 'A', conns: 0, total_conns: 0 });
+  });
+});
+
 describe('server events', () => {
   it('STATSZ heartbeat on $SYS.SERVER.<id>.STATSZ while someone listens', async () => {
     const s = await serverWith(CONF);
@@ -150,6 +167,25 @@ describe('server events', () => {
     expect(m.json).toMatchObject({ name: 'events-one', id: serverId, jetstream: false });
     expect(m.json['seq']).toBeGreaterThan(0);
     await stopped;
+    await sys.close().catch(() => undefined);
+  });
+});
+
+describe('lame duck', () => {
+  it('$SYS.SERVER.<id>.LAMEDUCK when the server enters lame-duck mode (2.10+; 2.9 sends none)', async () => {
+    const s = await startFlotilla({ args: ['-c', writeConf(CONF)], env: { FLOTILLA_LAME_DUCK_DURATION_MS: '1000', FLOTILLA_LAME_DUCK_GRACE_MS: '200' } });
+    servers.push(s);
+    const sys = await connect({ servers: s.url, user: 'sys', pass: 'sys', reconnect: false });
+    const serverId = sys.info!.server_id;
+    const ldm = new JsonMailbox(sys, `$SYS.SERVER.${serverId}.LAMEDUCK`);
+    await sys.flush();
+    s.proc.kill('SIGUSR2');
+    if (AGAINST_NATS_SERVER) {
+      await expect(ldm.next(1000)).rejects.toThrow('no message');
+    } else {
+      const m = await ldm.next(5000);
+      expect(m.json).toMatchObject({ name: 'events-one', id: serverId });
+    }
     await sys.close().catch(() => undefined);
   });
 });
