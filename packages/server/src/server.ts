@@ -107,6 +107,8 @@ export class FlotillaServer implements ClientHost {
     const o = this.options;
     // Clustered JetStream needs the cluster links (its Raft transport) first, and they need the client
     // port (connect_urls): listener, cluster, then JetStream. A single node keeps JetStream first.
+    // Its subscriptions are in place before the first client can connect.
+    this.system?.start();
     const clusteredJs = o.jetstream.enabled && this.clusterConfigured();
     if (o.jetstream.enabled && !clusteredJs) await this.startJetStream();
     await new Promise<void>((resolve, reject) => {
@@ -138,7 +140,6 @@ export class FlotillaServer implements ClientHost {
           : {}),
       });
     }
-    this.system?.start();
     this.log.info({ version: ADVERTISED_NATS_VERSION }, 'server is ready');
   }
 
