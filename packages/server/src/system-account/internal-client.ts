@@ -16,6 +16,8 @@ export interface SystemRequest {
 }
 
 export type SystemHandler = (req: SystemRequest) => void;
+/** Where a handler's exception goes: a bug in one answer must not take the process down. */
+export type HandlerFailure = (err: unknown, subject: string) => void;
 
 class InternalSubscriber implements SubscriptionOwner {
   readonly cid = 0;
@@ -23,6 +25,7 @@ class InternalSubscriber implements SubscriptionOwner {
   constructor(
     private readonly router: MessageRouter,
     private readonly handler: SystemHandler,
+    private readonly failed: HandlerFailure,
   ) {}
 
   deliverMessage(_sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
@@ -30,7 +33,13 @@ class InternalSubscriber implements SubscriptionOwner {
     const publisherCid = this.router.publisherCid;
     const header = headerBytes > 0 ? Buffer.from(message.subarray(0, headerBytes)) : null;
     const body = Buffer.from(headerBytes > 0 ? message.subarray(headerBytes) : message);
-    queueMicrotask(() => this.handler({ subject, reply, header, body, publisherCid }));
+    queueMicrotask(() => {
+      try {
+        this.handler({ subject, reply, header, body, publisherCid });
+      } catch (err) {
+        this.failed(err, subject);
+      }
+    });
   }
 }
 
@@ -38,10 +47,13 @@ export class InternalClient {
   private readonly subs: Subscription[] = [];
   private nextSid = 1;
 
-  constructor(readonly router: MessageRouter) {}
+  constructor(
+    readonly router: MessageRouter,
+    private readonly failed: HandlerFailure,
+  ) {}
 
   subscribe(subject: string, handler: SystemHandler): void {
-    const sub = new Subscription(new InternalSubscriber(this.router, handler), subject, null, `$sys.events.${this.nextSid++}`);
+    const sub = new Subscription(new InternalSubscriber(this.router, handler, this.failed), subject, null, `$sys.events.${this.nextSid++}`);
     this.subs.push(sub);
     this.router.subscribe(sub);
   }

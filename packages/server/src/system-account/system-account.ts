@@ -46,13 +46,17 @@ export class SystemAccount {
   private heartbeatMs = FIRST_HEARTBEAT_MS;
   private heartbeat: NodeJS.Timeout | null = null;
   private stopped = false;
+  private readonly failed = (err: unknown, subject: string): void => {
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.server.log.error({ subject, err: e.message, stack: e.stack }, 'system account request failed');
+  };
 
   constructor(
     private readonly server: FlotillaServer,
     readonly account: Account,
   ) {
     this.stamp = new ServerInfoStamp(server);
-    this.sys = new InternalClient(account.router);
+    this.sys = new InternalClient(account.router, this.failed);
     this.clients.push(this.sys);
   }
 
@@ -85,23 +89,29 @@ export class SystemAccount {
   clientConnected(c: ClientConnection): void {
     if (this.stopped) return;
     const subject = connectSubject(c.account);
-    if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(connectEvent(c, this.stamp.next())));
-    this.accountConnsChanged(c.account);
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(connectEvent(c, this.stamp.next())));
+      this.accountConnsChanged(c.account);
+    });
   }
 
   /** `$SYS.ACCOUNT.<acc>.DISCONNECT` for every client that goes, with its account at the time. */
   clientClosed(c: ClientConnection, reason: string): void {
     if (this.stopped) return;
     const subject = disconnectSubject(c.account);
-    if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
-    if (c.connected) this.accountConnsChanged(c.account);
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
+      if (c.connected) this.accountConnsChanged(c.account);
+    });
   }
 
   /** `$SYS.SERVER.<id>.CLIENT.AUTH.ERR` when a client fails authentication. */
   authFailed(c: ClientConnection, reason: string): void {
     if (this.stopped) return;
     const subject = authError(this.server.serverId);
-    if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
+    });
   }
 
   /** `$SYS.SERVER.<id>.LAMEDUCK`: this server is going away. */
@@ -180,7 +190,7 @@ export class SystemAccount {
   private wireImports(account: Account): void {
     const imports = importsFor(this.server, account);
     if (imports.length === 0) return;
-    const client = account === this.account ? this.sys : new InternalClient(account.router);
+    const client = account === this.account ? this.sys : new InternalClient(account.router, this.failed);
     if (client !== this.sys) this.clients.push(client);
     const endpoints = accountEndpoints(this.server);
     const handlers: Record<ImportedEndpoint, (r: SystemRequest) => void> = {
@@ -195,6 +205,15 @@ export class SystemAccount {
     for (const imp of imports) client.subscribe(imp.local, handlers[imp.endpoint]);
   }
 
+  /** Events come from the connection and timer paths: a bug building one is logged, never thrown there. */
+  private guarded(subject: string, publish: () => void): void {
+    try {
+      publish();
+    } catch (err) {
+      this.failed(err, subject);
+    }
+  }
+
   // ---- heartbeat -----------------------------------------------------------------------------
 
   private scheduleHeartbeat(): void {
@@ -202,7 +221,9 @@ export class SystemAccount {
       if (this.stopped) return;
       // One node and nobody listening: nothing to send (nats-server checks interest when standalone).
       const subject = serverStatsz(this.server.serverId);
-      if (this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
+      this.guarded(subject, () => {
+        if (this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
+      });
       this.heartbeatMs = Math.min(this.heartbeatMs * 2, HEARTBEAT_MS);
       this.scheduleHeartbeat();
     }, this.heartbeatMs);
