@@ -147,7 +147,12 @@ describe('$SYS.REQ.SERVER.PING.<endpoint>: nats server req', () => {
   });
 
   it('HEALTHZ, ACCOUNTZ, JSZ, ROUTEZ', async () => {
-    expect((await sysAnswer(sys, '$SYS.REQ.SERVER.PING.HEALTHZ'))['data']).toEqual({ status: 'ok' });
+    // 2.14 adds status_code; 2.9 has none
+    expect((await sysAnswer(sys, '$SYS.REQ.SERVER.PING.HEALTHZ'))['data']).toEqual(AGAINST_NATS_SERVER ? { status: 'ok' } : { status: 'ok', status_code: 200 });
+    if (!AGAINST_NATS_SERVER) {
+      const jsOnly = (await sysAnswer(sys, '$SYS.REQ.SERVER.PING.HEALTHZ', { 'js-enabled-only': true }))['data'];
+      expect(jsOnly).toEqual({ status: 'unavailable', error: 'JetStream not enabled', status_code: 503 });
+    }
     const accz = (await sysAnswer(sys, '$SYS.REQ.SERVER.PING.ACCOUNTZ'))['data'];
     expect(accz['server_id']).toBe(serverId);
     expect(accz['system_account']).toBe('SYS');

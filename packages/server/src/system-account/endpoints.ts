@@ -52,7 +52,11 @@ export function serverEndpoints(server: FlotillaServer, cpu: CpuPercent): Record
       // leader_only on a node that is not the meta leader: nats-server's errSkipZreq
       return answer.httpStatus === 200 ? answer.body : SKIP;
     },
-    HEALTHZ: (o) => healthz(server, healthzParams(o), inLameDuck(server)).body,
+    HEALTHZ: (o) => {
+      // 2.14's HealthStatus carries the status code it would answer over HTTP
+      const answer = healthz(server, healthzParams(o), inLameDuck(server));
+      return { ...answer.body, status_code: answer.httpStatus };
+    },
     ACCOUNTZ: (o) => refusing(() => accountz(server, stringOption(o['account']))),
   };
 }
