@@ -24,8 +24,6 @@ interface Case {
 
 /** One config per refused key, the key in the block where nats-server reads it. */
 const REFUSED: Case[] = [
-  { scope: 'top', key: 'system_account', conf: 'system_account: SYS' },
-  { scope: 'top', key: 'system', conf: 'system: SYS' },
   { scope: 'top', key: 'operator', conf: 'operator: "/etc/nats/op.jwt"' },
   { scope: 'top', key: 'operators', conf: 'operators: ["/etc/nats/op.jwt"]' },
   { scope: 'top', key: 'root', conf: 'root: "/etc/nats/op.jwt"' },

@@ -240,6 +240,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (auth === null) {
       const user = typeof opts['user'] === 'string' ? opts['user'] : undefined;
       this.host.log.info({ cid: this.cid, ip: this.remoteIp, user }, 'authorization violation');
+      this.host.onAuthFailed(this);
       return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     }
     const user = auth.user;
@@ -271,6 +272,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       this.authTimer = null;
     }
     if (this.verbose) this.enqueue(OK_BYTES);
+    this.host.onClientConnected(this);
   }
 
   onPub(subject: string, reply: string | null, payload: Buffer): void {

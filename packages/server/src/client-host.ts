@@ -16,6 +16,10 @@ export interface ClientHost {
   /** true when -V/trace logging is on: guards per-op logging on the hot path */
   readonly traceEnabled: boolean;
   scheduleFlush(conn: ClientConnection): void;
+  /** after a successful CONNECT (the system account's connect event) */
+  onClientConnected(conn: ClientConnection): void;
+  /** a CONNECT refused by authentication (the system account's auth error event) */
+  onAuthFailed(conn: ClientConnection): void;
   countSlowConsumer(): void;
   onClientClosed(conn: ClientConnection): void;
 }

@@ -1,7 +1,10 @@
-// /connz as nats-server serves it: open connections (or recently closed ones with state=closed), paged.
+// /connz as nats-server serves it: open connections (or recently closed ones with state=closed), paged;
+// `acc` keeps one account's connections, `user` one user's, `cid` one connection, and `auth` adds each
+// connection's account (outside the global one).
 import type { ClientConnection } from './client-connection.js';
 import type { FlotillaServer } from './server.js';
 import { formatUptime } from './uptime-format.js';
+import { GLOBAL_ACCOUNT_NAME } from './accounts/account.js';
 
 const CONNZ_DEFAULT_LIMIT = 1024;
 
@@ -9,9 +12,14 @@ export function connz(s: FlotillaServer, params: URLSearchParams): Record<string
   const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
   const limit = Math.max(1, Number(params.get('limit') ?? CONNZ_DEFAULT_LIMIT) || CONNZ_DEFAULT_LIMIT);
   const withSubs = params.get('subs') === '1' || params.get('subs') === 'true' || params.get('subs') === 'detail';
+  const withAuth = params.get('auth') === '1' || params.get('auth') === 'true';
+  const acc = params.get('acc') || null;
+  const user = params.get('user') || null;
+  const cid = Number(params.get('cid') ?? 0) || 0;
   const now = Date.now();
   if (params.get('state') === 'closed') {
-    const closed = s.closedClients.slice(offset, offset + limit).map((c) => ({
+    const kept = s.closedClients.filter((c) => (acc === null || c.account === acc) && (user === null || c.user === user) && (cid === 0 || c.cid === cid));
+    const closed = kept.slice(offset, offset + limit).map((c) => ({
       cid: c.cid,
       kind: 'Client',
       type: 'nats',
@@ -25,11 +33,15 @@ export function connz(s: FlotillaServer, params: URLSearchParams): Record<string
       out_msgs: c.outMsgs,
       in_bytes: c.inBytes,
       out_bytes: c.outBytes,
+      ...(withAuth && c.user ? { authorized_user: c.user } : {}),
+      ...(withAuth && c.account !== GLOBAL_ACCOUNT_NAME ? { account: c.account } : {}),
     }));
-    return { server_id: s.serverId, now: new Date(now).toISOString(), num_connections: closed.length, total: s.closedClients.length, offset, limit, connections: closed };
+    return { server_id: s.serverId, now: new Date(now).toISOString(), num_connections: closed.length, total: kept.length, offset, limit, connections: closed };
   }
-  const all = [...s.clients.values()].sort((a, b) => a.cid - b.cid);
-  const page = all.slice(offset, offset + limit).map((c) => connInfo(c, now, withSubs));
+  const all = [...s.clients.values()]
+    .filter((c) => (acc === null || c.account === acc) && (user === null || c.user === user) && (cid === 0 || c.cid === cid))
+    .sort((a, b) => a.cid - b.cid);
+  const page = all.slice(offset, offset + limit).map((c) => connInfo(c, now, withSubs, withAuth));
   return {
     server_id: s.serverId,
     now: new Date(now).toISOString(),
@@ -41,7 +53,7 @@ export function connz(s: FlotillaServer, params: URLSearchParams): Record<string
   };
 }
 
-function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean): Record<string, unknown> {
+function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean, withAuth: boolean): Record<string, unknown> {
   const info: Record<string, unknown> = {
     cid: c.cid,
     kind: 'Client',
@@ -62,6 +74,7 @@ function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean): Record
     lang: c.lang || undefined,
     version: c.version || undefined,
     authorized_user: c.user || undefined,
+    account: withAuth && c.account !== GLOBAL_ACCOUNT_NAME ? c.account : undefined,
   };
   if (withSubs) info['subscriptions_list'] = [...c.subs.values()].map((sub) => sub.subject);
   return info;

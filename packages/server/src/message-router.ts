@@ -87,14 +87,23 @@ export class MessageRouter {
   readonly stats: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
   /** Set while this node is part of a cluster. */
   cluster: ClusterRoute | null = null;
+  /** The connection whose publish is being delivered (0: the server or a peer); read by system requests. */
+  publisherCid = 0;
+  /** Subscriptions ever added and removed (/subsz num_inserts, num_removes). */
+  inserts = 0;
+  removes = 0;
 
   subscribe(sub: Subscription): void {
     this.sublist.insert(sub);
+    this.inserts++;
     this.cluster?.subscribed(sub);
   }
 
   unsubscribe(sub: Subscription): void {
-    if (this.sublist.remove(sub)) this.cluster?.unsubscribed(sub);
+    if (this.sublist.remove(sub)) {
+      this.removes++;
+      this.cluster?.unsubscribed(sub);
+    }
   }
 
   /** Interest anywhere in the cluster: a local subscription, or a peer's. */
@@ -162,6 +171,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
+    this.publisherCid = publisherCid;
     let delivered = 0;
     const plain = result.plain;
     for (let i = 0; i < plain.length; i++) {
@@ -196,6 +206,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += size;
+    this.publisherCid = 0;
     const matchSubject = route ?? subject;
     const result = route !== null ? this.sublist.match(route) : this.sublist.match(subject, !subject.startsWith(REPLY_PREFIX));
     let joined: JoinedMessage | null = null;
@@ -247,6 +258,7 @@ export class MessageRouter {
     const stats = this.stats;
     stats.inMsgs++;
     stats.inBytes += message.length;
+    this.publisherCid = 0;
     const result = this.sublist.match(route ?? subject);
     let delivered = 0;
     const plain = result.plain;

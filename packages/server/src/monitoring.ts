@@ -1,9 +1,12 @@
-// Monitoring HTTP endpoints with nats-server's JSON shapes: /healthz, /varz, /connz, /jsz, /routez, and
-// Prometheus /metrics.
+// Monitoring HTTP endpoints with nats-server's JSON shapes: /healthz, /varz, /connz, /subsz, /accountz,
+// /accstatz, /jsz, /routez, and Prometheus /metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FlotillaServer } from './server.js';
+import { accountStatz, accountz, AccountNotFoundError } from './accountz.js';
 import { connz } from './connz.js';
+import { subsz, subszOptionsOf, SubszError } from './subsz.js';
+import { CpuPercent } from './cpu-percent.js';
 import { healthz } from './healthz.js';
 import { jsz } from './jsz.js';
 import { inLameDuck } from './lame-duck.js';
@@ -13,14 +16,12 @@ import { varz } from './varz.js';
 
 export { formatUptime } from './uptime-format.js';
 
-const ENDPOINTS = ['/healthz', '/varz', '/connz', '/jsz', '/routez', '/metrics'];
+const ENDPOINTS = ['/healthz', '/varz', '/connz', '/subsz', '/accountz', '/accstatz', '/jsz', '/routez', '/metrics'];
 
 export class MonitoringServer {
   private readonly http: Server;
   private boundPort = 0;
-  private lastCpu = process.cpuUsage();
-  private lastCpuAtMs = Date.now();
-  private cpuPercent = 0;
+  private readonly cpu = new CpuPercent();
   private metrics: MetricsRegistry | null = null;
 
   constructor(private readonly server: FlotillaServer) {
@@ -68,9 +69,18 @@ export class MonitoringServer {
           return json(answer.httpStatus, answer.body);
         }
         case '/varz':
-          return json(200, varz(this.server, this.boundPort, this.sampleCpu(Date.now())));
+          return json(200, varz(this.server, this.boundPort, this.cpu.sample()));
         case '/connz':
           return json(200, connz(this.server, url.searchParams));
+        case '/subsz':
+        case '/subscriptionsz':
+          return json(200, subsz(this.server, subszOptionsOf(url.searchParams)));
+        case '/accountz':
+          return json(200, accountz(this.server, url.searchParams.get('acc') ?? undefined));
+        case '/accstatz': {
+          const unused = url.searchParams.get('unused');
+          return json(200, accountStatz(this.server, [], unused === '1' || unused === 'true'));
+        }
         case '/jsz': {
           const answer = jsz(this.server, url.searchParams);
           if (answer.httpStatus === 400) {
@@ -85,6 +95,12 @@ export class MonitoringServer {
           res.end('404 page not found\n');
       }
     } catch (err) {
+      // What nats-server refuses with a 400 and its error text.
+      if (err instanceof AccountNotFoundError || err instanceof SubszError) {
+        res.writeHead(400, { 'content-type': 'text/plain' });
+        res.end(err.message);
+        return;
+      }
       // A monitoring bug must answer 500, not take the broker down or hang the scraper.
       this.server.log.error({ path: url.pathname, err: String(err) }, 'monitoring endpoint failed');
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
@@ -109,16 +125,5 @@ export class MonitoringServer {
         res.end(`metrics failed: ${err.message}\n`);
       },
     );
-  }
-
-  private sampleCpu(nowMs: number): number {
-    const elapsedMs = nowMs - this.lastCpuAtMs;
-    if (elapsedMs >= 250) {
-      const used = process.cpuUsage(this.lastCpu);
-      this.cpuPercent = Math.round(((used.user + used.system) / 1000 / elapsedMs) * 1000) / 10;
-      this.lastCpu = process.cpuUsage();
-      this.lastCpuAtMs = nowMs;
-    }
-    return this.cpuPercent;
   }
 }

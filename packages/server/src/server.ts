@@ -12,6 +12,8 @@ import { ClientTls } from './security/client-tls.js';
 import type { ClientHost } from './client-host.js';
 import { MessageRouter } from './message-router.js';
 import { Accounts } from './accounts/accounts.js';
+import { systemAccountName } from './config/system-account-name.js';
+import { SystemAccount } from './system-account/system-account.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
@@ -31,6 +33,9 @@ export interface ClosedConnectionRecord {
   stopMs: number;
   reason: string;
   name: string;
+  /** the account and user at close (/connz?state=closed&acc=, auth) */
+  account: string;
+  user: string;
   inMsgs: number;
   outMsgs: number;
   inBytes: number;
@@ -70,13 +75,16 @@ export class FlotillaServer implements ClientHost {
   /** client TLS when configured (tls {} or --tls...) */
   private readonly clientTls: ClientTls | null;
   private shuttingDown = false;
+  /** `$SYS` on this server (null with no_system_account) */
+  readonly system: SystemAccount | null = null;
 
   constructor(
     readonly options: ServerOptions,
     readonly log: Logger,
   ) {
     this.serverName = options.serverName ?? this.serverId;
-    this.accounts = new Accounts(this.router, options.accounts);
+    this.accounts = new Accounts(this.router, options.accounts, systemAccountName(options));
+    if (this.accounts.system !== null) this.system = new SystemAccount(this, this.accounts.system);
     this.auth = new ClientAuth(options.authorization, options.tls, {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
@@ -99,6 +107,8 @@ export class FlotillaServer implements ClientHost {
     const o = this.options;
     // Clustered JetStream needs the cluster links (its Raft transport) first, and they need the client
     // port (connect_urls): listener, cluster, then JetStream. A single node keeps JetStream first.
+    // Its subscriptions are in place before the first client can connect.
+    this.system?.start();
     const clusteredJs = o.jetstream.enabled && this.clusterConfigured();
     if (o.jetstream.enabled && !clusteredJs) await this.startJetStream();
     await new Promise<void>((resolve, reject) => {
@@ -138,6 +148,7 @@ export class FlotillaServer implements ClientHost {
    * get nats-server's INFO with `ldm: true`; they keep being served until closed.
    */
   stopAccepting(): void {
+    this.system?.lameDuck();
     if (this.listener.listening) this.listener.close();
     for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo({ ...this.infoFor(conn.cid, conn.remoteIp), ldm: true }));
   }
@@ -147,6 +158,8 @@ export class FlotillaServer implements ClientHost {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     this.log.info('shutting down');
+    // Before the connections close, so the system account's subscribers get it.
+    this.system?.shutdown();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     this.faultControl?.stop();
@@ -176,6 +189,14 @@ export class FlotillaServer implements ClientHost {
     }
   }
 
+  onClientConnected(conn: ClientConnection): void {
+    this.system?.clientConnected(conn);
+  }
+
+  onAuthFailed(conn: ClientConnection): void {
+    this.system?.authFailed(conn, 'Authentication Failure');
+  }
+
   countSlowConsumer(): void {
     this.slowConsumers++;
   }
@@ -190,12 +211,15 @@ export class FlotillaServer implements ClientHost {
       stopMs: Date.now(),
       reason: conn.closeReason ?? 'Client Closed',
       name: conn.name,
+      account: conn.account,
+      user: conn.user,
       inMsgs: conn.inMsgs,
       outMsgs: conn.outMsgs,
       inBytes: conn.inBytes,
       outBytes: conn.outBytes,
     });
     if (this.closedClients.length > CLOSED_CONNECTIONS_KEPT) this.closedClients.shift();
+    this.system?.clientClosed(conn, conn.closeReason ?? 'Client Closed');
     this.log.debug({ cid: conn.cid, reason: conn.closeReason }, 'client connection closed');
   }
 

@@ -58,11 +58,13 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
     out_bytes: stats.outBytes,
     slow_consumers: s.slowConsumers,
     subscriptions: s.accounts.subscriptionCount(),
+    ...(s.accounts.system !== null ? { system_account: s.accounts.system.name } : {}),
     jetstream: jetStreamSection(s),
   };
 }
 
-function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
+/** /varz `jetstream` ({} without JetStream); the STATSZ message carries it too. */
+export function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
   const js = s.jetstream;
   if (js === null) return {};
   const view = clusterViewOf(js);

@@ -1,6 +1,7 @@
 // Every account of this server, built from `accounts {}`: the global account ($G) takes the server's own
 // router (JetStream and core routing with no accounts configured are exactly as before), each configured
-// account gets a router of its own, and the imports are wired between them.
+// account gets a router of its own, and the imports are wired between them. The system account is one of
+// them when configured, else an account of its own that no user is in (`$SYS`, as nats-server makes it).
 import type { AccountOptions } from '../config/options.js';
 import { exportCovering } from '../config/account-links.js';
 import { MessageRouter, type RouterStats } from '../message-router.js';
@@ -9,13 +10,19 @@ import { wireImport } from './account-imports.js';
 
 export class Accounts {
   readonly global: Account;
+  /** null with no_system_account */
+  readonly system: Account | null;
   private readonly byName = new Map<string, Account>();
   private readonly unwire: Array<() => void> = [];
 
-  constructor(globalRouter: MessageRouter, configured: readonly AccountOptions[] = []) {
+  constructor(globalRouter: MessageRouter, configured: readonly AccountOptions[] = [], systemAccountName: string | null = null) {
     this.global = new Account(GLOBAL_ACCOUNT_NAME, globalRouter);
     this.byName.set(GLOBAL_ACCOUNT_NAME, this.global);
     for (const a of configured) this.byName.set(a.name, new Account(a.name, new MessageRouter()));
+    if (systemAccountName !== null && !this.byName.has(systemAccountName)) {
+      this.byName.set(systemAccountName, new Account(systemAccountName, new MessageRouter()));
+    }
+    this.system = systemAccountName === null ? null : this.byName.get(systemAccountName)!;
     let sid = 1;
     // The config loader checked every link (account-links.ts): each import has its granting export.
     for (const a of configured) {
@@ -31,6 +38,11 @@ export class Accounts {
   /** The account called `name`; the global one for a name not configured (never the case after config checks). */
   named(name: string): Account {
     return this.byName.get(name) ?? this.global;
+  }
+
+  /** The account called `name`, or undefined (system requests name accounts that may not exist). */
+  find(name: string): Account | undefined {
+    return this.byName.get(name);
   }
 
   all(): IterableIterator<Account> {

@@ -339,6 +339,19 @@ class ConfApplier {
         if (s !== undefined) o.noAuthUser = s;
         return;
       }
+      case 'system_account':
+      case 'system': {
+        if (this.kindOf(e) !== 'string') return this.error(e, 'system account name must be a string');
+        o.systemAccount = e.value as string;
+        return;
+      }
+      case 'no_system_account':
+      case 'no_system':
+      case 'no_sys_acc': {
+        const b = this.bool(e);
+        if (b !== undefined) o.noSystemAccount = b;
+        return;
+      }
       case 'cluster':
         return this.applyCluster(e);
     }

@@ -9,6 +9,7 @@ import { ConfParseError, parseConfDocument } from './conf-parser.js';
 import { applyConfDocument } from './conf-to-options.js';
 import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type TlsOptions } from './options.js';
 import { USAGE_TEXT } from './usage-text.js';
+import { systemAccountProblem } from './system-account-name.js';
 
 export { USAGE_TEXT };
 
@@ -106,6 +107,8 @@ export function resolveOptions(
 
   const accountsProblem = accountsCombinationProblem(options);
   if (accountsProblem !== undefined) return { kind: 'config-error', message: accountsProblem };
+  const systemProblem = systemAccountProblem(options);
+  if (systemProblem !== undefined) return { kind: 'config-error', message: systemProblem };
 
   if (flags.checkConfig) return { kind: 'check-ok', configFile: flags.configFile!, warnings };
   return { kind: 'run', options, warnings };

@@ -153,6 +153,10 @@ export interface ServerOptions {
   accounts?: AccountOptions[];
   /** clients that give no credentials connect as this user (a name or an nkey) */
   noAuthUser?: string;
+  /** `system_account` / `system`: the account whose users see `$SYS` (default `$SYS`, made when not configured) */
+  systemAccount?: string;
+  /** `no_system_account`: no system account unless `system_account` names one */
+  noSystemAccount?: boolean;
   tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;

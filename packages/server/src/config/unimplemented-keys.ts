@@ -15,7 +15,6 @@ export type UnimplementedKey =
 const WARN: UnimplementedKey = { effect: 'warn' };
 const refuse = (why: string): UnimplementedKey => ({ effect: 'refuse', why });
 
-const NO_SYSTEM_ACCOUNT = refuse('leave the system account it names unserved and unisolated (the system account is not implemented)');
 const NO_OPERATOR = refuse('leave clients unauthenticated (operator/JWT mode is not implemented)');
 const NO_TLS_TUNING = refuse('let TLS negotiate what the config excludes');
 const NO_PINNING = refuse('accept certificates the config does not pin');
@@ -51,17 +50,11 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     allow_non_tls: WARN,
     lame_duck_duration: WARN,
     lame_duck_grace_period: WARN,
-    // there is no system account to disable
-    no_system_account: WARN,
-    no_system: WARN,
-    no_sys_acc: WARN,
     no_header_support: WARN,
     connect_error_reports: WARN,
     reconnect_error_reports: WARN,
     default_js_domain: WARN,
 
-    system_account: NO_SYSTEM_ACCOUNT,
-    system: NO_SYSTEM_ACCOUNT,
     operator: NO_OPERATOR,
     operators: NO_OPERATOR,
     root: NO_OPERATOR,

@@ -27,7 +27,9 @@ export class UserPermissions {
   private readonly publishAnswers = new Map<string, boolean>();
   private readonly deliveryDenials = new Map<string, boolean>();
 
-  constructor(p: Permissions) {
+  /** `source`: the permissions as configured, for $SYS.REQ.USER.INFO */
+  constructor(readonly source: Permissions) {
+    const p = source;
     this.pubAllow = rulesOf(p.publish?.allow);
     this.pubDeny = rulesOf(p.publish?.deny);
     this.subAllow = rulesOf(p.subscribe?.allow);

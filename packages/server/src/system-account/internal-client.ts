@@ -1,0 +1,74 @@
+// The system account's internal client in one account's subject space: subscriptions whose messages are
+// handled by the server itself, and publishes of the JSON it answers with. A request is copied out of the
+// publisher's buffers and handled after the publish that carried it returns (nats-server hands them to an
+// internal queue too), so a handler never publishes into a router that is still delivering.
+import type { MessageRouter } from '../message-router.js';
+import { Subscription, type SubscriptionOwner } from '../subscription.js';
+
+export interface SystemRequest {
+  subject: string;
+  reply: string | null;
+  /** the request's header block, null without one */
+  header: Buffer | null;
+  body: Buffer;
+  /** the connection that published it (0: the server itself) */
+  publisherCid: number;
+}
+
+export type SystemHandler = (req: SystemRequest) => void;
+/** Where a handler's exception goes: a bug in one answer must not take the process down. */
+export type HandlerFailure = (err: unknown, subject: string) => void;
+
+class InternalSubscriber implements SubscriptionOwner {
+  readonly cid = 0;
+
+  constructor(
+    private readonly router: MessageRouter,
+    private readonly handler: SystemHandler,
+    private readonly failed: HandlerFailure,
+  ) {}
+
+  deliverMessage(_sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    // Read while the publish is still running: the router names its publisher only until it returns.
+    const publisherCid = this.router.publisherCid;
+    const header = headerBytes > 0 ? Buffer.from(message.subarray(0, headerBytes)) : null;
+    const body = Buffer.from(headerBytes > 0 ? message.subarray(headerBytes) : message);
+    queueMicrotask(() => {
+      try {
+        this.handler({ subject, reply, header, body, publisherCid });
+      } catch (err) {
+        this.failed(err, subject);
+      }
+    });
+  }
+}
+
+export class InternalClient {
+  private readonly subs: Subscription[] = [];
+  private nextSid = 1;
+
+  constructor(
+    readonly router: MessageRouter,
+    private readonly failed: HandlerFailure,
+  ) {}
+
+  subscribe(subject: string, handler: SystemHandler): void {
+    const sub = new Subscription(new InternalSubscriber(this.router, handler, this.failed), subject, null, `$sys.events.${this.nextSid++}`);
+    this.subs.push(sub);
+    this.router.subscribe(sub);
+  }
+
+  /** Publishes `json` (already serialised) on `subject`; false when nothing received it. */
+  publish(subject: string, json: string): boolean {
+    return this.router.publish(subject, null, -1, Buffer.from(json), 0, true) > 0;
+  }
+
+  hasInterest(subject: string): boolean {
+    return this.router.hasInterest(subject);
+  }
+
+  close(): void {
+    for (const sub of this.subs) this.router.unsubscribe(sub);
+    this.subs.length = 0;
+  }
+}

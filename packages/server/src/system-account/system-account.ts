@@ -1,0 +1,238 @@
+// The system account on this server (nats-server's `internal` in events.go): its internal clients answer
+// `$SYS.REQ.*` for the system account's users and, through the system imports, each account's own
+// requests; it publishes the client events, the STATSZ heartbeat and the shutdown and lame-duck events.
+// Nothing of it is visible outside the system account except what the imports give every account.
+import type { Account } from '../accounts/account.js';
+import type { ClientConnection } from '../client-connection.js';
+import { CpuPercent } from '../cpu-percent.js';
+import type { FlotillaServer } from '../server.js';
+import { accountStat, connectionsOf } from './account-figures.js';
+import { connectEvent, disconnectEvent, newEventId } from './client-events.js';
+import { filteredOut, type EventFilter } from './event-filter.js';
+import { accountEndpoints, serverEndpoints, statzOrSkip } from './endpoints.js';
+import { InternalClient, type SystemRequest } from './internal-client.js';
+import { ServerInfoStamp } from './server-info.js';
+import { serverStats } from './statsz.js';
+import {
+  ACCOUNT_REQ_ACCOUNT_TOKEN,
+  ACCOUNT_REQ_TOKENS,
+  SERVER_PING,
+  accountConns,
+  accountConnsOld,
+  accountDirect,
+  accountPing,
+  authError,
+  connectEvent as connectSubject,
+  disconnectEvent as disconnectSubject,
+  serverDirect,
+  serverPing,
+  serverStatsz,
+  serverShutdown,
+} from './subjects.js';
+import { importsFor, type ImportedEndpoint } from './system-imports.js';
+import { userInfo } from './user-info.js';
+import { requestOptions, zAnswer, type Endpoint } from './z-request.js';
+
+/** nats-server sends the first STATSZ after 250 ms and doubles the interval up to statsHBInterval (10 s). */
+const FIRST_HEARTBEAT_MS = 250;
+const HEARTBEAT_MS = 10_000;
+const ACCOUNT_CONNS_TYPE = 'io.nats.server.advisory.v1.account_connections';
+
+export class SystemAccount {
+  private readonly stamp: ServerInfoStamp;
+  private readonly cpu = new CpuPercent();
+  private readonly sys: InternalClient;
+  private readonly clients: InternalClient[] = [];
+  private heartbeatMs = FIRST_HEARTBEAT_MS;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly failed = (err: unknown, subject: string): void => {
+    const e = err instanceof Error ? err : new Error(String(err));
+    this.server.log.error({ subject, err: e.message, stack: e.stack }, 'system account request failed');
+  };
+
+  constructor(
+    private readonly server: FlotillaServer,
+    readonly account: Account,
+  ) {
+    this.stamp = new ServerInfoStamp(server);
+    this.sys = new InternalClient(account.router, this.failed);
+    this.clients.push(this.sys);
+  }
+
+  start(): void {
+    const s = this.server;
+    const sys = this.sys;
+    sys.subscribe(SERVER_PING, (r) => this.statsz(sys, r));
+    const direct = (name: string, handle: (r: SystemRequest) => void): void => {
+      sys.subscribe(serverPing(name), handle);
+      sys.subscribe(serverDirect(s.serverId, name), handle);
+    };
+    direct('STATSZ', (r) => this.statsz(sys, r));
+    direct('IDZ', (r) => this.reply(sys, r.reply, JSON.stringify({ name: s.serverName, host: s.options.host, id: s.serverId })));
+    for (const [name, endpoint] of Object.entries(serverEndpoints(s, this.cpu))) direct(name, (r) => this.answer(sys, r, endpoint));
+    for (const [name, endpointFor] of Object.entries(accountEndpoints(s))) {
+      sys.subscribe(accountDirect('*', name), (r) => {
+        const account = accountOf(r.subject);
+        if (account !== null) this.answer(sys, r, endpointFor(account));
+      });
+    }
+    sys.subscribe(accountDirect('*', 'CONNS'), (r) => this.conns(r));
+    sys.subscribe(accountPing('STATZ'), (r) =>
+      this.answer(sys, r, (o) => statzOrSkip(s, Array.isArray(o['accounts']) ? (o['accounts'] as string[]) : [], o['include_unused'] === true)),
+    );
+    for (const account of s.accounts.all()) this.wireImports(account);
+    this.scheduleHeartbeat();
+  }
+
+  /** After CONNECT: `$SYS.ACCOUNT.<acc>.CONNECT`, and the account's connection count. */
+  clientConnected(c: ClientConnection): void {
+    if (this.stopped) return;
+    const subject = connectSubject(c.account);
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(connectEvent(c, this.stamp.next())));
+      this.accountConnsChanged(c.account);
+    });
+  }
+
+  /** `$SYS.ACCOUNT.<acc>.DISCONNECT` for every client that goes, with its account at the time. */
+  clientClosed(c: ClientConnection, reason: string): void {
+    if (this.stopped) return;
+    const subject = disconnectSubject(c.account);
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
+      if (c.connected) this.accountConnsChanged(c.account);
+    });
+  }
+
+  /** `$SYS.SERVER.<id>.CLIENT.AUTH.ERR` when a client fails authentication. */
+  authFailed(c: ClientConnection, reason: string): void {
+    if (this.stopped) return;
+    const subject = authError(this.server.serverId);
+    this.guarded(subject, () => {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, JSON.stringify(disconnectEvent(c, this.stamp.next(), reason)));
+    });
+  }
+
+  /** `$SYS.SERVER.<id>.LAMEDUCK`: this server is going away. */
+  lameDuck(): void {
+    if (!this.stopped) this.sys.publish(`$SYS.SERVER.${this.server.serverId}.LAMEDUCK`, JSON.stringify(this.stamp.next()));
+  }
+
+  /** `$SYS.SERVER.<id>.SHUTDOWN` (before the connections close, so its subscribers get it), then silence. */
+  shutdown(): void {
+    if (this.stopped) return;
+    this.sys.publish(serverShutdown(this.server.serverId), JSON.stringify(this.stamp.next()));
+    this.stopped = true;
+    if (this.heartbeat !== null) clearTimeout(this.heartbeat);
+    for (const c of this.clients) c.close();
+  }
+
+  // ---- requests ------------------------------------------------------------------------------
+
+  private answer(client: InternalClient, r: SystemRequest, endpoint: Endpoint): void {
+    if (r.reply === null) return;
+    const json = zAnswer(this.server, this.stamp, r.body, endpoint);
+    if (json !== null) this.reply(client, r.reply, json);
+  }
+
+  private reply(client: InternalClient, reply: string | null, json: string): void {
+    if (reply !== null && !this.stopped) client.publish(reply, json);
+  }
+
+  /** nats-server's statszReq: no reply means "broadcast on the STATSZ subject". */
+  private statsz(client: InternalClient, r: SystemRequest): void {
+    let options: Record<string, unknown>;
+    try {
+      options = requestOptions(r.body);
+    } catch (err) {
+      return this.reply(client, r.reply ?? serverStatsz(this.server.serverId), JSON.stringify({ server: this.stamp.next(), error: { code: 400, description: (err as Error).message } }));
+    }
+    if (filteredOut(this.server, options as EventFilter)) return;
+    this.reply(client, r.reply ?? serverStatsz(this.server.serverId), this.statszJson());
+  }
+
+  private statszJson(): string {
+    return JSON.stringify({ server: this.stamp.next(), statsz: serverStats(this.server, this.cpu.sample()) });
+  }
+
+  /** nats-server's connsRequest: an account's connection count, only from a server that has some. */
+  private conns(r: SystemRequest): void {
+    const name = accountOf(r.subject);
+    if (name === null || r.reply === null) return;
+    let asked: Record<string, unknown>;
+    try {
+      asked = requestOptions(r.body);
+    } catch {
+      return;
+    }
+    if (asked['acc'] !== undefined && asked['acc'] !== name) return;
+    const account = this.server.accounts.find(name);
+    if (account === undefined || connectionsOf(this.server, name).length === 0) return;
+    this.reply(this.sys, r.reply, this.accountConnsJson(account));
+  }
+
+  private accountConnsJson(account: Account): string {
+    return JSON.stringify({ type: ACCOUNT_CONNS_TYPE, id: newEventId(), timestamp: new Date().toISOString(), server: this.stamp.next(), ...accountStat(this.server, account) });
+  }
+
+  /** nats-server's accConnsUpdate: every account but the global one, on both subjects. */
+  private accountConnsChanged(name: string): void {
+    if (name === this.server.accounts.global.name) return;
+    const account = this.server.accounts.find(name);
+    if (account === undefined) return;
+    for (const subject of [accountConnsOld(name), accountConns(name)]) {
+      if (this.sys.hasInterest(subject)) this.sys.publish(subject, this.accountConnsJson(account));
+    }
+  }
+
+  /** The system imports of `account`, answered in its own subject space. */
+  private wireImports(account: Account): void {
+    const imports = importsFor(this.server, account);
+    if (imports.length === 0) return;
+    const client = account === this.account ? this.sys : new InternalClient(account.router, this.failed);
+    if (client !== this.sys) this.clients.push(client);
+    const endpoints = accountEndpoints(this.server);
+    const handlers: Record<ImportedEndpoint, (r: SystemRequest) => void> = {
+      CONNZ: (r) => this.answer(client, r, endpoints['CONNZ']!(account.name)),
+      STATZ: (r) => this.answer(client, r, endpoints['STATZ']!(account.name)),
+      'USER.INFO': (r) => {
+        const requester = this.server.clients.get(r.publisherCid);
+        if (requester === undefined || requester.account !== account.name) return;
+        this.answer(client, r, () => userInfo(requester));
+      },
+    };
+    for (const imp of imports) client.subscribe(imp.local, handlers[imp.endpoint]);
+  }
+
+  /** Events come from the connection and timer paths: a bug building one is logged, never thrown there. */
+  private guarded(subject: string, publish: () => void): void {
+    try {
+      publish();
+    } catch (err) {
+      this.failed(err, subject);
+    }
+  }
+
+  // ---- heartbeat -----------------------------------------------------------------------------
+
+  private scheduleHeartbeat(): void {
+    this.heartbeat = setTimeout(() => {
+      if (this.stopped) return;
+      // One node and nobody listening: nothing to send (nats-server checks interest when standalone).
+      const subject = serverStatsz(this.server.serverId);
+      this.guarded(subject, () => {
+        if (this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
+      });
+      this.heartbeatMs = Math.min(this.heartbeatMs * 2, HEARTBEAT_MS);
+      this.scheduleHeartbeat();
+    }, this.heartbeatMs);
+    this.heartbeat.unref();
+  }
+}
+
+/** The account token of `$SYS.REQ.ACCOUNT.<acc>.<endpoint>`, null for a malformed subject. */
+function accountOf(subject: string): string | null {
+  const tokens = subject.split('.');
+  return tokens.length === ACCOUNT_REQ_TOKENS ? tokens[ACCOUNT_REQ_ACCOUNT_TOKEN]! : null;
+}
