@@ -8,6 +8,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AckPolicy, connect, StringCodec, type NatsConnection } from 'nats';
+import { connect as connectV3 } from '@nats-io/transport-node';
+import { jetstream as jetstreamV3, jetstreamManager as jetstreamManagerV3 } from '@nats-io/jetstream';
 import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
@@ -115,5 +117,27 @@ describe('cross-account JetStream through an import of $JS.API.> with a prefix',
     const ci = await jsmA.consumers.info('ORDERS', 'push');
     expect([ci.num_ack_pending, ci.delivered.consumer_seq]).toEqual([0, 3]);
     sub.unsubscribe();
+  });
+
+  it('the modular 3.x client in B: publish, consumers.get and fetch with acks through the prefix', async () => {
+    const nc = await connectV3({ servers: server.url, reconnect: false, user: 'b', pass: 'b' });
+    try {
+      const js = jetstreamV3(nc, { apiPrefix: 'JS.A.API' });
+      const jsm = await jetstreamManagerV3(nc, { apiPrefix: 'JS.A.API' });
+      for (let i = 0; i < 3; i++) expect((await js.publish('orders.v3', sc.encode(`v${i}`))).stream).toBe('ORDERS');
+      await jsm.consumers.add('ORDERS', { durable_name: 'v3', ack_policy: AckPolicy.Explicit, filter_subject: 'orders.v3' });
+      const c = await js.consumers.get('ORDERS', 'v3');
+      const got: string[] = [];
+      for await (const m of await c.fetch({ max_messages: 3, expires: 2000 })) {
+        got.push(`${m.subject}:${sc.decode(m.data)}`);
+        m.ack();
+      }
+      expect(got).toEqual(['orders.v3:v0', 'orders.v3:v1', 'orders.v3:v2']);
+      await nc.flush();
+      await sleep(200);
+      expect((await jsm.consumers.info('ORDERS', 'v3')).num_ack_pending).toBe(0);
+    } finally {
+      await nc.close();
+    }
   });
 });

@@ -133,6 +133,17 @@ accounts {
     }
   });
 
+  it('with no JetStream account JetStream still runs: INFO says so, /healthz is ok, every account answers 10039', async () => {
+    const s = await serverWith(`
+jetstream { store_dir: "${join(dir, 'none-enabled')}" }
+accounts { N: { users: [ { user: n, password: n } ] } }`);
+    const n = await login(s, 'n');
+    expect(n.info?.jetstream).toBe(true);
+    expect(await api(n, '$JS.API.INFO')).toEqual({ type: 'io.nats.jetstream.api.v1.account_info_response', error: NOT_ENABLED });
+    const health = await fetch(`http://127.0.0.1:${s.httpPort}/healthz`);
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+  });
+
   it('an account’s streams and consumers come back after a restart, in that account only', async () => {
     const conf = writeConf(`
 jetstream { store_dir: "${join(dir, 'restart')}" }
