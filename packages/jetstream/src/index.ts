@@ -14,3 +14,6 @@ export { subjectsCollide } from './stream/subjects-collide.js';
 export * from './cluster/cluster-contracts.js';
 export { streamState, type StreamStateJson } from './api/stream-info.js';
 export { API_ENDPOINTS, API_OPERATION_LABELS, apiOperationOf, apiOperationOfResponseType, type ApiEndpoint } from './api/api-endpoints.js';
+export { UNLIMITED_ACCOUNT_LIMITS, type AccountLimits } from './catalogue/account-limits.js';
+export { ServerStreams } from './catalogue/server-streams.js';
+export { serveJetStreamNotEnabled } from './api/not-enabled-api.js';

@@ -3,11 +3,14 @@ import type { MessageBus, JetStreamLogger } from './message-bus.js';
 import type { JetStreamServiceOptions } from './jetstream-options.js';
 import type { StreamHandle } from './stream/stream-handle.js';
 import type { ApiError } from './api/api-error.js';
+import type { AccountLimitsCheck } from './catalogue/account-limits.js';
 
 export interface JetStreamContext {
   readonly bus: MessageBus;
   readonly log: JetStreamLogger;
   readonly options: JetStreamServiceOptions;
+  /** The account's limits on consumers (per-stream count, max_ack_pending); absent: none. */
+  readonly accountLimits?: AccountLimitsCheck;
   stream(name: string): StreamHandle | undefined;
   streams(): Iterable<StreamHandle>;
   /** JSON response `{type, ...body}` to `reply` (nothing when reply is null). */

@@ -4,13 +4,14 @@
 import type { ApiError } from './api/api-error.js';
 import { serveLocally, type LocalDispatch } from './api/api-dispatch.js';
 import { endpointOf } from './api/api-endpoints.js';
-import { accountInfoJson, type ApiStats } from './api/account-info.js';
+import { accountInfoJson, type ApiStats, type ReservedBytes } from './api/account-info.js';
 import { directGet } from './api/direct-get.js';
 import { OpenStreamInfo } from './api/open-stream-info.js';
 import { ResponseType, StreamApi, type StreamApiContext } from './api/stream-api.js';
 import type { Catalogue } from './catalogue/catalogue.js';
 import { OpenStreams } from './catalogue/open-streams.js';
 import { StorageLimits } from './catalogue/storage-limits.js';
+import { AccountLimitsCheck, UNLIMITED_ACCOUNT_LIMITS } from './catalogue/account-limits.js';
 import { ConsumerService } from './consumer/consumer-service.js';
 import type { JetStreamContext } from './jetstream-context.js';
 import type { JetStreamServiceOptions } from './jetstream-options.js';
@@ -34,6 +35,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   /** The streams open on this node (every stream alone; this node's replicas in a cluster). */
   private readonly table = new OpenStreams();
   private readonly storage: StorageLimits;
+  /** This account's JetStream limits (unlimited for the global account without accounts). */
+  readonly accountLimits: AccountLimitsCheck;
   readonly streamApi: StreamApi;
   /** The single-node catalogue; null in a cluster. */
   private readonly local: LocalCatalogue | null;
@@ -54,7 +57,9 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     readonly options: JetStreamServiceOptions,
     readonly log: JetStreamLogger,
   ) {
-    this.storage = new StorageLimits(options, this.table);
+    this.storage = new StorageLimits(options, this.table, options.serverStreams ?? this.table);
+    options.serverStreams?.add(this.table);
+    this.accountLimits = new AccountLimitsCheck(options.accountLimits ?? UNLIMITED_ACCOUNT_LIMITS, this.table);
     this.consumers = new ConsumerService(this, systemClock, new LocalConsumerFiles(log));
     let catalogue: Catalogue;
     let infos: OpenStreamInfo;
@@ -68,6 +73,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         streamHost: this,
         consumers: this.consumers,
         storage: this.storage,
+        accountLimits: this.accountLimits,
         advisories: this,
         infos,
       });
@@ -130,6 +136,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     this.table.stopAll();
     await this.consumers.stop();
     await this.table.closeAll();
+    this.options.serverStreams?.remove(this.table);
   }
 
   // ---- JetStreamContext -------------------------------------------------------------------------
@@ -169,7 +176,12 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   /** `$JS.API.INFO`'s body over the streams open on this node (monitoring reads its `api` statistics). */
   accountInfo(): object {
-    return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain);
+    return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain, this.accountLimits.limits, this.reservedBytes());
+  }
+
+  /** Single node: the max_bytes of the account's streams. A cluster reports none (yet): this node holds only its replicas. */
+  reservedBytes(): ReservedBytes {
+    return this.clustered === null ? this.accountLimits.reserved() : { memory: 0, storage: 0 };
   }
 
   // ---- StreamHost ---------------------------------------------------------------------------------
@@ -184,6 +196,10 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   storageExceeded(kind: 'file' | 'memory'): boolean {
     return this.storage.exceeded(kind);
+  }
+
+  accountLimitExceeded(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean {
+    return this.accountLimits.publishExceeds(kind, subject, headerBytes, dataBytes);
   }
 
   // ---- API dispatch -------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import { consumerErrors } from '../src/consumer/consumer-errors.js';
 
 /** nats-server v2.14.5 server/errors.json: constant → [code, error_code, description], for the entries used. */
 const NATS_2_14: Record<JsErrorName, [number, number, string]> = {
+  JSAccountResourcesExceededErr: [400, 10002, 'resource limits exceeded for account'],
   JSBadRequestErr: [400, 10003, 'bad request'],
   JSClusterNoPeersErrF: [400, 10005, '{err}'],
   JSClusterNotAvailErr: [503, 10008, 'JetStream system temporarily unavailable'],
@@ -29,7 +30,10 @@ const NATS_2_14: Record<JsErrorName, [number, number, string]> = {
   JSInsufficientResourcesErr: [503, 10023, 'insufficient resources'],
   JSInvalidJSONErr: [400, 10025, 'invalid JSON: {err}'],
   JSMaximumConsumersLimitErr: [400, 10026, 'maximum consumers limit reached'],
+  JSMaximumStreamsLimitErr: [400, 10027, 'maximum number of streams reached'],
   JSMemoryResourcesExceededErr: [500, 10028, 'insufficient memory resources available'],
+  JSStreamMaxBytesRequired: [400, 10113, 'account requires a stream config to have max bytes set'],
+  JSStreamMaxStreamBytesExceeded: [400, 10122, 'stream max bytes exceeds account limit max stream bytes'],
   JSNoMessageFoundErr: [404, 10037, 'no message found'],
   JSNotEmptyRequestErr: [400, 10038, 'expected an empty request payload'],
   JSNotEnabledForAccountErr: [503, 10039, 'JetStream not enabled for account'],
@@ -145,6 +149,11 @@ const HELPERS: Array<[() => ApiError, number, number, string]> = [
   [() => JsErrors.insufficientResources(), 503, 10023, 'insufficient resources'],
   [() => JsErrors.memoryResourcesExceeded(), 500, 10028, 'insufficient memory resources available'],
   [() => JsErrors.storageResourcesExceeded(), 500, 10047, 'insufficient storage resources available'],
+  [() => JsErrors.accountResourcesExceeded(), 400, 10002, 'resource limits exceeded for account'],
+  [() => JsErrors.maximumStreams(), 400, 10027, 'maximum number of streams reached'],
+  [() => JsErrors.maximumConsumers(), 400, 10026, 'maximum consumers limit reached'],
+  [() => JsErrors.streamMaxBytesRequired(), 400, 10113, 'account requires a stream config to have max bytes set'],
+  [() => JsErrors.streamMaxBytesExceedsAccount(), 400, 10122, 'stream max bytes exceeds account limit max stream bytes'],
   [() => JsErrors.invalidJson(), 400, 10025, 'invalid JSON'],
   [() => JsErrors.noMessageFound(), 404, 10037, 'no message found'],
   [() => JsErrors.sequenceNotFound(7), 400, 10043, 'sequence 7 not found'],

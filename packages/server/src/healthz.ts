@@ -19,7 +19,8 @@ export function healthz(server: FlotillaServer, params: URLSearchParams, lameDuc
   if (!jsExpected) {
     return jsEnabledOnly ? unavailable('JetStream not enabled') : { httpStatus: 200, body: { status: 'ok' } };
   }
-  if (server.jetstream === null) return unavailable('JetStream not enabled');
+  // With accounts, JetStream runs even when no account has it (server.jetstream is then null).
+  if (server.jetstream === null && server.accountJetStreams === null) return unavailable('JetStream not enabled');
   if (jsEnabledOnly) return { httpStatus: 200, body: { status: 'ok' } };
   const view = clusterViewOf(server.jetstream);
   if (view === null) return { httpStatus: 200, body: { status: 'ok' } };

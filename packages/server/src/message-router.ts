@@ -63,15 +63,21 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-function hasClientSubscriber(result: SublistResult<Subscription>): boolean {
+function hasClientSubscriber(result: SublistResult<Subscription>, subject: string): boolean {
   const plain = result.plain;
-  for (let i = 0; i < plain.length; i++) if (plain[i]!.owner.cid !== 0) return true;
+  for (let i = 0; i < plain.length; i++) if (isClientFor(plain[i]!, subject)) return true;
   const queues = result.queues;
   for (let q = 0; q < queues.length; q++) {
     const members = queues[q]!;
-    for (let i = 0; i < members.length; i++) if (members[i]!.owner.cid !== 0) return true;
+    for (let i = 0; i < members.length; i++) if (isClientFor(members[i]!, subject)) return true;
   }
   return false;
+}
+
+/** A client's subscription, or an import's that leads to one in the importing account. */
+function isClientFor(sub: Subscription, subject: string): boolean {
+  const owner = sub.owner;
+  return owner.cid !== 0 || (owner.clientInterest !== undefined && owner.clientInterest(subject));
 }
 
 export interface RouterStats {
@@ -117,7 +123,7 @@ export class MessageRouter {
    * never feeds another stream on its own and two streams cannot deliver into each other without a client.
    */
   hasClientInterest(subject: string): boolean {
-    if (this.sublist.hasInterest(subject) && hasClientSubscriber(this.sublist.match(subject))) return true;
+    if (this.sublist.hasInterest(subject) && hasClientSubscriber(this.sublist.match(subject), subject)) return true;
     return this.cluster?.hasRemoteClientInterest(subject) ?? false;
   }
 
@@ -177,7 +183,7 @@ export class MessageRouter {
     for (let i = 0; i < plain.length; i++) {
       const sub = plain[i]!;
       if (!echo && sub.owner.cid === publisherCid) continue;
-      this.deliver(sub, subject, reply, headerBytes, message);
+      this.deliver(sub, subject, reply, headerBytes, message, route);
       delivered++;
     }
     const queues = result.queues;
@@ -186,7 +192,7 @@ export class MessageRouter {
     for (let q = 0; q < queues.length; q++) {
       const chosen = this.drawMember(queues[q]!, matchSubject, echo ? -1 : publisherCid);
       if (chosen === null) continue; // a peer's member serves it (forward picks which), or nobody can
-      this.deliver(chosen, subject, reply, headerBytes, message);
+      this.deliver(chosen, subject, reply, headerBytes, message, route);
       delivered++;
       if (cluster !== null) (served ??= []).push(chosen.queue!);
     }
@@ -217,7 +223,7 @@ export class MessageRouter {
       if (writesParts(sub.owner)) this.deliverPartsTo(sub, sub.owner, subject, reply, header, data, size);
       else {
         joined ??= joinParts(header, data);
-        this.deliver(sub, subject, reply, joined.headerBytes, joined.message);
+        this.deliver(sub, subject, reply, joined.headerBytes, joined.message, route);
       }
       delivered++;
     }
@@ -230,7 +236,7 @@ export class MessageRouter {
       if (writesParts(chosen.owner)) this.deliverPartsTo(chosen, chosen.owner, subject, reply, header, data, size);
       else {
         joined ??= joinParts(header, data);
-        this.deliver(chosen, subject, reply, joined.headerBytes, joined.message);
+        this.deliver(chosen, subject, reply, joined.headerBytes, joined.message, route);
       }
       delivered++;
       if (cluster !== null) (served ??= []).push(chosen.queue!);
@@ -308,11 +314,14 @@ export class MessageRouter {
     owner.deliverParts(sub, subject, reply, header, data);
   }
 
-  private deliver(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+  /** `route`: what the message was matched on when that is not `subject` (publishTo / publishParts). */
+  private deliver(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, route: string | null = null): void {
     sub.delivered++;
     this.stats.outMsgs++;
     this.stats.outBytes += message.length;
-    sub.owner.deliverMessage(sub, subject, reply, headerBytes, message);
+    const owner = sub.owner;
+    if (route !== null && owner.deliverRouted !== undefined) owner.deliverRouted(sub, route, subject, reply, headerBytes, message);
+    else owner.deliverMessage(sub, subject, reply, headerBytes, message);
   }
 }
 

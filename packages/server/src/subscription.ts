@@ -5,6 +5,13 @@ export interface SubscriptionOwner {
   /** Connection id for echo suppression and monitoring; internal owners use 0. */
   readonly cid: number;
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
+  /**
+   * Optional, for owners that carry a message into another account (imports): a message matched on `route`
+   * (a JetStream deliver subject or pull inbox) while carrying `subject`. Without it they get deliverMessage.
+   */
+  deliverRouted?(sub: Subscription, route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
+  /** Optional, for an internal owner (cid 0) that stands for subscribers elsewhere: is a client's among them for `subject`? */
+  clientInterest?(subject: string): boolean;
 }
 
 export class Subscription implements SublistEntry {

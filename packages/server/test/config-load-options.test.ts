@@ -232,8 +232,8 @@ server_tags: ["az:1", "ssd"]`;
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
-    expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ], jetstream: enabled } }'))).toBe(
-      "test.conf:2: 'jetstream' in account is not supported by flotilla yet; ignoring it would leave the account without the JetStream (and its limits) the config gives it, so the server refuses to start",
+    expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ], limits: { max_connections: 1 } } }'))).toBe(
+      "test.conf:2: 'limits' in account is not supported by flotilla yet; ignoring it would lift the limits it sets on the account, so the server refuses to start",
     );
     expect(configError(withConf('jetstream {\n store_dir: x\n  KEY: s3cr3t }'))).toMatch(/^test\.conf:3: 'KEY' in jetstream is not supported .* unencrypted/);
     // nkey users are implemented: a malformed key is refused as nats-server refuses it

@@ -7,6 +7,11 @@ export const JsErrors = {
   insufficientResources: () => jsError('JSInsufficientResourcesErr'),
   memoryResourcesExceeded: () => jsError('JSMemoryResourcesExceededErr'),
   storageResourcesExceeded: () => jsError('JSStorageResourcesExceededErr'),
+  accountResourcesExceeded: () => jsError('JSAccountResourcesExceededErr'),
+  maximumStreams: () => jsError('JSMaximumStreamsLimitErr'),
+  maximumConsumers: () => jsError('JSMaximumConsumersLimitErr'),
+  streamMaxBytesRequired: () => jsError('JSStreamMaxBytesRequired'),
+  streamMaxBytesExceedsAccount: () => jsError('JSStreamMaxStreamBytesExceeded'),
   invalidJson: () => jsError('JSInvalidJSONErr'),
   noMessageFound: () => jsError('JSNoMessageFoundErr'),
   /** MSG.DELETE of an interior sequence that is already gone. */

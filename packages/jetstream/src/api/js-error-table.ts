@@ -11,6 +11,7 @@ export interface JsErrorEntry {
 }
 
 export const JS_ERROR_TABLE = {
+  JSAccountResourcesExceededErr: { code: 400, errCode: 10002, description: 'resource limits exceeded for account' },
   JSBadRequestErr: { code: 400, errCode: 10003, description: 'bad request' },
   JSClusterNoPeersErrF: { code: 400, errCode: 10005, description: '{err}' },
   JSClusterNotAvailErr: { code: 503, errCode: 10008, description: 'JetStream system temporarily unavailable' },
@@ -27,7 +28,10 @@ export const JS_ERROR_TABLE = {
   // clients and the e2e tests compare verbatim (Go's decoder messages could not be matched anyway).
   JSInvalidJSONErr: { code: 400, errCode: 10025, description: 'invalid JSON' },
   JSMaximumConsumersLimitErr: { code: 400, errCode: 10026, description: 'maximum consumers limit reached' },
+  JSMaximumStreamsLimitErr: { code: 400, errCode: 10027, description: 'maximum number of streams reached' },
   JSMemoryResourcesExceededErr: { code: 500, errCode: 10028, description: 'insufficient memory resources available' },
+  JSStreamMaxBytesRequired: { code: 400, errCode: 10113, description: 'account requires a stream config to have max bytes set' },
+  JSStreamMaxStreamBytesExceeded: { code: 400, errCode: 10122, description: 'stream max bytes exceeds account limit max stream bytes' },
   JSNoMessageFoundErr: { code: 404, errCode: 10037, description: 'no message found' },
   JSNotEmptyRequestErr: { code: 400, errCode: 10038, description: 'expected an empty request payload' },
   JSNotEnabledForAccountErr: { code: 503, errCode: 10039, description: 'JetStream not enabled for account' },

@@ -1,13 +1,14 @@
 // `$JS.API.INFO` and `$JS.API.STREAM.*`: request parsing, error order and response shapes as
 // nats-server 2.9/2.10 (reference §2-§7). Catalogue changes and listings go through the Catalogue port (local
 // files on one node, the meta group in a cluster); a stream's own calls go to the stream open on this node.
+import type { AccountLimits } from '../catalogue/account-limits.js';
 import type { AccountUsage, Catalogue } from '../catalogue/catalogue.js';
 import type { OpenStreams } from '../catalogue/open-streams.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type { Stream } from '../stream/stream.js';
-import { accountInfoJson, type ApiStats } from './account-info.js';
+import { accountInfoJson, type ApiStats, type ReservedBytes } from './account-info.js';
 import { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
 import type { OpenStreamInfo } from './open-stream-info.js';
@@ -68,6 +69,10 @@ export const ERROR_EXTRA: Record<string, object> = {
 export interface StreamApiContext {
   readonly log: JetStreamLogger;
   readonly domain: string | undefined;
+  /** The account's limits `$JS.API.INFO` reports (unlimited when absent). */
+  readonly accountLimits?: { readonly limits: AccountLimits };
+  /** The account's reserved bytes `$JS.API.INFO` reports (none when absent). */
+  reservedBytes?(): ReservedBytes;
   /** JSON response `{type, ...body}` to `reply` (nothing when reply is null). */
   respond(reply: string | null, type: string, body: object): void;
   respondError(reply: string | null, type: string, error: ApiError, extra?: object): void;
@@ -111,7 +116,7 @@ export class StreamApi {
       // The statistics as the request found them, before any wait for other nodes' usage.
       const stats = this.ctx.apiStats();
       const usage: AccountUsage = await this.catalogue.usage();
-      return accountInfoJson(usage, stats, this.ctx.domain);
+      return accountInfoJson(usage, stats, this.ctx.domain, this.ctx.accountLimits?.limits, this.ctx.reservedBytes?.());
     });
   }
 

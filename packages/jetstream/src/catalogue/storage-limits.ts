@@ -1,7 +1,8 @@
-// The server's max_memory_store / max_file_store over the streams open on this node: the publish path's
-// "storage exceeded" check and the reservation check of a new or grown stream.
+// The server's max_memory_store / max_file_store over the streams open on this node (every account's): the
+// publish path's "storage exceeded" check and the reservation check of a new or grown stream.
 import { JsErrors } from '../api/api-errors.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
+import type { AccountStreams } from './account-limits.js';
 import type { OpenStreams } from './open-streams.js';
 
 export interface StorageLimitsOptions {
@@ -21,7 +22,10 @@ export class StorageLimits {
 
   constructor(
     private readonly options: StorageLimitsOptions,
-    private readonly streams: OpenStreams,
+    /** This account's streams: the one `checkReservation` is about is in here. */
+    private readonly own: OpenStreams,
+    /** Every account's streams on this node (this account's alone without accounts). */
+    private readonly streams: AccountStreams = own,
   ) {}
 
   /** True while this storage type is over the server's limit. */
@@ -49,7 +53,7 @@ export class StorageLimits {
     if (limit < 0) return;
     let reserved = 0;
     for (const s of this.streams.values()) {
-      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
+      if (!(s.name === cfg.name && this.own.get(s.name) === s) && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
     }
     if (reserved + Math.max(cfg.max_bytes, 1) > limit) {
       throw cfg.storage === 'memory' ? JsErrors.memoryResourcesExceeded() : JsErrors.storageResourcesExceeded();

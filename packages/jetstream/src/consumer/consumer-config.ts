@@ -211,8 +211,8 @@ export function consumerFilters(cfg: ConsumerConfig): string[] {
   return cfg.filter_subjects ?? [];
 }
 
-/** nats-server's setConsumerConfigDefaults. */
-export function applyConsumerDefaults(cfg: ConsumerConfig, stream: Readonly<StreamConfig>): void {
+/** nats-server's setConsumerConfigDefaults; `accountMaxAckPending`: the account's limit (0 or less: none). */
+export function applyConsumerDefaults(cfg: ConsumerConfig, stream: Readonly<StreamConfig>, accountMaxAckPending = -1): void {
   if (cfg.deliver_subject === undefined && !cfg.max_waiting) cfg.max_waiting = DEFAULT_MAX_WAITING;
   const acks = cfg.ack_policy === 'explicit' || cfg.ack_policy === 'all';
   if (!cfg.ack_wait && acks) cfg.ack_wait = DEFAULT_ACK_WAIT_NS;
@@ -222,11 +222,13 @@ export function applyConsumerDefaults(cfg: ConsumerConfig, stream: Readonly<Stre
   if (!cfg.inactive_threshold && stream.consumer_limits?.inactive_threshold) {
     cfg.inactive_threshold = stream.consumer_limits.inactive_threshold;
   }
-  if (acks && !cfg.max_ack_pending) cfg.max_ack_pending = DEFAULT_MAX_ACK_PENDING;
+  if (acks && !cfg.max_ack_pending) {
+    cfg.max_ack_pending = accountMaxAckPending > 0 && accountMaxAckPending < DEFAULT_MAX_ACK_PENDING ? accountMaxAckPending : DEFAULT_MAX_ACK_PENDING;
+  }
 }
 
-/** nats-server's checkConsumerCfg (single server, no account limits). */
-export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<StreamConfig>): ApiError | null {
+/** nats-server's checkConsumerCfg (single server); `accountMaxAckPending`: the account's limit (0 or less: none). */
+export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<StreamConfig>, accountMaxAckPending = -1): ApiError | null {
   // Names become directory names: refused before anything touches the file system (nats-server 2.14's
   // isValidAssetName, plus NUL, which no file system takes).
   if (cfg.name !== undefined && cfg.name !== '' && !isValidAssetName(cfg.name)) return E.invalidName();
@@ -254,6 +256,7 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<Stream
     if ((cfg.max_batch ?? 0) < 0) return E.maxBatchNegative();
     if (cfg.max_expires && cfg.max_expires < 1_000_000) return E.maxExpiresTooSmall();
   }
+  if (accountMaxAckPending > 0 && (cfg.max_ack_pending ?? 0) > accountMaxAckPending) return E.maxAckPendingExcess(accountMaxAckPending);
   const lim = stream.consumer_limits;
   if (lim?.max_ack_pending && lim.max_ack_pending > 0 && (cfg.max_ack_pending ?? 0) > lim.max_ack_pending) {
     return E.maxAckPendingExcess(lim.max_ack_pending);

@@ -230,8 +230,9 @@ export class ConsumerService implements ConsumerHost {
       if (!entry) throw E.streamNotFound();
       const stream = entry.stream;
       const config = req.config;
-      applyConsumerDefaults(config, stream.config);
-      const invalid = checkConsumerConfig(config, stream.config);
+      const accountMaxAckPending = this.ctx.accountLimits?.maxAckPending ?? -1;
+      applyConsumerDefaults(config, stream.config, accountMaxAckPending);
+      const invalid = checkConsumerConfig(config, stream.config, accountMaxAckPending);
       if (invalid) throw invalid;
       if (!filtersWithinStream(config, stream.config)) throw E.filterNotSubset();
 
@@ -250,7 +251,8 @@ export class ConsumerService implements ConsumerHost {
         return existing.info();
       }
       if (req.action === 'update') throw E.doesNotExist();
-      const max = stream.config.max_consumers;
+      // The stream's max_consumers, or the account's when that is lower (nats-server: per stream, too).
+      const max = this.ctx.accountLimits?.maxConsumersOf(stream.config) ?? stream.config.max_consumers;
       if (max > 0 && entry.consumers.size >= max) throw E.maxConsumers();
       if (stream.config.retention === 'workqueue') {
         if (config.ack_policy !== 'explicit') throw E.wqRequiresExplicitAck();

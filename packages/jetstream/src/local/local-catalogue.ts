@@ -9,6 +9,7 @@ import { formatTimeNs, nowNs } from '../api/time-format.js';
 import type { AccountUsage, Catalogue } from '../catalogue/catalogue.js';
 import type { ConsumerCounts, OpenStreams } from '../catalogue/open-streams.js';
 import type { StorageLimits } from '../catalogue/storage-limits.js';
+import type { AccountLimitsCheck } from '../catalogue/account-limits.js';
 import { sendStreamAdvisory, type AdvisorySink } from '../catalogue/stream-advisory.js';
 import { loadStreams, messagesDir, removeStream, saveStream, streamDir } from '../catalogue/stream-catalogue.js';
 import type { JetStreamLogger } from '../message-bus.js';
@@ -44,6 +45,8 @@ export interface LocalCatalogueParts {
   readonly streamHost: StreamHost;
   readonly consumers: LocalStreamConsumers;
   readonly storage: StorageLimits;
+  /** The account's JetStream limits; absent: none (the global account without accounts). */
+  readonly accountLimits?: AccountLimitsCheck;
   readonly advisories: AdvisorySink;
   readonly infos: OpenStreamInfo;
 }
@@ -139,6 +142,8 @@ export class LocalCatalogue implements Catalogue {
 
   private createStream(cfg: StreamConfig): Promise<Stream> {
     return this.serial(async () => {
+      // nats-server checks the account's limits before it looks for a stream of that name.
+      this.parts.accountLimits?.checkCreate(cfg);
       const existing = this.streams.get(cfg.name);
       if (existing !== undefined) {
         if (sameStreamConfig(existing.config, cfg)) return existing;
@@ -177,7 +182,9 @@ export class LocalCatalogue implements Catalogue {
     return this.serial(async () => {
       const stream = this.streams.get(requested.name);
       if (stream === undefined) throw JsErrors.streamNotFound();
+      this.parts.accountLimits?.checkMaxBytes(requested);
       const next = checkStreamUpdate(stream.config, requested);
+      this.parts.accountLimits?.checkUpdate(next);
       if (next.num_replicas > 1) throw JsErrors.replicasNotSupported();
       if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
       if (next.max_bytes > stream.config.max_bytes) this.parts.storage.checkReservation(next);

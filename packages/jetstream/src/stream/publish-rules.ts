@@ -1,5 +1,6 @@
 // The rules that decide what happens to a publish, once for both writers: server storage, the header checks
-// (screenPublish: dedupe, expected-*, rollup, sealed), the stream's max_msg_size, and interest retention. The
+// (screenPublish: dedupe, expected-*, rollup, sealed), the stream's max_msg_size, interest retention and the
+// account's byte limits. The
 // local writer passes the stream itself as the view; the replicated one a view that also counts the proposals
 // in flight. Discard-new limits are not here: the store enforces them (the replicated writer projects them
 // before a sequence is taken, see cluster/stream-replica-limits.ts).
@@ -15,6 +16,8 @@ export interface PublishRulesView extends PublishView {
   storageExceeded(): boolean;
   /** Interest retention: some consumer would take a message on `subject`. */
   hasInterest(subject: string): boolean;
+  /** The account's byte limit would be passed by this message (absent: no account limits, as in a cluster). */
+  accountLimitExceeded?(subject: string, headerBytes: number, dataBytes: number): boolean;
 }
 
 export type PublishRuling =
@@ -44,6 +47,10 @@ export function decidePublish(view: PublishRulesView, subject: string, header: U
   }
   if (cfg.retention === 'interest' && !view.hasInterest(subject)) {
     return decision.msgId === undefined ? SKIP_PLAIN : { kind: 'skip', msgId: decision.msgId };
+  }
+  // After the interest skip, as nats-server's wouldExceedLimits: a skipped message stores nothing.
+  if (view.accountLimitExceeded?.(subject, header === null ? 0 : header.length, dataLen) === true) {
+    return { kind: 'reject', error: JsErrors.accountResourcesExceeded() };
   }
   return decision;
 }

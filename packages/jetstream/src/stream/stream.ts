@@ -23,6 +23,8 @@ export interface StreamHost {
   streamPurged(stream: Stream): void;
   /** True while this storage type is over the server's max_file_store / max_memory_store. */
   storageExceeded(kind: 'file' | 'memory'): boolean;
+  /** True when storing this message would take the stream's account over its limit; absent: no account limits. */
+  accountLimitExceeded?(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean;
   /** Interest retention: true when some consumer of `stream` would take a message on `subject`. */
   hasConsumerInterest(stream: Stream, subject: string): boolean;
 }
@@ -135,6 +137,9 @@ export class Stream implements StreamHandle, PublishRulesView {
   }
   storageExceeded(): boolean {
     return this.host.storageExceeded(this.cfg.storage);
+  }
+  accountLimitExceeded(subject: string, headerBytes: number, dataBytes: number): boolean {
+    return this.host.accountLimitExceeded?.(this.cfg.storage, subject, headerBytes, dataBytes) ?? false;
   }
   hasInterest(subject: string): boolean {
     return this.host.hasConsumerInterest(this, subject);

@@ -32,6 +32,28 @@ class StreamImport implements SubscriptionOwner {
       crossings--;
     }
   }
+
+  /** A JetStream push delivery to an imported deliver subject: matched there on the mapped route, it keeps its stored subject. */
+  deliverRouted(_sub: Subscription, route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    if (crossings >= MAX_CROSSINGS) return;
+    crossings++;
+    try {
+      this.into.router.publishTo(this.mapping === null ? route : this.mapping(route), subject, reply, headerBytes, message);
+    } finally {
+      crossings--;
+    }
+  }
+
+  /** A push consumer's deliver subject is bound when a client subscribes it in the importing account. */
+  clientInterest(subject: string): boolean {
+    if (crossings >= MAX_CROSSINGS) return false;
+    crossings++;
+    try {
+      return this.into.router.hasClientInterest(this.mapping === null ? subject : this.mapping(subject));
+    } finally {
+      crossings--;
+    }
+  }
 }
 
 class ServiceImport implements SubscriptionOwner {

@@ -56,14 +56,26 @@ export class ServiceResponses implements SubscriptionOwner {
   }
 
   deliverMessage(_sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
-    const entry = this.owed.get(subject);
-    if (entry === undefined) return;
+    const entry = this.take(subject);
+    if (entry !== undefined) entry.requester.publish(entry.reply, reply, headerBytes, message, 0, true);
+  }
+
+  /** A JetStream delivery to the mapped reply (a pull's batch): it keeps its stored subject on the requester's inbox. */
+  deliverRouted(_sub: Subscription, route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    const entry = this.take(route);
+    if (entry !== undefined) entry.requester.publishTo(entry.reply, subject, reply, headerBytes, message);
+  }
+
+  /** The entry a response on `mapped` goes to, if it is still owed (a singleton's is used up). */
+  private take(mapped: string): OwedResponse | undefined {
+    const entry = this.owed.get(mapped);
+    if (entry === undefined) return undefined;
     if (Date.now() > entry.expiresAtMs) {
-      this.owed.delete(subject);
-      return;
+      this.owed.delete(mapped);
+      return undefined;
     }
-    if (entry.once) this.owed.delete(subject);
-    entry.requester.publish(entry.reply, reply, headerBytes, message, 0, true);
+    if (entry.once) this.owed.delete(mapped);
+    return entry;
   }
 
   close(): void {

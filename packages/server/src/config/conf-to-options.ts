@@ -15,6 +15,7 @@ import {
   DEFAULT_TLS_TIMEOUT_MS,
   type AccountExport,
   type AccountImport,
+  type AccountJetStreamOptions,
   type AccountOptions,
   type ServiceResponseType,
   type AuthorizationOptions,
@@ -632,12 +633,106 @@ class ConfApplier {
         case 'default_permissions':
           defaults = this.parsePermissions(item);
           break;
+        case 'jetstream': {
+          const js = this.parseAccountJetStream(item);
+          if (js !== null) acc.jetstream = js;
+          break;
+        }
         default:
           this.unhandled(item, 'account');
       }
     }
     if (defaults !== undefined) for (const u of acc.users) u.permissions ??= defaults;
     return acc;
+  }
+
+  /**
+   * An account's `jetstream` as nats-server's parseJetStreamForAccount: true / "enabled" (no limits), false /
+   * "disabled" (null: none), or a block of limits; sizes are integers (the parser applies K/M/G suffixes).
+   */
+  private parseAccountJetStream(e: Located): AccountJetStreamOptions | null {
+    const limits: AccountJetStreamOptions = {
+      maxMemoryBytes: -1,
+      maxStoreBytes: -1,
+      maxStreams: -1,
+      maxConsumers: -1,
+      maxAckPending: -1,
+      memoryMaxStreamBytes: -1,
+      storeMaxStreamBytes: -1,
+      maxBytesRequired: false,
+    };
+    const kind = this.kindOf(e);
+    if (kind === 'bool') return e.value === true ? limits : null;
+    if (kind === 'string') {
+      const s = String(e.value).toLowerCase();
+      if (s === 'enabled' || s === 'enable') return limits;
+      if (s === 'disabled' || s === 'disable') return null;
+      this.error(e, `Expected 'enabled' or 'disabled' for string value, got '${String(e.value)}'`);
+      return null;
+    }
+    if (kind !== 'map') {
+      this.error(e, `Expected map, bool or string to define JetStream, got ${KIND_NAMES[kind]}`);
+      return null;
+    }
+    const m = e.value as Record<string, unknown>;
+    const size = (item: Located): number | undefined => {
+      if (this.kindOf(item) === 'integer' && typeof item.value === 'number') return item.value;
+      return void this.error(item, `Expected a parseable size for "${item.name}", got ${String(item.value)}`);
+    };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      let n: number | undefined;
+      switch (k.toLowerCase()) {
+        case 'max_memory':
+        case 'max_mem':
+        case 'mem':
+        case 'memory':
+          if ((n = size(item)) !== undefined) limits.maxMemoryBytes = n;
+          break;
+        case 'max_store':
+        case 'max_file':
+        case 'max_disk':
+        case 'store':
+        case 'disk':
+          if ((n = size(item)) !== undefined) limits.maxStoreBytes = n;
+          break;
+        case 'max_streams':
+        case 'streams':
+          if ((n = size(item)) !== undefined) limits.maxStreams = n;
+          break;
+        case 'max_consumers':
+        case 'consumers':
+          if ((n = size(item)) !== undefined) limits.maxConsumers = n;
+          break;
+        case 'max_bytes_required':
+        case 'max_stream_bytes':
+        case 'max_bytes':
+          if (typeof item.value === 'boolean') limits.maxBytesRequired = item.value;
+          else this.error(item, `Expected a parseable bool for "${item.name}", got ${String(item.value)}`);
+          break;
+        case 'mem_max_stream_bytes':
+        case 'memory_max_stream_bytes':
+          if ((n = size(item)) !== undefined) limits.memoryMaxStreamBytes = n;
+          break;
+        case 'disk_max_stream_bytes':
+        case 'store_max_stream_bytes':
+          if ((n = size(item)) !== undefined) limits.storeMaxStreamBytes = n;
+          break;
+        case 'max_ack_pending':
+          if ((n = size(item)) !== undefined) limits.maxAckPending = n;
+          break;
+        case 'cluster_traffic':
+          // Which account carries the account's Raft traffic: there is none on one node (and accounts with
+          // JetStream in a cluster are refused), so only the value is checked.
+          if (item.value !== 'system' && item.value !== 'owner' && item.value !== '') {
+            this.error(item, `Expected 'system' or 'owner' string value for "${item.name}", got ${String(item.value)}`);
+          }
+          break;
+        default:
+          this.unknown(item);
+      }
+    }
+    return limits;
   }
 
   /** `exports: [ { stream: "a.>", accounts: [B] }, { service: "q", response_type: singleton } ]` */

@@ -116,8 +116,7 @@ export function resolveOptions(
 
 /**
  * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts run on one node
- * without JetStream only for now: routes do not carry an account, and JetStream serves the global account
- * alone, so either combination would put messages or streams where the config does not.
+ * only for now: routes do not carry an account, so a cluster would put messages where the config does not.
  */
 function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const noAuth = o.noAuthUser;
@@ -133,9 +132,6 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const c = o.cluster;
   if (c !== undefined && (c.listen !== undefined || c.routes.length > 0)) {
     return `'accounts' together with a cluster ${refusal} (routes do not carry accounts: messages would cross them)`;
-  }
-  if (o.jetstream.enabled) {
-    return `'accounts' together with JetStream ${refusal} (JetStream serves the global account only, not per account as nats-server)`;
   }
   return undefined;
 }

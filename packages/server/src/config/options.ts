@@ -54,12 +54,26 @@ export interface AccountImport {
   prefix?: string;
 }
 
-/** `accounts { NAME: { users, exports, imports, default_permissions } }` */
+/** An account's `jetstream: enabled` or `{ max_mem, max_file, ... }` (nats-server's JetStreamAccountLimits); -1 = no limit. */
+export interface AccountJetStreamOptions {
+  maxMemoryBytes: number;
+  maxStoreBytes: number;
+  maxStreams: number;
+  maxConsumers: number;
+  maxAckPending: number;
+  memoryMaxStreamBytes: number;
+  storeMaxStreamBytes: number;
+  maxBytesRequired: boolean;
+}
+
+/** `accounts { NAME: { users, exports, imports, default_permissions, jetstream } }` */
 export interface AccountOptions {
   name: string;
   users: UserEntry[];
   exports: AccountExport[];
   imports: AccountImport[];
+  /** absent: the account has no JetStream (its `$JS.API` answers 10039 when the server has JetStream) */
+  jetstream?: AccountJetStreamOptions;
 }
 
 export interface AuthorizationOptions {

@@ -119,7 +119,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
   },
   // inside one account of `accounts {}`
   account: {
-    jetstream: refuse('leave the account without the JetStream (and its limits) the config gives it'),
     limits: refuse('lift the limits it sets on the account'),
     mappings: refuse('deliver messages on subjects the mappings would have changed'),
     maps: refuse('deliver messages on subjects the mappings would have changed'),
