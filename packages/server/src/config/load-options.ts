@@ -112,9 +112,9 @@ export function resolveOptions(
 }
 
 /**
- * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts run on one node
- * without JetStream only for now: routes do not carry an account, and JetStream serves the global account
- * alone, so either combination would put messages or streams where the config does not.
+ * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts run without
+ * JetStream only for now (on one node or in a cluster, whose links carry the account): JetStream serves the
+ * global account alone, so it would put streams where the config does not.
  */
 function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const noAuth = o.noAuthUser;
@@ -128,8 +128,8 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   if (o.accounts === undefined || o.accounts.length === 0) return undefined;
   const refusal = 'is not supported by flotilla yet, so the server refuses to start';
   const c = o.cluster;
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0)) {
-    return `'accounts' together with a cluster ${refusal} (routes do not carry accounts: messages would cross them)`;
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled) {
+    return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   if (o.jetstream.enabled) {
     return `'accounts' together with JetStream ${refusal} (JetStream serves the global account only, not per account as nats-server)`;
