@@ -108,6 +108,26 @@ describe('ClusterRouting with accounts', () => {
   });
 });
 
+describe('ClusterRouting.addAccount', () => {
+  it('an account made after the links came up is routed: its earlier and later subscriptions reach the peer', async () => {
+    const [x, y] = await pair();
+    const lateOnX = new MessageRouter();
+    const lateOnY = new MessageRouter();
+    const before = new Inbox(1);
+    const after = new Inbox(2);
+    lateOnY.subscribe(new Subscription(before, 'late.before', null, 'b'));
+    x.routing.addAccount('LATE', lateOnX);
+    y.routing.addAccount('LATE', lateOnY);
+    lateOnY.subscribe(new Subscription(after, 'late.after', null, 'a'));
+    await until(() => lateOnX.hasInterest('late.before') && lateOnX.hasInterest('late.after'));
+    expect(x.a.hasInterest('late.before')).toBe(false);
+    pub(lateOnX, 'late.before', '1');
+    pub(lateOnX, 'late.after', '2');
+    await until(() => before.got.length === 1 && after.got.length === 1);
+    expect([...before.got, ...after.got]).toEqual(['late.before:1', 'late.after:2']);
+  });
+});
+
 describe('AccountRoute', () => {
   function standIn(peers: PeerView[]): { node: ClusterNode; sent: Array<[string, Frame]> } {
     const sent: Array<[string, Frame]> = [];

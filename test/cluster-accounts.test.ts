@@ -212,3 +212,31 @@ describe('accounts across the cluster: queue groups', () => {
     expect(got.a2.length + got.a3.length).toBe(countA);
   });
 });
+
+describe('accounts across the cluster: a node that comes back', () => {
+  it("gets every account's interest in the sync when its link comes up, each in its own account", async () => {
+    const [a1, b1] = await Promise.all([on(1, 'a'), on(1, 'b')]);
+    const got = { a: [] as string[], b: [] as string[] };
+    a1.subscribe('back.>', { callback: (_e, m) => got.a.push(sc.decode(m.data)) });
+    b1.subscribe('back.>', { callback: (_e, m) => got.b.push(sc.decode(m.data)) });
+    await Promise.all([a1.flush(), b1.flush()]);
+    await nodes[2]!.stop();
+    const seed = `127.0.0.1:${nodes[0]!.clusterPort}`;
+    nodes[2] = await startNode({ name: 'n3', clusterName: 'acc', routes: [seed], extraArgs: ['-c', join(dir, 'accounts.conf')], natsServer: AGAINST_NATS_SERVER });
+    await waitForMesh(nodes);
+    // No subscription changed since the link came up: node 3 knows them from the sync alone.
+    const [a3, b3] = await Promise.all([on(3, 'a'), on(3, 'b')]);
+    const deadline = Date.now() + 5000;
+    while ((got.a.length === 0 || got.b.length === 0) && Date.now() < deadline) {
+      a3.publish('back.x', sc.encode('A'));
+      b3.publish('back.x', sc.encode('B'));
+      await Promise.all([a3.flush(), b3.flush()]);
+      await sleep(50);
+    }
+    await sleep(100);
+    expect(got.a.length).toBeGreaterThan(0);
+    expect(got.b.length).toBeGreaterThan(0);
+    expect(new Set(got.a)).toEqual(new Set(['A']));
+    expect(new Set(got.b)).toEqual(new Set(['B']));
+  });
+});

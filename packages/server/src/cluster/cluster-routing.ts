@@ -51,6 +51,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   private readonly peerListeners = new Set<(peer: PeerView, up: boolean) => void>();
   private readonly global: AccountRoute;
   private readonly named = new Map<string, AccountRoute>();
+  private started = false;
 
   constructor(
     private readonly router: MessageRouter,
@@ -78,7 +79,18 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     this.node.listener = this;
     this.raftTransport = new GrpcRaftTransport(this.node);
     this.global = new AccountRoute(router, this.node, undefined, this);
-    for (const a of options.accounts ?? []) this.named.set(a.name, new AccountRoute(a.router, this.node, a.name, this));
+    for (const a of options.accounts ?? []) this.addAccount(a.name, a.router);
+  }
+
+  /**
+   * Routes one more account (other than $G), for an account made after the links came up: its
+   * subscriptions so far go to every peer linked now as deltas, and later peers get them in their sync.
+   */
+  addAccount(name: string, router: MessageRouter): void {
+    if (this.named.has(name)) return;
+    const route = new AccountRoute(router, this.node, name, this);
+    this.named.set(name, route);
+    if (this.started) route.attach();
   }
 
   /** The global account's interest: this node's, and what peers told. */
@@ -94,6 +106,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     // Subscriptions made before clustering started (JetStream's, say) still count.
     this.global.attach();
     for (const r of this.named.values()) r.attach();
+    this.started = true;
     await this.node.start();
   }
 
