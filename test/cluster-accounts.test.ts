@@ -26,6 +26,8 @@ accounts {
       { stream: "public.>" }
       { service: "help.>" }
       { service: "feed", response_type: stream }
+      { service: "once" }
+      { service: "work" }
     ]
   }
   B: {
@@ -34,6 +36,8 @@ accounts {
       { stream: { account: A, subject: "public.>" }, prefix: "fromA" }
       { service: { account: A, subject: "help.billing" }, to: "billing" }
       { service: { account: A, subject: "feed" } }
+      { service: { account: A, subject: "once" } }
+      { service: { account: A, subject: "work" } }
     ]
   }
   C: {
@@ -173,6 +177,49 @@ describe('accounts across the cluster: service imports', () => {
     b3.publish('feed', sc.encode('go'), { reply: inbox });
     await b3.flush();
     expect(await drain(replies, 500)).toEqual([`${inbox}:part 1`, `${inbox}:part 2`, `${inbox}:part 3`]);
+  });
+});
+
+describe('accounts across the cluster: service imports, continued', () => {
+  it('a singleton service answers once, even when the responder on another node answers twice', async () => {
+    const [a1, a2, b1] = await Promise.all([on(1, 'a'), on(2, 'a'), on(1, 'b')]);
+    a2.subscribe('once', {
+      callback: (_e, m) => {
+        m.respond(sc.encode('first'));
+        m.respond(sc.encode('second'));
+      },
+    });
+    await awaitInterest(a2, [a1]);
+    const inbox = createInbox();
+    const replies = b1.subscribe(inbox);
+    await b1.flush();
+    b1.publish('once', sc.encode('q'), { reply: inbox });
+    await b1.flush();
+    expect(await drain(replies, 500)).toEqual([`${inbox}:first`]);
+  });
+
+  it('responders of A in one queue group on nodes 2 and 3 answer each request of B on node 1 once', async () => {
+    const [a1, a2, a3, b1] = await Promise.all([on(1, 'a'), on(2, 'a'), on(3, 'a'), on(1, 'b')]);
+    const servedBy = { n2: 0, n3: 0 };
+    for (const [nc, node] of [[a2, 'n2'], [a3, 'n3']] as const) {
+      nc.subscribe('work', {
+        queue: 'svc',
+        callback: (_e, m) => {
+          servedBy[node]++;
+          m.respond(sc.encode(`${node}:${sc.decode(m.data)}`));
+        },
+      });
+    }
+    await Promise.all([awaitInterest(a2, [a1]), awaitInterest(a3, [a1])]);
+    const count = 60;
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) => b1.request('work', sc.encode(String(i)), { timeout: 5000 }).then((m) => sc.decode(m.data))),
+    );
+    expect(answers.map((a) => Number(a.split(':')[1]))).toEqual(Array.from({ length: count }, (_, i) => i));
+    expect(servedBy.n2 + servedBy.n3).toBe(count);
+    // 60 draws between two nodes: a share below 10 is more than 5 standard deviations away.
+    expect(servedBy.n2).toBeGreaterThanOrEqual(10);
+    expect(servedBy.n3).toBeGreaterThanOrEqual(10);
   });
 });
 
