@@ -103,7 +103,7 @@ describe('ClusterRouting with accounts', () => {
     pub(y.global, 'z.x', 'right');
     await until(() => inG.got.length === 1);
     expect(inG.got).toEqual(['z.x:right']);
-    expect(x.routing.unknownAccountDrops).toBe(1);
+    expect(x.routing.unknownAccountDrops).toBe(2);
     expect(x.routing.routez()).toMatchObject({ routes: [{ interest: 0 }] });
   });
 });

@@ -46,8 +46,9 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   onConnectUrlsChanged: (() => void) | null = null;
   routedOut = 0;
   routedIn = 0;
-  /** Routed frames naming an account this node does not have (its config differs from the sender's). */
+  /** Interest and message frames naming an account this node does not have (its config differs from the sender's). */
   unknownAccountDrops = 0;
+  private readonly unknownAccountsLogged = new Set<string>();
   private readonly peerListeners = new Set<(peer: PeerView, up: boolean) => void>();
   private readonly global: AccountRoute;
   private readonly named = new Map<string, AccountRoute>();
@@ -56,7 +57,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   constructor(
     private readonly router: MessageRouter,
     private readonly options: ClusterRoutingOptions,
-    log: ClusterLogger,
+    private readonly log: ClusterLogger,
   ) {
     this.node = new ClusterNode({
       clusterName: options.clusterName,
@@ -205,24 +206,31 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
 
   interest(peerId: string, update: InterestFrame): void {
     const route = update.account === undefined ? this.global : this.named.get(update.account);
-    route?.remoteInterest.apply(peerId, update);
+    if (route === undefined) return this.unknownAccount(peerId, update.account!);
+    route.remoteInterest.apply(peerId, update);
   }
 
-  message(_peerId: string, msg: RoutedMessageFrame): void {
+  message(peerId: string, msg: RoutedMessageFrame): void {
     this.routedIn++;
     const account = msg.account;
     let router = this.router;
     if (account !== undefined) {
       const route = this.named.get(account);
-      if (route === undefined) {
-        this.unknownAccountDrops++;
-        return;
-      }
+      if (route === undefined) return this.unknownAccount(peerId, account);
       router = route.router;
     }
     const m = msg.message;
     const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
     router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
+  }
+
+  /** Dropped, never delivered elsewhere; logged once per account, as it means the nodes' configs differ. */
+  private unknownAccount(peerId: string, account: string): void {
+    this.unknownAccountDrops++;
+    if (this.unknownAccountsLogged.has(account) || this.unknownAccountsLogged.size >= 64) return;
+    this.unknownAccountsLogged.add(account);
+    const peer = this.node.peers().find((p) => p.serverId === peerId)?.serverName ?? peerId;
+    this.log.warn({ peer, account }, 'dropping cluster traffic of an account not configured on this node');
   }
 
   private sumOver(figure: (route: AccountRoute) => number): number {
