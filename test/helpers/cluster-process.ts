@@ -26,6 +26,8 @@ export interface NodeOptions {
   extraArgs?: string[];
   /** replaces the cluster flags (a config file, say); -a/-p/--ports_file_dir are still added */
   rawClusterArgs?: string[];
+  /** runs nats-server (on PATH, same flags) instead, to show a test's expectations are its behaviour */
+  natsServer?: boolean;
 }
 
 export async function startNode(o: NodeOptions): Promise<ClusterNodeProcess> {
@@ -39,7 +41,7 @@ export async function startNode(o: NodeOptions): Promise<ClusterNodeProcess> {
     ...(o.routes && o.routes.length > 0 ? ['--routes', o.routes.map((r) => `nats://${r}`).join(',')] : []),
     ...(o.extraArgs ?? []),
   ];
-  const proc = await launch(args, o.faultHook ? { FLOTILLA_FAULT_HOOK: '1' } : {});
+  const proc = await launch(args, o.faultHook ? { FLOTILLA_FAULT_HOOK: '1' } : {}, 15_000, o.natsServer === true);
   try {
     return { ...proc, name: o.name, clusterPort: clusterPortOf(proc) };
   } catch (err) {
@@ -52,12 +54,13 @@ export async function startNode(o: NodeOptions): Promise<ClusterNodeProcess> {
  * Like startFlotilla, but waits for a ports file with a `cluster` entry and tolerates catching the file
  * half-written (it is rewritten in place).
  */
-async function launch(extraArgs: string[], env: Record<string, string>, timeoutMs = 15_000): Promise<FlotillaProcess> {
+async function launch(extraArgs: string[], env: Record<string, string>, timeoutMs = 15_000, natsServer = false): Promise<FlotillaProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'flotilla-cluster-'));
   const portsDir = join(dir, 'ports');
   mkdirSync(portsDir, { recursive: true });
   const args = ['-a', '127.0.0.1', '-p', '-1', '-m', '-1', '--ports_file_dir', portsDir, ...extraArgs];
-  const proc = spawn(process.execPath, [...FLOTILLA_NODE_ARGS, ...args], { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const [cmd, cmdArgs] = natsServer ? ['nats-server', args] : [process.execPath, [...FLOTILLA_NODE_ARGS, ...args]];
+  const proc = spawn(cmd, cmdArgs, { cwd: dir, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));

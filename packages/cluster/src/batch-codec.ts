@@ -17,6 +17,7 @@ const TAG_MSG_MESSAGE = 0x1a;
 const TAG_MSG_HEADER_BYTES = 0x20;
 const TAG_MSG_QUEUES = 0x2a;
 const TAG_MSG_ROUTE = 0x32;
+const TAG_MSG_ACCOUNT = 0x3a;
 
 export function encodeBatchWith(codec: FrameCodec, frames: readonly Frame[]): Buffer {
   const n = frames.length;
@@ -98,6 +99,7 @@ function msgBodySize(m: RoutedMessageFrame): number {
   if (m.headerBytes !== 0) n += 1 + varintSize(zigzag(m.headerBytes));
   for (const q of m.queues) n += lenField(utf8Length(q));
   if (m.route.length > 0) n += lenField(utf8Length(m.route));
+  if (m.account !== undefined && m.account.length > 0) n += lenField(utf8Length(m.account));
   return n;
 }
 
@@ -127,6 +129,7 @@ function writeMsgBody(buf: Buffer, pos: number, m: RoutedMessageFrame): number {
   }
   for (const q of m.queues) pos = writeString(buf, pos, TAG_MSG_QUEUES, q);
   if (m.route.length > 0) pos = writeString(buf, pos, TAG_MSG_ROUTE, m.route);
+  if (m.account !== undefined && m.account.length > 0) pos = writeString(buf, pos, TAG_MSG_ACCOUNT, m.account);
   return pos;
 }
 
@@ -139,6 +142,7 @@ function decodeMsgBody(buf: Buffer, start: number, end: number): RoutedMessageFr
   let headerBytes = 0;
   const queues: string[] = [];
   let route = '';
+  let account = '';
   const c = { pos: start };
   while (c.pos < end) {
     const tag = readVarint(buf, c, end);
@@ -165,11 +169,16 @@ function decodeMsgBody(buf: Buffer, start: number, end: number): RoutedMessageFr
       case TAG_MSG_ROUTE:
         route = readString(buf, c, end);
         break;
+      case TAG_MSG_ACCOUNT:
+        account = readString(buf, c, end);
+        break;
       default:
         skipField(buf, c, end, tag);
     }
   }
-  return { subject, reply, message, headerBytes, queues, route };
+  // The global account's frames keep their one shape (no `account` key): the hot path stays monomorphic.
+  if (account === '') return { subject, reply, message, headerBytes, queues, route };
+  return { subject, reply, message, headerBytes, queues, route, account };
 }
 
 function lenField(len: number): number {

@@ -75,6 +75,8 @@ export interface PeerView {
   raftNodeId: number;
   /** true when this node dialed the link in use */
   outbound: boolean;
+  /** the peer reads account names on interest and messages (HelloFrame.accounts) */
+  accounts: boolean;
 }
 
 /** Traffic with one peer (by server name) since this node started, across every link to it. */
@@ -511,6 +513,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
       version: LINK_PROTOCOL_VERSION,
       nonce: link.nonce,
       auth: secret !== '',
+      accounts: true,
     };
   }
 
@@ -682,6 +685,7 @@ function viewOf(link: PeerLink): PeerView {
     clusterUrl: p.clusterUrl,
     raftNodeId: p.raftNodeId,
     outbound: link.outbound,
+    accounts: p.accounts === true,
   };
 }
 

@@ -16,6 +16,8 @@ export interface HelloFrame {
   nonce?: Uint8Array;
   /** the sender holds a cluster secret and sends an Auth proof after the peer's Hello */
   auth?: boolean;
+  /** the sender reads the `account` of interest and message frames (older nodes take all as the global account's) */
+  accounts?: boolean;
 }
 
 export type RefuseCode =
@@ -45,6 +47,8 @@ export interface InterestEntry {
 export interface InterestFrame {
   full: boolean;
   entries: InterestEntry[];
+  /** absent for the global account ($G); `full` then replaces the sender's interest in this account only */
+  account?: string;
 }
 
 export interface RoutedMessageFrame {
@@ -56,6 +60,8 @@ export interface RoutedMessageFrame {
   queues: string[];
   /** '' normally; else receivers match subscriptions on `route` and deliver with `subject` (JetStream delivery) */
   route: string;
+  /** the account it was published in; absent for the global account ($G), so its frames carry nothing extra */
+  account?: string;
 }
 
 export interface PeerInfoWire {
@@ -169,6 +175,12 @@ function bytesOf(v: unknown): Uint8Array {
   return EMPTY;
 }
 
+/** `{ account }` when the frame names one; nothing for the global account's (an empty string on the wire). */
+function accountOf(f: Record<string, unknown>): { account?: string } {
+  const account = f['account'];
+  return typeof account === 'string' && account !== '' ? { account } : {};
+}
+
 function normaliseFrame(f: Record<string, unknown>): Frame | null {
   if (f['msg']) {
     const m = f['msg'] as Record<string, unknown>;
@@ -180,6 +192,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         headerBytes: (m['headerBytes'] as number) ?? 0,
         queues: (m['queues'] as string[]) ?? [],
         route: (m['route'] as string) ?? '',
+        ...accountOf(m),
       },
     };
   }
@@ -195,6 +208,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
           count: (e['count'] as number) ?? 0,
           clients: (e['clients'] as number) ?? 0,
         })),
+        ...accountOf(i as Record<string, unknown>),
       },
     };
   }
@@ -211,6 +225,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         version: (h['version'] as number) ?? 0,
         nonce: bytesOf(h['nonce']),
         auth: h['auth'] === true,
+        ...(h['accounts'] === true ? { accounts: true } : {}),
       },
     };
   }

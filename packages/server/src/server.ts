@@ -309,6 +309,7 @@ export class FlotillaServer implements ClientHost {
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
         security: clusterSecurityOf(c),
+        accounts: [...this.accounts.all()].filter((a) => a !== this.accounts.global),
       },
       this.log.child({ component: 'cluster' }),
     );

@@ -30,6 +30,8 @@ function randomToken(length: number): string {
 
 export class ServiceResponses implements SubscriptionOwner {
   readonly cid = 0;
+  /** In a cluster the responder may sit on another node: its answer must be routed back to this one. */
+  readonly clusterVisible = true;
   private readonly prefix = `_R_.${randomToken(5)}.`;
   private readonly owed = new Map<string, OwedResponse>();
   private readonly sub: Subscription;

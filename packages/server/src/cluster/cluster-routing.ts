@@ -2,23 +2,23 @@
 // full sync when a link comes up); a message published here goes once to each peer with matching interest,
 // naming the queue groups that peer must serve; a message from a peer is delivered locally only. A queue group
 // draws its member among all of the cluster's (a peer's counted as many times as it has members), as
-// nats-server does, so a member on the publishing node gets no more than its share.
+// nats-server does, so a member on the publishing node gets no more than its share. Each account is routed on
+// its own (account-route.ts): interest and messages carry the account's name, the global account's none.
 import {
   ClusterNode,
   GrpcRaftTransport,
-  LocalInterest,
-  RemoteInterestTable,
   type ClusterListener,
   type ClusterLogger,
-  type InterestEntry,
   type InterestFrame,
+  type LocalInterest,
   type PeerView,
+  type RemoteInterestTable,
   type RoutedMessageFrame,
 } from '@flotilla/cluster';
 import type { ClusterRoute, MessageRouter } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
+import { AccountRoute } from './account-route.js';
 import type { ClusterSecurity } from './cluster-security.js';
-import { isClusterVisible } from './cluster-visible.js';
 
 export interface ClusterRoutingOptions {
   clusterName: string;
@@ -31,23 +31,33 @@ export interface ClusterRoutingOptions {
   faultsEnabled: boolean;
   /** shared secret and/or mutual TLS for node links (see cluster-security.ts) */
   security?: ClusterSecurity;
+  /**
+   * The configured accounts besides the global one (whose router is the constructor's), each routed under
+   * its name; every node builds the same from its config, and a peer's frames for an account unknown here
+   * are dropped, never delivered in another account.
+   */
+  accounts?: ReadonlyArray<{ name: string; router: MessageRouter }>;
 }
 
 export class ClusterRouting implements ClusterRoute, ClusterListener {
   readonly node: ClusterNode;
   readonly raftTransport: GrpcRaftTransport;
-  readonly localInterest = new LocalInterest();
-  readonly remoteInterest = new RemoteInterestTable();
   /** Called when the set of client URLs in the cluster changes (INFO connect_urls). */
   onConnectUrlsChanged: (() => void) | null = null;
   routedOut = 0;
   routedIn = 0;
+  /** Interest and message frames naming an account this node does not have (its config differs from the sender's). */
+  unknownAccountDrops = 0;
+  private readonly unknownAccountsLogged = new Set<string>();
   private readonly peerListeners = new Set<(peer: PeerView, up: boolean) => void>();
+  private readonly global: AccountRoute;
+  private readonly named = new Map<string, AccountRoute>();
+  private started = false;
 
   constructor(
     private readonly router: MessageRouter,
     private readonly options: ClusterRoutingOptions,
-    log: ClusterLogger,
+    private readonly log: ClusterLogger,
   ) {
     this.node = new ClusterNode({
       clusterName: options.clusterName,
@@ -69,17 +79,41 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     });
     this.node.listener = this;
     this.raftTransport = new GrpcRaftTransport(this.node);
+    this.global = new AccountRoute(router, this.node, undefined, this);
+    for (const a of options.accounts ?? []) this.addAccount(a.name, a.router);
+  }
+
+  /**
+   * Routes one more account (other than $G), for an account made after the links came up: its
+   * subscriptions so far go to every peer linked now as deltas, and later peers get them in their sync.
+   */
+  addAccount(name: string, router: MessageRouter): void {
+    if (this.named.has(name)) return;
+    const route = new AccountRoute(router, this.node, name, this);
+    this.named.set(name, route);
+    if (this.started) route.attach();
+  }
+
+  /** The global account's interest: this node's, and what peers told. */
+  get localInterest(): LocalInterest {
+    return this.global.localInterest;
+  }
+
+  get remoteInterest(): RemoteInterestTable {
+    return this.global.remoteInterest;
   }
 
   async start(): Promise<void> {
     // Subscriptions made before clustering started (JetStream's, say) still count.
-    for (const sub of this.router.sublist.all()) this.subscribed(sub);
-    this.router.cluster = this;
+    this.global.attach();
+    for (const r of this.named.values()) r.attach();
+    this.started = true;
     await this.node.start();
   }
 
   async stop(): Promise<void> {
-    if (this.router.cluster === this) this.router.cluster = null;
+    this.global.detach();
+    for (const r of this.named.values()) r.detach();
     await this.node.stop();
   }
 
@@ -101,7 +135,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       num_routes: peers.length,
       routed_msgs_out: this.routedOut,
       routed_msgs_in: this.routedIn,
-      local_interest: this.localInterest.size,
+      local_interest: this.sumOver((r) => r.localInterest.size),
       routes: peers.map((p) => ({
         remote_id: p.serverId,
         remote_name: p.serverName,
@@ -109,7 +143,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         cluster_url: p.clusterUrl,
         client_url: p.clientUrl,
         raft_node_id: p.raftNodeId,
-        interest: this.remoteInterest.entriesOf(p.serverId),
+        interest: this.sumOver((r) => r.remoteInterest.entriesOf(p.serverId)),
       })),
     };
   }
@@ -121,29 +155,26 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     return urls;
   }
 
-  // ---- ClusterRoute (called by the router) ---------------------------------------------------
+  // ---- ClusterRoute of the global account (its router holds the AccountRoute itself) ----------
 
   subscribed(sub: Subscription): void {
-    if (!isClusterVisible(sub)) return;
-    this.announce(this.localInterest.add(sub.subject, sub.queue, sub.owner.cid !== 0));
+    this.global.subscribed(sub);
   }
 
   unsubscribed(sub: Subscription): void {
-    if (!isClusterVisible(sub)) return;
-    const entry = this.localInterest.remove(sub.subject, sub.queue, sub.owner.cid !== 0);
-    if (entry !== null) this.announce(entry);
+    this.global.unsubscribed(sub);
   }
 
   hasRemoteInterest(subject: string): boolean {
-    return this.remoteInterest.sublist.hasInterest(subject);
+    return this.global.hasRemoteInterest(subject);
   }
 
   hasRemoteClientInterest(subject: string): boolean {
-    return this.remoteInterest.sublist.hasInterest(subject) && this.remoteInterest.hasClientInterest(subject);
+    return this.global.hasRemoteClientInterest(subject);
   }
 
   remoteQueueWeight(subject: string, queue: string): number {
-    return this.remoteInterest.queueWeight(subject, queue);
+    return this.global.remoteQueueWeight(subject, queue);
   }
 
   forward(
@@ -154,45 +185,57 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     servedQueues: readonly string[],
     route: string | null,
   ): number {
-    const plan = this.remoteInterest.plan(route ?? subject, (q) => servedQueues.includes(q));
-    if (plan === null) return 0;
-    let sent = 0;
-    for (let i = 0; i < plan.length; i++) {
-      const [peerId, queues] = plan[i]!;
-      const frame = { msg: { subject, reply: reply ?? '', message, headerBytes, queues: queues as string[], route: route ?? '' } };
-      if (this.node.send(peerId, frame, true)) sent++;
-    }
-    this.routedOut += sent;
-    return sent;
+    return this.global.forward(subject, reply, headerBytes, message, servedQueues, route);
   }
 
   // ---- ClusterListener (called by the node) --------------------------------------------------
 
   peerUp(peer: PeerView): void {
-    this.node.send(peer.serverId, { interest: { full: true, entries: this.localInterest.snapshot() } });
+    this.global.syncTo(peer);
+    for (const r of this.named.values()) r.syncTo(peer);
     this.onConnectUrlsChanged?.();
     for (const fn of this.peerListeners) fn(peer, true);
   }
 
   peerDown(peer: PeerView): void {
-    this.remoteInterest.removePeer(peer.serverId);
+    this.global.remoteInterest.removePeer(peer.serverId);
+    for (const r of this.named.values()) r.remoteInterest.removePeer(peer.serverId);
     this.onConnectUrlsChanged?.();
     for (const fn of this.peerListeners) fn(peer, false);
   }
 
   interest(peerId: string, update: InterestFrame): void {
-    this.remoteInterest.apply(peerId, update);
+    const route = update.account === undefined ? this.global : this.named.get(update.account);
+    if (route === undefined) return this.unknownAccount(peerId, update.account!);
+    route.remoteInterest.apply(peerId, update);
   }
 
-  message(_peerId: string, msg: RoutedMessageFrame): void {
+  message(peerId: string, msg: RoutedMessageFrame): void {
     this.routedIn++;
+    const account = msg.account;
+    let router = this.router;
+    if (account !== undefined) {
+      const route = this.named.get(account);
+      if (route === undefined) return this.unknownAccount(peerId, account);
+      router = route.router;
+    }
     const m = msg.message;
     const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
-    this.router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
+    router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
   }
 
-  private announce(entry: InterestEntry): void {
-    const frame = { interest: { full: false, entries: [entry] } };
-    for (const p of this.node.peers()) this.node.send(p.serverId, frame);
+  /** Dropped, never delivered elsewhere; logged once per account, as it means the nodes' configs differ. */
+  private unknownAccount(peerId: string, account: string): void {
+    this.unknownAccountDrops++;
+    if (this.unknownAccountsLogged.has(account) || this.unknownAccountsLogged.size >= 64) return;
+    this.unknownAccountsLogged.add(account);
+    const peer = this.node.peers().find((p) => p.serverId === peerId)?.serverName ?? peerId;
+    this.log.warn({ peer, account }, 'dropping cluster traffic of an account not configured on this node');
+  }
+
+  private sumOver(figure: (route: AccountRoute) => number): number {
+    let n = figure(this.global);
+    for (const r of this.named.values()) n += figure(r);
+    return n;
   }
 }

@@ -115,8 +115,9 @@ export function resolveOptions(
 }
 
 /**
- * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts run on one node
- * only for now: routes do not carry an account, so a cluster would put messages where the config does not.
+ * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts with JetStream run
+ * on one node only for now: in a cluster the meta group's catalogue is not keyed by account, so it would put
+ * streams where the config does not.
  */
 function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const noAuth = o.noAuthUser;
@@ -130,8 +131,8 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   if (o.accounts === undefined || o.accounts.length === 0) return undefined;
   const refusal = 'is not supported by flotilla yet, so the server refuses to start';
   const c = o.cluster;
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0)) {
-    return `'accounts' together with a cluster ${refusal} (routes do not carry accounts: messages would cross them)`;
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled) {
+    return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   return undefined;
 }
