@@ -1,43 +1,17 @@
 // Accounts on one node with the stock client: each account its own subject space, stream and service
 // imports/exports (public, private, `to`, `prefix`), reply mapping across the boundary, no_auth_user, nkey
 // users. With E2E_SERVER=nats-server every case runs against nats-server to show it is its behaviour.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { connect, nkeyAuthenticator, StringCodec, ErrorCode, type NatsConnection, type NatsError, type Subscription } from 'nats';
 import nkeys from '@nats-io/nkeys';
-import { FLOTILLA_NODE_ARGS, startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { FLOTILLA_NODE_ARGS, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { useConfServers } from './helpers/conf-servers.js';
 import { RawClient } from './helpers/raw-client.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const sc = StringCodec();
-const dir = mkdtempSync(join(tmpdir(), 'flotilla-accounts-'));
-const servers: FlotillaProcess[] = [];
-const conns: NatsConnection[] = [];
-
-afterAll(async () => {
-  await Promise.all(conns.map((nc) => nc.close().catch(() => undefined)));
-  for (const s of servers) {
-    const code = await s.stop();
-    if (!AGAINST_NATS_SERVER) expect(code).toBe(0); // nats-server exits 1 on SIGTERM
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
-
-let confs = 0;
-function writeConf(text: string): string {
-  const file = join(dir, `accounts-${++confs}.conf`);
-  writeFileSync(file, `${text}\n`);
-  return file;
-}
-
-async function serverWith(conf: string): Promise<FlotillaProcess> {
-  const s = await startFlotilla({ args: ['-c', writeConf(conf)] });
-  servers.push(s);
-  return s;
-}
+const { conns, writeConf, serverWith } = useConfServers('accounts', { expectCleanExit: true });
 
 async function login(s: FlotillaProcess, opts: Record<string, unknown>): Promise<NatsConnection> {
   const nc = await connect({ servers: s.url, reconnect: false, ...opts });

@@ -3,41 +3,17 @@
 // answers 10039, and an account's limits are enforced with nats-server's error codes and reported by
 // `$JS.API.INFO`. With E2E_SERVER=nats-server every case runs against nats-server (2.9.10 here) to show
 // the expectations are its behaviour; the one place 2.9 and 2.14 differ is marked.
-import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, StringCodec, type NatsConnection } from 'nats';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { useConfServers } from './helpers/conf-servers.js';
 import { allRawReplies, allReplies } from './helpers/api-replies.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const sc = StringCodec();
-const dir = mkdtempSync(join(tmpdir(), 'flotilla-js-accounts-'));
-const servers: FlotillaProcess[] = [];
-const conns: NatsConnection[] = [];
-
-afterAll(async () => {
-  await Promise.all(conns.map((nc) => nc.close().catch(() => undefined)));
-  for (const s of servers) {
-    const code = await s.stop();
-    if (!AGAINST_NATS_SERVER) expect(code).toBe(0); // nats-server exits 1 on SIGTERM
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
-
-let confs = 0;
-function writeConf(text: string): string {
-  const file = join(dir, `js-accounts-${++confs}.conf`);
-  writeFileSync(file, `${text}\n`);
-  return file;
-}
-
-async function serverWith(conf: string): Promise<FlotillaProcess> {
-  const s = await startFlotilla({ args: ['-c', writeConf(conf)] });
-  servers.push(s);
-  return s;
-}
+const { dir, conns, writeConf, serverWith } = useConfServers('js-accounts', { expectCleanExit: true });
 
 async function login(s: FlotillaProcess, user: string): Promise<NatsConnection> {
   const nc = await connect({ servers: s.url, reconnect: false, user, pass: user });

@@ -3,38 +3,15 @@
 // makes it), `no_system_account`, the `system_account` config errors, and the monitoring endpoints that
 // report accounts (/accountz, /accstatz, /subsz, /connz?acc=). With E2E_SERVER=nats-server the same
 // cases run against nats-server 2.9.10.
-import { afterAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { connect, type NatsConnection } from 'nats';
 import { FLOTILLA_NODE_ARGS, startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { useConfServers } from './helpers/conf-servers.js';
 import { expectServerInfo, JsonMailbox, sysAnswer, sysRequest } from './helpers/system-requests.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
-const dir = mkdtempSync(join(tmpdir(), 'flotilla-sysacct-events-'));
-const servers: FlotillaProcess[] = [];
-const conns: NatsConnection[] = [];
-
-afterAll(async () => {
-  await Promise.all(conns.map((nc) => nc.close().catch(() => undefined)));
-  for (const s of servers) await s.stop();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-let confs = 0;
-function writeConf(text: string): string {
-  const file = join(dir, `sys-${++confs}.conf`);
-  writeFileSync(file, `${text}\n`);
-  return file;
-}
-
-async function serverWith(conf: string): Promise<FlotillaProcess> {
-  const s = await startFlotilla({ args: ['-c', writeConf(conf)] });
-  servers.push(s);
-  return s;
-}
+const { conns, writeConf, serverWith } = useConfServers('sysacct-events');
 
 async function login(s: FlotillaProcess, opts: Record<string, unknown> = {}): Promise<NatsConnection> {
   const nc = await connect({ servers: s.url, reconnect: false, ...opts });
@@ -173,8 +150,7 @@ describe('server events', () => {
 
 describe('lame duck', () => {
   it('$SYS.SERVER.<id>.LAMEDUCK when the server enters lame-duck mode (2.10+; 2.9 sends none)', async () => {
-    const s = await startFlotilla({ args: ['-c', writeConf(CONF)], env: { FLOTILLA_LAME_DUCK_DURATION_MS: '1000', FLOTILLA_LAME_DUCK_GRACE_MS: '200' } });
-    servers.push(s);
+    const s = await serverWith(CONF, { env: { FLOTILLA_LAME_DUCK_DURATION_MS: '1000', FLOTILLA_LAME_DUCK_GRACE_MS: '200' } });
     const sys = await connect({ servers: s.url, user: 'sys', pass: 'sys', reconnect: false });
     const serverId = sys.info!.server_id;
     const ldm = new JsonMailbox(sys, `$SYS.SERVER.${serverId}.LAMEDUCK`);

@@ -1,5 +1,19 @@
 // RaftNode test fixtures: state machines, nodes on an in-memory network, a cluster of them, and polling.
-import { type Entry, InMemoryNetwork, MemoryLogStore, type NodeId, RaftNode, SnapshotNotHeldError, type StateMachine } from '@flotilla/raft';
+import {
+  type Clock,
+  type Entry,
+  emptyMessage,
+  InMemoryNetwork,
+  MemoryLogStore,
+  type Message,
+  type MessageHandler,
+  MessageType,
+  type NodeId,
+  RaftNode,
+  type RaftNodeOptions,
+  SnapshotNotHeldError,
+  type StateMachine,
+} from '@flotilla/raft';
 import { untilEvery } from '../../../test/helpers/until.js';
 
 /** Polls every 5 ms until the probe returns something truthy. */
@@ -130,4 +144,57 @@ export async function cluster<M extends StateMachine>(
   for (const id of ids) nodes.set(id, await startNode(id, ids, net, stores.get(id)!, machines.get(id)!, extra));
   const leader = await until(() => [...nodes.values()].find((n) => n.isLeader()), 5000, 'a leader');
   return { net, ids, stores, machines, nodes, leader, leaders };
+}
+
+/** What two followers answer to a leader's messages: votes granted, appends and heartbeats accepted. */
+export function followerAnswers(group: string, sent: readonly Message[]): Message[] {
+  const out: Message[] = [];
+  for (const m of sent) {
+    if (m.type === MessageType.Vote) out.push(emptyMessage(group, MessageType.VoteResp, m.to, m.from, m.term));
+    else if (m.type === MessageType.PreVote) out.push(emptyMessage(group, MessageType.PreVoteResp, m.to, m.from, m.term));
+    else if (m.type === MessageType.Append) {
+      const reply = emptyMessage(group, MessageType.AppendResp, m.to, m.from, m.term);
+      reply.index = m.index + m.entries.length;
+      out.push(reply);
+    } else if (m.type === MessageType.Heartbeat) {
+      const reply = emptyMessage(group, MessageType.HeartbeatResp, m.to, m.from, m.term);
+      reply.context = m.context;
+      out.push(reply);
+    }
+  }
+  return out;
+}
+
+/**
+ * Node 1 of [1, 2, 3] with a clock that ticks only when the test says and a transport that records what it
+ * sends: the test plays the followers (`deliver`).
+ */
+export async function manualNode(
+  options: Pick<RaftNodeOptions, 'group' | 'tickMs' | 'raft'>,
+): Promise<{ node: RaftNode; sent: Message[]; deliver: (ms: readonly Message[]) => void; tick: () => void }> {
+  let tick: () => void = () => {};
+  const clock: Clock = {
+    every(_ms, fn) {
+      tick = fn;
+      return () => {};
+    },
+  };
+  let handler: MessageHandler = () => {};
+  const sent: Message[] = [];
+  const node = await RaftNode.start({
+    ...options,
+    id: 1,
+    peers: [1, 2, 3],
+    store: new MemoryLogStore(),
+    transport: {
+      send: (messages) => void sent.push(...messages),
+      listen: (_group, _id, h) => {
+        handler = h;
+        return () => {};
+      },
+    },
+    stateMachine: new ListMachine(),
+    clock,
+  });
+  return { node, sent, deliver: (ms) => ms.forEach((m) => handler(m)), tick: () => tick() };
 }

@@ -3,29 +3,13 @@
 // window before reading the followers' answers queued in its socket, and depose a healthy leader.
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Clock, MemoryLogStore, type Message, type MessageHandler, MessageType, RaftNode, type Transport, emptyMessage } from '@flotilla/raft';
-import { ListMachine, until } from './raft-node-fixtures.js';
+import { type Message, MessageType } from '@flotilla/raft';
+import { followerAnswers, manualNode, until } from './raft-node-fixtures.js';
 
 const GROUP = 'late';
 const TICK_MS = 100;
 
-/** Answers a leader's messages as its two followers would (granting votes, accepting appends and heartbeats). */
-function answersTo(sent: readonly Message[]): Message[] {
-  const out: Message[] = [];
-  for (const m of sent) {
-    let reply: Message | null = null;
-    if (m.type === MessageType.Vote) reply = emptyMessage(GROUP, MessageType.VoteResp, m.to, m.from, m.term);
-    else if (m.type === MessageType.Append) {
-      reply = emptyMessage(GROUP, MessageType.AppendResp, m.to, m.from, m.term);
-      reply.index = m.index + m.entries.length;
-    } else if (m.type === MessageType.Heartbeat) {
-      reply = emptyMessage(GROUP, MessageType.HeartbeatResp, m.to, m.from, m.term);
-      reply.context = m.context;
-    }
-    if (reply !== null) out.push(reply);
-  }
-  return out;
-}
+const answersTo = (sent: readonly Message[]): Message[] => followerAnswers(GROUP, sent);
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
@@ -53,34 +37,13 @@ function busyWait(ms: number): void {
 
 describe('RaftNode: a late tick', () => {
   it("runs after the answers that arrived during the leader's own stall: the leader is not deposed", async () => {
-    let tick: () => void = () => {};
-    const clock: Clock = {
-      every(_ms, fn) {
-        tick = fn;
-        return () => {};
-      },
-    };
-    let handler: MessageHandler = () => {};
-    const sent: Message[] = [];
-    const transport: Transport = {
-      send: (messages) => void sent.push(...messages),
-      listen: (_group, _id, h) => {
-        handler = h;
-        return () => {};
-      },
-    };
-    const node = await RaftNode.start({
+    const { node, sent, deliver, tick } = await manualNode({
       group: GROUP,
-      id: 1,
-      peers: [1, 2, 3],
-      store: new MemoryLogStore(),
-      transport,
-      stateMachine: new ListMachine(),
-      clock,
       tickMs: TICK_MS,
       // A window of two ticks, a heartbeat every tick.
       raft: { electionTicks: 2, heartbeatTicks: 1, preVote: false, checkQuorum: true },
     });
+    const handler = (m: Message): void => deliver([m]);
     cleanups.push(() => node.stop());
     const io = await socketPair();
     cleanups.push(() => new Promise<void>((resolve) => (io.client.destroy(), io.server.close(() => resolve()))));

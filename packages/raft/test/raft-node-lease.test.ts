@@ -2,78 +2,30 @@
 // node's ticks: a leader whose ticks stopped (its event loop starved) stops holding it on time, while it still
 // believes it leads — the case where another node may have been elected meanwhile.
 import { afterEach, describe, expect, it } from 'vitest';
-import { type Clock, MemoryLogStore, type Message, type MessageHandler, MessageType, RaftNode, type Transport, emptyMessage } from '@flotilla/raft';
-import { ListMachine, until } from './raft-node-fixtures.js';
+import { MessageType } from '@flotilla/raft';
+import { followerAnswers, manualNode, until } from './raft-node-fixtures.js';
 
 const GROUP = 'lease';
 const TICK_MS = 50;
 const ELECTION_TICKS = 6;
-
-/** What the two followers answer to the leader's messages (votes granted, appends and heartbeats accepted). */
-function answersTo(sent: readonly Message[]): Message[] {
-  const out: Message[] = [];
-  for (const m of sent) {
-    if (m.type === MessageType.Vote) out.push(emptyMessage(GROUP, MessageType.VoteResp, m.to, m.from, m.term));
-    else if (m.type === MessageType.Append) {
-      const reply = emptyMessage(GROUP, MessageType.AppendResp, m.to, m.from, m.term);
-      reply.index = m.index + m.entries.length;
-      out.push(reply);
-    } else if (m.type === MessageType.Heartbeat) {
-      const reply = emptyMessage(GROUP, MessageType.HeartbeatResp, m.to, m.from, m.term);
-      reply.context = m.context;
-      out.push(reply);
-    }
-  }
-  return out;
-}
+const answersTo = (sent: Parameters<typeof followerAnswers>[1]) => followerAnswers(GROUP, sent);
 
 const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function leaderWithManualClock(): Promise<{ node: RaftNode; sent: Message[]; deliver: (ms: Message[]) => void; tick: () => void }> {
-  let tick: () => void = () => {};
-  const clock: Clock = {
-    every(_ms, fn) {
-      tick = fn;
-      return () => {};
-    },
-  };
-  let handler: MessageHandler = () => {};
-  const sent: Message[] = [];
-  const transport: Transport = {
-    send: (messages) => void sent.push(...messages),
-    listen: (_group, _id, h) => {
-      handler = h;
-      return () => {};
-    },
-  };
-  const node = await RaftNode.start({
-    group: GROUP,
-    id: 1,
-    peers: [1, 2, 3],
-    store: new MemoryLogStore(),
-    transport,
-    stateMachine: new ListMachine(),
-    clock,
-    tickMs: TICK_MS,
-    raft: { electionTicks: ELECTION_TICKS, heartbeatTicks: 2, preVote: true, checkQuorum: true },
-  });
-  cleanups.push(() => node.stop());
-  node.campaign();
-  await until(() => sent.some((m) => m.type === MessageType.PreVote || m.type === MessageType.Vote));
-  const grantPreVotes = (): void => {
-    for (const m of sent.splice(0)) {
-      if (m.type === MessageType.PreVote) handler(emptyMessage(GROUP, MessageType.PreVoteResp, m.to, m.from, m.term));
-      else for (const r of answersTo([m])) handler(r);
-    }
-  };
-  grantPreVotes();
-  await until(() => sent.some((m) => m.type === MessageType.Vote));
-  grantPreVotes();
-  await until(() => node.isLeader());
-  return { node, sent, deliver: (ms) => ms.forEach((m) => handler(m)), tick: () => tick() };
+/** Node 1 elected by the test's fake followers (pre-vote and vote granted), its clock ticking only on demand. */
+async function leaderWithManualClock(): Promise<Awaited<ReturnType<typeof manualNode>>> {
+  const m = await manualNode({ group: GROUP, tickMs: TICK_MS, raft: { electionTicks: ELECTION_TICKS, heartbeatTicks: 2, preVote: true, checkQuorum: true } });
+  cleanups.push(() => m.node.stop());
+  m.node.campaign();
+  await until(() => m.sent.some((x) => x.type === MessageType.PreVote));
+  m.deliver(answersTo(m.sent.splice(0)));
+  await until(() => m.sent.some((x) => x.type === MessageType.Vote));
+  m.deliver(answersTo(m.sent.splice(0)));
+  await until(() => m.node.isLeader());
+  return m;
 }
 
 describe('RaftNode: the leader lease', () => {
