@@ -96,11 +96,14 @@ describe('flotilla-bench smoke', () => {
   it('runs the core workloads (RSS with 50 idle connections, pub→sub, request/reply) on Flotilla and writes the JSON', async () => {
     const doc = await smokeRun(['core'], false);
     expect(doc.servers.map((s: { name: string }) => s.name)).toEqual(['flotilla']);
-    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['core-conns-rss', 'core-pubsub-16', 'core-pubsub-128', 'core-reqrep']);
+    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['core-conns-rss', 'core-pubsub-16', 'core-pubsub-128', 'core-pubsub-acct1', 'core-pubsub-acct3', 'core-reqrep']);
     const byId = checkEveryRun(doc);
     // a pub→sub run is bounded by its count: every message arrived
     expect(byId['core-pubsub-16']!.byTarget.flotilla.runs[0].ops).toBe(20_000);
     expect(byId['core-pubsub-128']!.byTarget.flotilla.runs[0].ops).toBe(20_000);
+    // users of accounts: in one account, and across a stream import between two of three
+    expect(byId['core-pubsub-acct1']!.byTarget.flotilla.runs[0].ops).toBe(20_000);
+    expect(byId['core-pubsub-acct3']!.byTarget.flotilla.runs[0].ops).toBe(20_000);
     expect(byId['core-conns-rss']!.byTarget.flotilla.runs[0].ops).toBe(50);
     expect(byId['core-conns-rss']!.byTarget.flotilla.median).toBeLessThan(4_096); // MB: a plausible RSS
     const l = byId['core-reqrep']!.byTarget.flotilla.latencyMs;
