@@ -467,6 +467,12 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.inBytes += message.length;
     const host = this.host;
     const router = this.router;
+    // Mapped before anything else looks at the subject (permissions see the mapped one), as nats-server's parser.
+    if (router.mappings !== null) {
+      const mapped = router.mappings.map(subject);
+      if (mapped === null) return;
+      subject = mapped;
+    }
     // Nothing to check or answer before routing (no pedantic, permissions, verbose or trace): the router's
     // match validates the subject (-1: invalid, dropped silently as below), so it is not scanned twice.
     if (!this.pedantic && this.permissions === null && !this.verbose && !host.traceEnabled) {

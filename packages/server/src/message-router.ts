@@ -5,6 +5,7 @@ import { EMPTY_RESULT, Sublist, encodeStatusHeaders, type SublistResult } from '
 import type { Subscription, SubscriptionOwner } from './subscription.js';
 import { isClusterVisible } from './cluster/cluster-visible.js';
 import { randomBelow } from './random-below.js';
+import type { SubjectMappings } from './accounts/subject-mappings.js';
 
 const NO_RESPONDERS_HEADERS = encodeStatusHeaders(503);
 const NO_QUEUES: readonly string[] = [];
@@ -93,6 +94,8 @@ export class MessageRouter {
   readonly stats: RouterStats = { inMsgs: 0, inBytes: 0, outMsgs: 0, outBytes: 0 };
   /** Set while this node is part of a cluster. */
   cluster: ClusterRoute | null = null;
+  /** The account's subject mappings, applied to its clients' publishes (ClientConnection.publish); null: none. */
+  mappings: SubjectMappings | null = null;
   /** The connection whose publish is being delivered (0: the server or a peer); read by system requests. */
   publisherCid = 0;
   /** Subscriptions ever added and removed (/subsz num_inserts, num_removes). */

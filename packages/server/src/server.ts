@@ -86,7 +86,7 @@ export class FlotillaServer implements ClientHost {
     readonly log: Logger,
   ) {
     this.serverName = options.serverName ?? this.serverId;
-    this.accounts = new Accounts(this.router, options.accounts, systemAccountName(options));
+    this.accounts = new Accounts(this.router, options.accounts, systemAccountName(options), options.mappings);
     if (this.accounts.system !== null) this.system = new SystemAccount(this, this.accounts.system);
     this.auth = new ClientAuth(options.authorization, options.tls, {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),

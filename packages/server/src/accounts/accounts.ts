@@ -7,6 +7,7 @@ import { exportCovering } from '../config/account-links.js';
 import { MessageRouter, type RouterStats } from '../message-router.js';
 import { Account, GLOBAL_ACCOUNT_NAME } from './account.js';
 import { wireImport } from './account-imports.js';
+import { SubjectMappings, type MappingOptions } from './subject-mappings.js';
 
 export class Accounts {
   readonly global: Account;
@@ -15,10 +16,21 @@ export class Accounts {
   private readonly byName = new Map<string, Account>();
   private readonly unwire: Array<() => void> = [];
 
-  constructor(globalRouter: MessageRouter, configured: readonly AccountOptions[] = [], systemAccountName: string | null = null) {
+  /** `globalMappings`: the top-level `mappings {}`, which belong to the global account. */
+  constructor(
+    globalRouter: MessageRouter,
+    configured: readonly AccountOptions[] = [],
+    systemAccountName: string | null = null,
+    globalMappings: readonly MappingOptions[] = [],
+  ) {
     this.global = new Account(GLOBAL_ACCOUNT_NAME, globalRouter);
     this.byName.set(GLOBAL_ACCOUNT_NAME, this.global);
-    for (const a of configured) this.byName.set(a.name, new Account(a.name, new MessageRouter()));
+    if (globalMappings.length > 0) globalRouter.mappings = new SubjectMappings(globalMappings);
+    for (const a of configured) {
+      const router = new MessageRouter();
+      if (a.mappings !== undefined && a.mappings.length > 0) router.mappings = new SubjectMappings(a.mappings);
+      this.byName.set(a.name, new Account(a.name, router));
+    }
     if (systemAccountName !== null && !this.byName.has(systemAccountName)) {
       this.byName.set(systemAccountName, new Account(systemAccountName, new MessageRouter()));
     }

@@ -10,6 +10,7 @@ import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from 
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
 import { accountLinkProblems } from './account-links.js';
+import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
 import { isValidPublicUserKey } from '../security/nkey-signature.js';
 import {
   DEFAULT_TLS_TIMEOUT_MS,
@@ -335,6 +336,12 @@ class ConfApplier {
         return this.applyAuthorization(e);
       case 'accounts':
         return this.applyAccounts(e);
+      case 'mappings':
+      case 'maps': {
+        const m = this.parseMappings(e);
+        if (m !== undefined) o.mappings = m;
+        return;
+      }
       case 'no_auth_user': {
         const s = this.str(e);
         if (s !== undefined) o.noAuthUser = s;
@@ -638,12 +645,83 @@ class ConfApplier {
           if (js !== null) acc.jetstream = js;
           break;
         }
+        case 'mappings':
+        case 'maps': {
+          const mappings = this.parseMappings(item);
+          if (mappings !== undefined) acc.mappings = mappings;
+          break;
+        }
         default:
           this.unhandled(item, 'account');
       }
     }
     if (defaults !== undefined) for (const u of acc.users) u.permissions ??= defaults;
     return acc;
+  }
+
+  /**
+   * `mappings {}` as nats-server's parseAccountMappings: `src: dest`, `src: {destination, weight}` or a list of
+   * those; each mapping is checked here (subject-mappings.ts), so a bad one stops the server at start.
+   */
+  private parseMappings(e: Located): MappingOptions[] | undefined {
+    if (this.kindOf(e) !== 'map') return void this.error(e, 'Expected a map of subject mappings');
+    const m = e.value as Record<string, unknown>;
+    const out: MappingOptions[] = [];
+    for (const source of Object.keys(m)) {
+      const item = this.entry(m, source);
+      const kind = this.kindOf(item);
+      let destinations: MappingDestinationOptions[] | undefined;
+      if (kind === 'string') destinations = [{ subject: item.value as string, weightPct: 100 }];
+      else if (kind === 'map') destinations = this.mapDestinations([item]);
+      else if (kind === 'array') destinations = this.mapDestinations((item.value as unknown[]).map((_, i) => this.entry(item.value as object, i)));
+      else {
+        this.error(item, `Unknown type ${kind} for mapping destination`);
+        continue;
+      }
+      if (destinations === undefined) continue;
+      const mapping = { source, destinations };
+      const problem = mappingProblem(mapping);
+      if (problem !== null) {
+        this.error(item, `Error adding mapping for "${source}" : ${problem}`);
+        continue;
+      }
+      out.push(mapping);
+    }
+    return out;
+  }
+
+  private mapDestinations(items: Located[]): MappingDestinationOptions[] | undefined {
+    const out: MappingDestinationOptions[] = [];
+    for (const d of items) {
+      if (this.kindOf(d) !== 'map') return void this.error(d, 'Expected an entry for the mapping destination');
+      const dm = d.value as Record<string, unknown>;
+      let subject: string | undefined;
+      let weightPct: number | undefined;
+      for (const k of Object.keys(dm)) {
+        const f = this.entry(dm, k);
+        switch (k.toLowerCase()) {
+          case 'dest':
+          case 'destination':
+            subject = this.str(f);
+            break;
+          case 'weight': {
+            const raw = typeof f.value === 'string' ? f.value.replace(/%$/, '') : f.value;
+            const w = typeof raw === 'string' && /^\d+$/.test(raw) ? Number(raw) : raw;
+            if (typeof w !== 'number' || !Number.isInteger(w) || w < 0 || w > 100) return void this.error(f, `Invalid weight ${JSON.stringify(f.value)} for mapping destination`);
+            weightPct = w;
+            break;
+          }
+          case 'cluster':
+            return void this.error(f, "cluster-scoped mapping destinations ('cluster') are not supported by flotilla yet, so the server refuses to start");
+          default:
+            return void this.error(f, `Unknown field "${k}" for mapping destination`);
+        }
+      }
+      if (subject === undefined) return void this.error(d, 'Missing destination for mapping destination');
+      if (weightPct === undefined) return void this.error(d, `Missing weight for mapping destination "${subject}"`);
+      out.push({ subject, weightPct });
+    }
+    return out;
   }
 
   /**

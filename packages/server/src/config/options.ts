@@ -1,5 +1,6 @@
 // The resolved configuration of one Flotilla process: defaults, then the config file, then flags.
 // Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
+import type { MappingOptions } from '../accounts/subject-mappings.js';
 
 /** One direction of a user's permissions: subjects (wildcards allowed; "subj queue" for queue groups). */
 export interface SubjectPermission {
@@ -74,6 +75,8 @@ export interface AccountOptions {
   imports: AccountImport[];
   /** absent: the account has no JetStream (its `$JS.API` answers 10039 when the server has JetStream) */
   jetstream?: AccountJetStreamOptions;
+  /** subject mappings applied to its clients' publishes (`mappings {}` in the account) */
+  mappings?: MappingOptions[];
 }
 
 export interface AuthorizationOptions {
@@ -167,6 +170,8 @@ export interface ServerOptions {
   accounts?: AccountOptions[];
   /** clients that give no credentials connect as this user (a name or an nkey) */
   noAuthUser?: string;
+  /** the global account's subject mappings (top-level `mappings {}`) */
+  mappings?: MappingOptions[];
   /** `system_account` / `system`: the account whose users see `$SYS` (default `$SYS`, made when not configured) */
   systemAccount?: string;
   /** `no_system_account`: no system account unless `system_account` names one */

@@ -31,8 +31,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     server_tags: WARN,
     client_advertise: WARN,
     logtime: WARN,
-    mappings: WARN,
-    maps: WARN,
     disable_sublist_cache: WARN,
     no_sublist_cache: WARN,
     https: WARN,
@@ -120,8 +118,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
   // inside one account of `accounts {}`
   account: {
     limits: refuse('lift the limits it sets on the account'),
-    mappings: refuse('deliver messages on subjects the mappings would have changed'),
-    maps: refuse('deliver messages on subjects the mappings would have changed'),
     nkey: refuse("leave the account's own key unchecked"),
     msg_trace: WARN,
     trace_dest: WARN,
