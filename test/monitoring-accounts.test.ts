@@ -151,3 +151,23 @@ describe.skipIf(AGAINST_NATS_SERVER)('/metrics with accounts', () => {
     expect(m.filter((x) => x.name === 'flotilla_jetstream_api_errors_total' && x.labels['account'] === 'A')).toHaveLength(0);
   });
 });
+
+describe('JetStream on, no account with it', () => {
+  it('/jsz and /varz say enabled with no accounts, /healthz is ok', async () => {
+    const conf = join(dir, 'none.conf');
+    writeFileSync(conf, `jetstream { store_dir: "${join(dir, 'js-none')}" }\naccounts { C: { users: [ { user: c, password: c } ] } }\n`);
+    const other = await startFlotilla({ args: ['-c', conf] });
+    try {
+      const at = async (path: string): Promise<any> => (await fetch(`http://127.0.0.1:${other.httpPort}${path}`)).json();
+      const j = await at('/jsz?accounts=true');
+      expect(j.disabled).toBeUndefined();
+      expect(j).toMatchObject({ accounts: 0, streams: 0, consumers: 0, memory: 0, storage: 0, api: { total: 0, errors: 0 } });
+      expect(j.account_details).toBeUndefined();
+      expect((await at('/varz')).jetstream.stats).toMatchObject({ accounts: 0, memory: 0, storage: 0, ha_assets: 0 });
+      expect(await at('/healthz')).toEqual({ status: 'ok' });
+    } finally {
+      const code = await other.stop();
+      if (!AGAINST_NATS_SERVER) expect(code).toBe(0);
+    }
+  });
+});

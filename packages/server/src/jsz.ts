@@ -7,7 +7,7 @@ import type { FlotillaServer } from './server.js';
 import { clusterViewOf, type ClusterView } from './cluster-view.js';
 import { isTrue } from './healthz.js';
 import { metaClusterJson } from './meta-cluster-json.js';
-import { clusterViewsOf, jetStreamsByAccount, type AccountJetStream } from './monitored-jetstreams.js';
+import { clusterViewsOf, jetStreamRuns, jetStreamsByAccount, type AccountJetStream } from './monitored-jetstreams.js';
 
 /** nats-server's default page of /jsz account details. */
 const JSZ_DEFAULT_LIMIT = 1024;
@@ -30,7 +30,7 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     return { httpStatus: 400, text: 'filtered response: not leader' };
   }
   const now = new Date().toISOString();
-  if (js === null) {
+  if (!jetStreamRuns(server)) {
     return { httpStatus: 200, body: { server_id: server.serverId, now, disabled: true, config: {}, memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, accounts: 0, ha_assets: 0, api: { total: 0, errors: 0 } } };
   }
   const all = jetStreamsByAccount(server);
@@ -57,9 +57,9 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
   if (withAccounts) {
     const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
     const limit = Math.max(1, Number(params.get('limit') ?? JSZ_DEFAULT_LIMIT) || JSZ_DEFAULT_LIMIT);
-    // An account without JetStream (or unknown) has no detail: an empty list.
     const accounts = acc === null ? all.slice(offset, offset + limit) : all.filter((a) => a.account === acc);
-    body['account_details'] = accounts.map((a) => ({
+    // No JetStream account: no list, as nats-server; an `acc` without JetStream (or unknown) gets an empty one.
+    if (accounts.length > 0 || acc !== null) body['account_details'] = accounts.map((a) => ({
       name: a.account,
       id: a.account,
       ...accountStatsJson(a.js),

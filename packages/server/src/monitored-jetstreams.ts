@@ -17,6 +17,11 @@ export function jetStreamsByAccount(server: FlotillaServer): AccountJetStream[] 
   return [...perAccount.entries()].map(([account, js]) => ({ account, js })).sort((a, b) => (a.account < b.account ? -1 : a.account > b.account ? 1 : 0));
 }
 
+/** JetStream runs on this node: with accounts it does even when no account has it (then no JetStream at all). */
+export function jetStreamRuns(server: FlotillaServer): boolean {
+  return server.jetstream !== null || server.accountJetStreams !== null;
+}
+
 /** The distinct cluster views of those JetStreams (accounts of one node may share one meta group's view). */
 export function clusterViewsOf(all: readonly AccountJetStream[]): ClusterView[] {
   const views = new Set<ClusterView>();

@@ -5,7 +5,7 @@ import type { FlotillaServer } from './server.js';
 import { clusterViewOf } from './cluster-view.js';
 import { jetStreamConfigJson, jetStreamStatsJson } from './jsz.js';
 import { metaClusterJson } from './meta-cluster-json.js';
-import { jetStreamsByAccount } from './monitored-jetstreams.js';
+import { jetStreamRuns, jetStreamsByAccount } from './monitored-jetstreams.js';
 import { formatUptime } from './uptime-format.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
 
@@ -66,9 +66,8 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
 
 /** /varz `jetstream` ({} without JetStream), stats over every JetStream account; the STATSZ message carries it too. */
 export function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
-  const js = s.jetstream;
-  if (js === null) return {};
-  const view = clusterViewOf(js);
+  if (!jetStreamRuns(s)) return {};
+  const view = clusterViewOf(s.jetstream);
   return {
     config: jetStreamConfigJson(s),
     stats: jetStreamStatsJson(jetStreamsByAccount(s)),
