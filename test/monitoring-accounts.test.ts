@@ -95,6 +95,13 @@ describe('monitoring JSON over every JetStream account', () => {
     expect(b.api.total).toBeGreaterThanOrEqual(3);
     expect(a.api.total + b.api.total).toBe(body.api.total);
     expect(a.stream_detail).toBeUndefined();
+    if (!AGAINST_NATS_SERVER) {
+      // 2.14's count of JetStream accounts, and its pages in name order (2.9 has neither).
+      expect(body.total).toBe(2);
+      const page = (await get('/jsz?accounts=true&offset=1&limit=1')).body;
+      expect(page.account_details.map((d: any) => d.name)).toEqual(['B']);
+      expect(page.total).toBe(2);
+    }
   });
 
   it('/jsz?acc=B&consumers=true: only B, with its stream and consumer', async () => {

@@ -35,7 +35,7 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
   }
   const all = jetStreamsByAccount(server);
   const totals = totalsOf(all);
-  const stats = jetStreamStatsJson(all);
+  const stats = jetStreamStatsJson(all, totals);
   const body: Record<string, unknown> = {
     server_id: server.serverId,
     now,
@@ -59,12 +59,14 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     const limit = Math.max(1, Number(params.get('limit') ?? JSZ_DEFAULT_LIMIT) || JSZ_DEFAULT_LIMIT);
     const accounts = acc === null ? all.slice(offset, offset + limit) : all.filter((a) => a.account === acc);
     // No JetStream account: no list, as nats-server; an `acc` without JetStream (or unknown) gets an empty one.
-    if (accounts.length > 0 || acc !== null) body['account_details'] = accounts.map((a) => ({
-      name: a.account,
-      id: a.account,
-      ...accountStatsJson(a.js),
-      ...(withStreams ? { stream_detail: streamDetails(a.js, clusterViewOf(a.js), withConsumers, withConfig) } : {}),
-    }));
+    if (accounts.length > 0 || acc !== null) {
+      body['account_details'] = accounts.map((a) => ({
+        name: a.account,
+        id: a.account,
+        ...accountStatsJson(a.js),
+        ...(withStreams ? { stream_detail: streamDetails(a.js, clusterViewOf(a.js), withConsumers, withConfig) } : {}),
+      }));
+    }
   }
   // 2.14's count of JetStream-enabled accounts, whatever the page shows.
   body['total'] = all.length;
@@ -72,8 +74,7 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
 }
 
 /** The usage figures /jsz and /varz's jetstream.stats share: summed over every JetStream account. */
-export function jetStreamStatsJson(all: readonly AccountJetStream[]): Record<string, unknown> {
-  const totals = totalsOf(all);
+export function jetStreamStatsJson(all: readonly AccountJetStream[], totals: Totals = totalsOf(all)): Record<string, unknown> {
   const api = { total: 0, errors: 0 };
   const reserved = { memory: 0, storage: 0 };
   for (const { js } of all) {
