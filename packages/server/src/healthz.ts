@@ -1,8 +1,9 @@
 // /healthz as nats-server answers it: {"status":"ok"} or 503 with {"status":"unavailable","error":…}.
 // Healthy means: JetStream (when enabled) is running and, when clustered, this node has a meta leader,
-// is current with it, and every stream group it belongs to is current (the clustered view decides).
+// is current with it, and every stream group it belongs to is current (the clustered view decides), for
+// every JetStream account's view.
 import type { FlotillaServer } from './server.js';
-import { clusterViewOf } from './cluster-view.js';
+import { clusterViewsOf, jetStreamsByAccount } from './monitored-jetstreams.js';
 
 export interface HealthAnswer {
   httpStatus: 200 | 503;
@@ -22,13 +23,13 @@ export function healthz(server: FlotillaServer, params: URLSearchParams, lameDuc
   // With accounts, JetStream runs even when no account has it (server.jetstream is then null).
   if (server.jetstream === null && server.accountJetStreams === null) return unavailable('JetStream not enabled');
   if (jsEnabledOnly) return { httpStatus: 200, body: { status: 'ok' } };
-  const view = clusterViewOf(server.jetstream);
-  if (view === null) return { httpStatus: 200, body: { status: 'ok' } };
-  if (view.metaLeaderName() === '') return unavailable('JetStream has not established contact with a meta leader');
-  // js-server-only skips the per-stream and per-consumer checks; the meta ones still count.
-  const error = view.healthError({ metaOnly: jsServerOnly });
-  if (error === null) return { httpStatus: 200, body: { status: 'ok' } };
-  return unavailable(error);
+  for (const view of clusterViewsOf(jetStreamsByAccount(server))) {
+    if (view.metaLeaderName() === '') return unavailable('JetStream has not established contact with a meta leader');
+    // js-server-only skips the per-stream and per-consumer checks; the meta ones still count.
+    const error = view.healthError({ metaOnly: jsServerOnly });
+    if (error !== null) return unavailable(error);
+  }
+  return { httpStatus: 200, body: { status: 'ok' } };
 }
 
 export function isTrue(v: string | null): boolean {

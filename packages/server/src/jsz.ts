@@ -1,14 +1,14 @@
 // /jsz as nats-server serves it (cluster-semantics §8): totals, `meta_cluster` when clustered, and with
-// accounts/streams/consumers/config the per-account stream and consumer details. Flotilla has one account,
-// `$G`, as a nats-server without accounts configured.
+// accounts/streams/consumers/config the per-account stream and consumer details: one detail per
+// JetStream-enabled account (`$G` alone without accounts), `acc` picks one.
 import { streamState, type JetStreamService } from '@flotilla/jetstream';
 import { damageTotals } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf, type ClusterView } from './cluster-view.js';
 import { isTrue } from './healthz.js';
 import { metaClusterJson } from './meta-cluster-json.js';
+import { clusterViewsOf, jetStreamRuns, jetStreamsByAccount, type AccountJetStream } from './monitored-jetstreams.js';
 
-const GLOBAL_ACCOUNT = '$G';
 /** nats-server's default page of /jsz account details. */
 const JSZ_DEFAULT_LIMIT = 1024;
 
@@ -30,11 +30,12 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     return { httpStatus: 400, text: 'filtered response: not leader' };
   }
   const now = new Date().toISOString();
-  if (js === null) {
+  if (!jetStreamRuns(server)) {
     return { httpStatus: 200, body: { server_id: server.serverId, now, disabled: true, config: {}, memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, accounts: 0, ha_assets: 0, api: { total: 0, errors: 0 } } };
   }
-  const totals = totalsOf(js);
-  const stats = jetStreamStatsJson(js, view, totals);
+  const all = jetStreamsByAccount(server);
+  const totals = totalsOf(all);
+  const stats = jetStreamStatsJson(all, totals);
   const body: Record<string, unknown> = {
     server_id: server.serverId,
     now,
@@ -56,28 +57,63 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
   if (withAccounts) {
     const offset = Math.max(0, Number(params.get('offset') ?? 0) || 0);
     const limit = Math.max(1, Number(params.get('limit') ?? JSZ_DEFAULT_LIMIT) || JSZ_DEFAULT_LIMIT);
-    const accounts = acc === null || acc === GLOBAL_ACCOUNT ? [GLOBAL_ACCOUNT] : [];
-    body['account_details'] = accounts.slice(offset, offset + limit).map((name) => ({
-      name,
-      id: name,
-      ...stats,
-      ...(withStreams ? { stream_detail: streamDetails(js, view, withConsumers, withConfig) } : {}),
-    }));
+    const accounts = acc === null ? all.slice(offset, offset + limit) : all.filter((a) => a.account === acc);
+    // No JetStream account: no list, as nats-server; an `acc` without JetStream (or unknown) gets an empty one.
+    if (accounts.length > 0 || acc !== null) {
+      body['account_details'] = accounts.map((a) => ({
+        name: a.account,
+        id: a.account,
+        ...accountStatsJson(a.js),
+        ...(withStreams ? { stream_detail: streamDetails(a.js, clusterViewOf(a.js), withConsumers, withConfig) } : {}),
+      }));
+    }
   }
+  // 2.14's count of JetStream-enabled accounts, whatever the page shows.
+  body['total'] = all.length;
   return { httpStatus: 200, body };
 }
 
-/** The usage figures /jsz, its account details and /varz's jetstream.stats share. */
-export function jetStreamStatsJson(js: JetStreamService, view: ClusterView | null, totals: Totals): Record<string, unknown> {
-  const api = (js.accountInfo() as { api?: { total: number; errors: number } }).api ?? { total: 0, errors: 0 };
+/** The usage figures /jsz and /varz's jetstream.stats share: summed over every JetStream account. */
+export function jetStreamStatsJson(all: readonly AccountJetStream[], totals: Totals = totalsOf(all)): Record<string, unknown> {
+  const api = { total: 0, errors: 0 };
+  const reserved = { memory: 0, storage: 0 };
+  for (const { js } of all) {
+    const a = js.apiStats();
+    api.total += a.total;
+    api.errors += a.errors;
+    // nats-server's server-wide reservations: the max_bytes of the streams (0 when clustered, as before).
+    const r = js.reservedBytes();
+    reserved.memory += r.memory;
+    reserved.storage += r.storage;
+  }
   return {
     memory: totals.memory,
     storage: totals.storage,
-    reserved_memory: 0,
-    reserved_storage: 0,
-    accounts: 1,
-    ha_assets: haAssetsOf(view),
+    reserved_memory: reserved.memory,
+    reserved_storage: reserved.storage,
+    accounts: all.length,
+    ha_assets: haAssetsOf(clusterViewsOf(all)),
     api,
+  };
+}
+
+/**
+ * One account's detail figures as nats-server's accountDetail fills them: its usage and API counts, its
+ * account limits as reserved_* (nats-server writes an unlimited -1 as uint64, 2^64-1; Flotilla writes 0),
+ * accounts and ha_assets 0.
+ */
+function accountStatsJson(js: JetStreamService): Record<string, unknown> {
+  const t = totalsOf([{ account: '', js }]);
+  const limits = js.accountLimits.limits;
+  const api = js.apiStats();
+  return {
+    memory: t.memory,
+    storage: t.storage,
+    reserved_memory: Math.max(0, limits.max_memory),
+    reserved_storage: Math.max(0, limits.max_storage),
+    accounts: 0,
+    ha_assets: 0,
+    api: { total: api.total, errors: api.errors },
   };
 }
 
@@ -91,21 +127,26 @@ export function jetStreamConfigJson(server: FlotillaServer): Record<string, unkn
   };
 }
 
-/** Raft groups this node is in: the meta group and its stream groups. */
-export function haAssetsOf(view: ClusterView | null): number {
-  return view === null ? 0 : 1 + view.replicas().length;
+/** Raft groups this node is in: the meta group and its stream groups (of every account). */
+export function haAssetsOf(views: readonly ClusterView[]): number {
+  if (views.length === 0) return 0;
+  let replicas = 0;
+  for (const v of views) replicas += v.replicas().length;
+  return 1 + replicas;
 }
 
-export function totalsOf(js: JetStreamService): Totals {
+export function totalsOf(all: readonly AccountJetStream[]): Totals {
   const t: Totals = { memory: 0, storage: 0, streams: 0, consumers: 0, messages: 0, bytes: 0 };
-  for (const s of js.streams()) {
-    const st = s.store.state();
-    t.streams++;
-    t.consumers += js.consumers.consumersOf(s.name).length;
-    t.messages += st.messages;
-    t.bytes += st.bytes;
-    if (s.config.storage === 'memory') t.memory += st.bytes;
-    else t.storage += st.bytes;
+  for (const { js } of all) {
+    for (const s of js.streams()) {
+      const st = s.store.state();
+      t.streams++;
+      t.consumers += js.consumers.consumersOf(s.name).length;
+      t.messages += st.messages;
+      t.bytes += st.bytes;
+      if (s.config.storage === 'memory') t.memory += st.bytes;
+      else t.storage += st.bytes;
+    }
   }
   return t;
 }

@@ -1,9 +1,11 @@
 // Prometheus metrics for /metrics. Values are read from the server's counters at scrape time (collect
 // callbacks), so the per-message path pays nothing for them. Series per stream, consumer, Raft group and
-// peer are bounded by caps (see README "Metrics"); none are per connection or subject.
+// peer are bounded by caps (see README "Metrics"); none are per connection or subject. Per account: the
+// configured accounts' connections, and the JetStream series carry an `account` label.
 import { Counter, Gauge, Registry, collectDefaultMetrics } from 'prom-client';
 import type { FlotillaServer } from './server.js';
 import { formatConstLabels, type TextFamily } from './exposition-text.js';
+import { jetStreamsByAccount } from './monitored-jetstreams.js';
 
 export interface MetricsRegistry {
   registry: Registry;
@@ -29,9 +31,10 @@ export async function createMetricsRegistry(server: FlotillaServer): Promise<Met
   registerCoreMetrics(registry, server);
   const families: SeriesFamily[] = [];
   // JetStream and cluster series load only where they exist, so a core-only node does not load the stores.
-  if (server.jetstream !== null) {
+  const jetStreams = jetStreamsByAccount(server).map((a) => ({ ...a, router: server.accounts.named(a.account).router }));
+  if (jetStreams.length > 0) {
     const { registerJetStreamMetrics } = await import('./jetstream-metrics.js');
-    families.push(registerJetStreamMetrics(registry, server.jetstream, server.router));
+    families.push(registerJetStreamMetrics(registry, jetStreams));
   }
   if (server.jetstream !== null || server.cluster !== null) {
     const { registerClusterMetrics } = await import('./cluster-metrics.js');
@@ -74,6 +77,18 @@ function registerCoreMetrics(registry: Registry, server: FlotillaServer): void {
   };
 
   gauge('flotilla_client_connections', 'Client connections currently open.', () => server.clients.size);
+  new Gauge({
+    name: 'flotilla_account_client_connections',
+    help: 'Client connections currently open, by account (one series per account of the config).',
+    labelNames: ['account'],
+    registers: [registry],
+    collect() {
+      const open = new Map<string, number>();
+      for (const a of server.accounts.all()) open.set(a.name, 0);
+      for (const c of server.clients.values()) open.set(c.account, (open.get(c.account) ?? 0) + 1);
+      for (const [account, n] of open) this.set({ account }, n);
+    },
+  });
   counter('flotilla_client_connections_total', 'Client connections accepted since start.', () => server.totalConnections);
   counter('flotilla_slow_consumers_total', 'Connections closed for exceeding max_pending.', () => server.slowConsumers);
   gauge('flotilla_subscriptions', 'Subscriptions in the routing table (client and internal).', () => server.accounts.subscriptionCount());

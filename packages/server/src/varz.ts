@@ -3,8 +3,9 @@ import { cpus } from 'node:os';
 import { msToNs } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
 import { clusterViewOf } from './cluster-view.js';
-import { jetStreamConfigJson, jetStreamStatsJson, totalsOf } from './jsz.js';
+import { jetStreamConfigJson, jetStreamStatsJson } from './jsz.js';
 import { metaClusterJson } from './meta-cluster-json.js';
+import { jetStreamRuns, jetStreamsByAccount } from './monitored-jetstreams.js';
 import { formatUptime } from './uptime-format.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION, PROTOCOL_VERSION } from './version.js';
 
@@ -63,14 +64,13 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
   };
 }
 
-/** /varz `jetstream` ({} without JetStream); the STATSZ message carries it too. */
+/** /varz `jetstream` ({} without JetStream), stats over every JetStream account; the STATSZ message carries it too. */
 export function jetStreamSection(s: FlotillaServer): Record<string, unknown> {
-  const js = s.jetstream;
-  if (js === null) return {};
-  const view = clusterViewOf(js);
+  if (!jetStreamRuns(s)) return {};
+  const view = clusterViewOf(s.jetstream);
   return {
     config: jetStreamConfigJson(s),
-    stats: jetStreamStatsJson(js, view, totalsOf(js)),
+    stats: jetStreamStatsJson(jetStreamsByAccount(s)),
     ...(view !== null ? { meta: metaClusterJson(view, s.serverName) } : {}),
   };
 }

@@ -17,6 +17,7 @@ import {
 } from '@flotilla/cluster';
 import type { ClusterRoute, MessageRouter } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
+import { GLOBAL_ACCOUNT_NAME } from '../accounts/account.js';
 import { AccountRoute } from './account-route.js';
 import type { ClusterSecurity } from './cluster-security.js';
 
@@ -136,6 +137,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       routed_msgs_out: this.routedOut,
       routed_msgs_in: this.routedIn,
       local_interest: this.sumOver((r) => r.localInterest.size),
+      local_interest_by_account: this.byAccount((r) => r.localInterest.size),
       routes: peers.map((p) => ({
         remote_id: p.serverId,
         remote_name: p.serverName,
@@ -144,6 +146,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         client_url: p.clientUrl,
         raft_node_id: p.raftNodeId,
         interest: this.sumOver((r) => r.remoteInterest.entriesOf(p.serverId)),
+        interest_by_account: this.byAccount((r) => r.remoteInterest.entriesOf(p.serverId)),
       })),
     };
   }
@@ -231,6 +234,13 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     this.unknownAccountsLogged.add(account);
     const peer = this.node.peers().find((p) => p.serverId === peerId)?.serverName ?? peerId;
     this.log.warn({ peer, account }, 'dropping cluster traffic of an account not configured on this node');
+  }
+
+  /** A figure per account (`$G` for the global one): /routez's per-account interest, bounded by the config. */
+  private byAccount(figure: (route: AccountRoute) => number): Record<string, number> {
+    const out: Record<string, number> = { [GLOBAL_ACCOUNT_NAME]: figure(this.global) };
+    for (const [name, r] of this.named) out[name] = figure(r);
+    return out;
   }
 
   private sumOver(figure: (route: AccountRoute) => number): number {
