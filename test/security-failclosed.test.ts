@@ -62,7 +62,6 @@ const REFUSED: Case[] = [
   { scope: 'users', key: 'connection_types', conf: 'authorization { users: [ { user: a, password: a, connection_types: ["MQTT"] } ] }' },
   { scope: 'users', key: 'clients', conf: 'authorization { users: [ { user: a, password: a, clients: ["LEAFNODE"] } ] }' },
   { scope: 'users', key: 'proxy_required', conf: 'authorization { users: [ { user: a, password: a, proxy_required: true } ] }' },
-  { scope: 'account', key: 'limits', conf: 'accounts { A: { users: [ { user: a, password: a } ], limits: { max_connections: 10 } } }' },
   { scope: 'account', key: 'nkey', conf: 'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }' },
   { scope: 'exports', key: 'account_token_position', conf: 'accounts { A: { exports: [ { stream: "a.*.>", account_token_position: 2 } ] } }' },
 ];
@@ -116,7 +115,7 @@ describe('keys Flotilla does not implement and must not ignore', () => {
       '  { user: a, password: a }',
       '  { user: b, password: b, allowed_connection_types: ["WEBSOCKET"], connection_types: ["MQTT"], clients: ["LEAFNODE"], proxy_required: true }',
       '] }',
-      'accounts { A: { limits: { max_connections: 1 }, nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", exports: [ { stream: "a.*.>", account_token_position: 2 } ] } }',
+      'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4", exports: [ { stream: "a.*.>", account_token_position: 2 } ] } }',
     ].join('\n');
     const r = await runFlotilla(['-t', '-c', writeConf('all-refused', conf)], dir);
     for (const c of REFUSED) expect(r.stderr).toContain(`'${c.key}'${scopeText(c.scope)} is not supported by flotilla yet`);

@@ -106,6 +106,11 @@ export class ClientParser {
     this.expectConnect = opts.connectFirst === true;
   }
 
+  /** Lowers (or raises) the payload limit for what is parsed from now on: an account's max_payload after CONNECT. */
+  setMaxPayloadBytes(bytes: number): void {
+    this.opts.maxPayloadBytes = bytes;
+  }
+
   get failed(): boolean {
     return this.state === ST_FAILED;
   }

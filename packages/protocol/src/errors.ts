@@ -11,6 +11,7 @@ export const ERR_MAX_CONNECTIONS = 'maximum connections exceeded';
 export const ERR_INVALID_SUBJECT = 'Invalid Subject';
 export const ERR_INVALID_PUBLISH_SUBJECT = 'Invalid Publish Subject';
 export const ERR_MAX_SUBSCRIPTIONS = 'maximum subscriptions exceeded';
+export const ERR_MAX_ACCOUNT_CONNECTIONS = 'maximum account active connections exceeded';
 export const ERR_SLOW_CONSUMER = 'Slow Consumer';
 
 export function permissionsViolationPublish(subject: string): string {

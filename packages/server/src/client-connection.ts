@@ -24,6 +24,7 @@ import {
   ERR_MAX_CONTROL_LINE,
   ERR_MAX_PAYLOAD,
   ERR_MAX_SUBSCRIPTIONS,
+  ERR_MAX_ACCOUNT_CONNECTIONS,
   ERR_NO_RESPONDERS_NEEDS_HEADERS,
   ERR_STALE_CONNECTION,
   ERR_UNKNOWN_OP,
@@ -40,6 +41,7 @@ import { OutboundBuffer } from './outbound-buffer.js';
 import { Subscription, type SubscriptionOwner } from './subscription.js';
 import type { ClientHost } from './client-host.js';
 import type { MessageRouter } from './message-router.js';
+import type { Account } from './accounts/account.js';
 
 /** Why a connection ended, as /connz and the logs name it. */
 export type CloseReason =
@@ -56,6 +58,7 @@ export type CloseReason =
   | 'Maximum Control Line Exceeded'
   | 'Maximum Message Payload Exceeded'
   | 'Maximum Connections Exceeded'
+  | 'Maximum Account Connections Exceeded'
   | 'Write Error'
   // not a nats-server reason: an exception while handling this connection's input (a Flotilla bug)
   | 'Internal Error';
@@ -96,6 +99,10 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   user = '';
   /** The subject space of this connection's account ($G until CONNECT names another): held, never looked up. */
   router: MessageRouter;
+  /** The account whose connection count includes this one (after CONNECT). */
+  private countedIn: Account | null = null;
+  /** Subscriptions allowed (-1: any): the server's max_subscriptions, lowered by the account's limits. */
+  private maxSubscriptions: number;
   account: string;
   /** the user's permissions; null when unrestricted */
   permissions: UserPermissions | null = null;
@@ -131,6 +138,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.router = host.accounts.global.router;
     this.account = host.accounts.global.name;
     const o = host.options;
+    this.maxSubscriptions = o.maxSubscriptions > 0 ? o.maxSubscriptions : -1;
     this.parser = new ClientParser(this, {
       maxControlLineBytes: o.maxControlLineBytes,
       maxPayloadBytes: o.maxPayloadBytes,
@@ -251,6 +259,22 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       this.host.log.info({ cid: this.cid, ip: this.remoteIp, user: auth.user }, 'authorization violation: CONNECT changes account');
       return this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     }
+    if (this.countedIn !== account) {
+      const maxConns = account.limits?.maxConnections ?? -1;
+      if (maxConns >= 0 && account.clientConnections >= maxConns) {
+        this.host.log.info({ cid: this.cid, ip: this.remoteIp, user: auth.user, account: account.name }, 'maximum account active connections exceeded');
+        return this.fail(ERR_MAX_ACCOUNT_CONNECTIONS, 'Maximum Account Connections Exceeded');
+      }
+      if (this.countedIn !== null) this.countedIn.clientConnections--;
+      account.clientConnections++;
+      this.countedIn = account;
+    }
+    // The account's per-connection limits, under the server's.
+    const accountSubs = account.limits?.maxSubscriptions ?? -1;
+    const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
+    this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
+    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
+    if (accountPayload >= 0) this.parser.setMaxPayloadBytes(Math.min(accountPayload, this.host.options.maxPayloadBytes));
     this.router = account.router;
     this.account = account.name;
     this.permissions = auth.permissions;
@@ -312,8 +336,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     }
     const existing = this.subs.get(sid);
     if (existing === undefined) {
-      const max = this.host.options.maxSubscriptions;
-      if (max > 0 && this.subs.size >= max) {
+      const max = this.maxSubscriptions;
+      if (max >= 0 && this.subs.size >= max) {
         if (!this.violationLogs.exceeded(Date.now())) this.host.log.error({ cid: this.cid, user: this.user, max }, 'maximum subscriptions exceeded');
         this.enqueue(encodeErr(ERR_MAX_SUBSCRIPTIONS));
         return;
@@ -432,6 +456,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   close(reason: CloseReason): void {
     if (this.closed) return;
     this.closed = true;
+    if (this.countedIn !== null) this.countedIn.clientConnections--;
     this.closeReason = reason;
     if (this.pingTimer !== null) clearInterval(this.pingTimer);
     if (this.authTimer !== null) clearTimeout(this.authTimer);

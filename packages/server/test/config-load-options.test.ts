@@ -232,9 +232,11 @@ server_tags: ["az:1", "ssd"]`;
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
-    expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ], limits: { max_connections: 1 } } }'))).toBe(
-      "test.conf:2: 'limits' in account is not supported by flotilla yet; ignoring it would lift the limits it sets on the account, so the server refuses to start",
+    expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ], nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }'))).toBe(
+      "test.conf:2: 'nkey' in account is not supported by flotilla yet; ignoring it would leave the account's own key unchecked, so the server refuses to start",
     );
+    // account limits are implemented: an unknown one is an error, as in nats-server
+    expect(configError(withConf('accounts { A: { limits: { max_conns: 1 } } }'))).toBe('test.conf:1: Unknown field "max_conns" parsing account limits');
     expect(configError(withConf('jetstream {\n store_dir: x\n  KEY: s3cr3t }'))).toMatch(/^test\.conf:3: 'KEY' in jetstream is not supported .* unencrypted/);
     // nkey users are implemented: a malformed key is refused as nats-server refuses it
     expect(configError(withConf('authorization { users: [ { nkey: UA } ] }'))).toBe('test.conf:1: Not a valid public nkey for a user');

@@ -29,7 +29,7 @@ export class Accounts {
     for (const a of configured) {
       const router = new MessageRouter();
       if (a.mappings !== undefined && a.mappings.length > 0) router.mappings = new SubjectMappings(a.mappings);
-      this.byName.set(a.name, new Account(a.name, router));
+      this.byName.set(a.name, new Account(a.name, router, a.limits ?? null));
     }
     if (systemAccountName !== null && !this.byName.has(systemAccountName)) {
       this.byName.set(systemAccountName, new Account(systemAccountName, new MessageRouter()));

@@ -17,6 +17,7 @@ import {
   type AccountExport,
   type AccountImport,
   type AccountJetStreamOptions,
+  type AccountLimitOptions,
   type AccountOptions,
   type ServiceResponseType,
   type AuthorizationOptions,
@@ -651,12 +652,50 @@ class ConfApplier {
           if (mappings !== undefined) acc.mappings = mappings;
           break;
         }
+        case 'limits': {
+          const limits = this.parseAccountLimits(item);
+          if (limits !== undefined) acc.limits = limits;
+          break;
+        }
         default:
           this.unhandled(item, 'account');
       }
     }
     if (defaults !== undefined) for (const u of acc.users) u.permissions ??= defaults;
     return acc;
+  }
+
+  /** An account's `limits {}` as nats-server's parseAccountLimits (integers; -1 or absent: no limit). */
+  private parseAccountLimits(e: Located): AccountLimitOptions | undefined {
+    if (this.kindOf(e) !== 'map') return void this.error(e, `Expected account limits to be a map/struct, got ${JSON.stringify(e.value)}`);
+    const limits: AccountLimitOptions = { maxConnections: -1, maxSubscriptions: -1, maxPayloadBytes: -1, maxLeafnodes: -1 };
+    const m = e.value as Record<string, unknown>;
+    for (const k of Object.keys(m)) {
+      const f = this.entry(m, k);
+      const n = this.int(f);
+      if (n === undefined) continue;
+      switch (k.toLowerCase()) {
+        case 'max_connections':
+        case 'max_conn':
+          limits.maxConnections = n;
+          break;
+        case 'max_subscriptions':
+        case 'max_subs':
+          limits.maxSubscriptions = n;
+          break;
+        case 'max_payload':
+        case 'max_pay':
+          limits.maxPayloadBytes = n;
+          break;
+        case 'max_leafnodes':
+        case 'max_leafs':
+          limits.maxLeafnodes = n;
+          break;
+        default:
+          this.error(f, `Unknown field "${k}" parsing account limits`);
+      }
+    }
+    return limits;
   }
 
   /**

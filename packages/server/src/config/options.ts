@@ -77,6 +77,17 @@ export interface AccountOptions {
   jetstream?: AccountJetStreamOptions;
   /** subject mappings applied to its clients' publishes (`mappings {}` in the account) */
   mappings?: MappingOptions[];
+  /** `limits {}` of the account (nats-server's parseAccountLimits); absent: none */
+  limits?: AccountLimitOptions;
+}
+
+/** -1: no limit. Connections count this node's clients; subscriptions and payload apply per connection. */
+export interface AccountLimitOptions {
+  maxConnections: number;
+  maxSubscriptions: number;
+  maxPayloadBytes: number;
+  /** leaf nodes are not served, so none can exceed it */
+  maxLeafnodes: number;
 }
 
 export interface AuthorizationOptions {
