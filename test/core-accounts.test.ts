@@ -148,6 +148,30 @@ accounts {
     expect(r.code).toBe(1);
   });
 
+  it('account_token_position: each account imports the subjects that carry its own name, and nothing else', async () => {
+    const EXPORT = `exports: [ { stream: "orders.*.>", account_token_position: 2 } ]`;
+    const s = await serverWith(`
+accounts {
+  A: { users: [ { user: a, password: a } ], ${EXPORT} }
+  B: { users: [ { user: b, password: b } ], imports: [ { stream: { account: A, subject: "orders.B.>" } } ] }
+}`);
+    const a = await login(s, { user: 'a', pass: 'a' });
+    const b = await login(s, { user: 'b', pass: 'b' });
+    const inB = b.subscribe('>');
+    await b.flush();
+    a.publish('orders.B.1', sc.encode('for B'));
+    a.publish('orders.C.1', sc.encode('for C'));
+    await a.flush();
+    expect(await drain(inB)).toEqual(['orders.B.1:for B']);
+    const other = await checkConfig(`
+accounts {
+  A: { users: [ { user: a, password: a } ], ${EXPORT} }
+  C: { users: [ { user: c, password: c } ], imports: [ { stream: { account: A, subject: "orders.B.>" } } ] }
+}`);
+    expect(other.output).toContain('Error adding stream import "orders.B.>": stream import not authorized');
+    expect(other.code).toBe(1);
+  });
+
   it('an import from an account that does not exist refuses the config', async () => {
     const r = await checkConfig(`accounts { B: { users: [ { user: b, password: b } ], imports: [ { stream: { account: Z, subject: "x" } } ] } }`);
     expect(r.output).toContain('"Z" account not defined for stream import');

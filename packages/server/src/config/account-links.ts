@@ -5,8 +5,12 @@ import { isValidSubject } from '@flotilla/protocol';
 import type { AccountExport, AccountOptions } from './options.js';
 import { isSubsetMatch } from './subject-subset.js';
 
-/** nats-server's Account.checkAuth for one export: public, or the importer is named. */
-function grants(exp: AccountExport, importer: string): boolean {
+/**
+ * nats-server's Account.checkAuth for one export and an import of `subject`: the importer's name at the
+ * export's account token position; else public, or the importer is named.
+ */
+function grants(exp: AccountExport, importer: string, subject: string): boolean {
+  if (exp.accountTokenPosition !== undefined) return subject.split('.')[exp.accountTokenPosition - 1] === importer;
   return exp.accounts === undefined || exp.accounts.includes(importer);
 }
 
@@ -22,7 +26,11 @@ export function accountLinkProblems(accounts: readonly AccountOptions[]): string
   const problems: string[] = [];
   for (const acc of accounts) {
     for (const exp of acc.exports) {
-      if (!isValidSubject(exp.subject)) problems.push(`Error adding ${exp.kind} export "${exp.subject}": invalid subject`);
+      const pos = exp.accountTokenPosition;
+      // The position must hold a '*' of the export (where each importer puts its own name).
+      if (!isValidSubject(exp.subject) || (pos !== undefined && exp.subject.split('.')[pos - 1] !== '*')) {
+        problems.push(`Error adding ${exp.kind} export "${exp.subject}": invalid subject`);
+      }
       for (const name of exp.accounts ?? []) {
         if (!byName.has(name)) problems.push(`"${name}" account not defined for ${exp.kind} export`);
       }
@@ -41,7 +49,7 @@ export function accountLinkProblems(accounts: readonly AccountOptions[]): string
         continue;
       }
       const exp = exportCovering(source, imp.kind, imp.subject);
-      if (exp === undefined || !grants(exp, acc.name)) {
+      if (exp === undefined || !grants(exp, acc.name, imp.subject)) {
         problems.push(`Error adding ${imp.kind} import "${imp.subject}": ${imp.kind} import not authorized`);
         continue;
       }

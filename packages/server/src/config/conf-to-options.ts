@@ -870,6 +870,7 @@ class ConfApplier {
       let responseType: ServiceResponseType | undefined;
       let thresholdMs: number | undefined;
       let responseItem: Located | undefined;
+      let tokenPosition: number | undefined;
       for (const k of Object.keys(m)) {
         const item = this.entry(m, k);
         switch (k.toLowerCase()) {
@@ -913,6 +914,9 @@ class ConfApplier {
             else thresholdMs = ms;
             break;
           }
+          case 'account_token_position':
+            tokenPosition = this.count(item);
+            break;
           default:
             this.unhandled(item, 'exports');
         }
@@ -921,6 +925,7 @@ class ConfApplier {
       if (kind === 'stream' && responseItem !== undefined) return this.error(responseItem, 'Detected response directive on non-service');
       const exp: AccountExport = { kind, subject };
       if (accounts !== undefined) exp.accounts = accounts;
+      if (tokenPosition !== undefined && tokenPosition > 0) exp.accountTokenPosition = tokenPosition;
       if (kind === 'service') {
         exp.responseType = responseType ?? 'singleton';
         if (thresholdMs !== undefined) exp.responseThresholdMs = thresholdMs;

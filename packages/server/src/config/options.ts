@@ -38,6 +38,11 @@ export interface AccountExport {
   kind: 'stream' | 'service';
   subject: string;
   accounts?: string[];
+  /**
+   * 1-based: the subject's token at this position (a `*` in the export) must be the importing account's name;
+   * then only that grants the import (nats-server's account_token_position)
+   */
+  accountTokenPosition?: number;
   /** services only (default singleton) */
   responseType?: ServiceResponseType;
   /** services only: how long a response may come back (nats-server's default 2 minutes) */

@@ -122,7 +122,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     trace_dest: WARN,
   },
   exports: {
-    account_token_position: refuse('let accounts other than the one the subject names import it'),
     latency: WARN,
     allow_trace: WARN,
   },
