@@ -121,6 +121,21 @@ authorization { users: [ { user: nobody, password: nobody } ] }`);
     expect(await received(g, subs[2]!)).toEqual(['x:', 'g.mapped:']);
   });
 
+  it("a service import's requests are mapped by the exporting account's mappings", async () => {
+    const s = await serverWith(`
+accounts {
+  A: { users: [ { user: a, password: a } ], exports: [ { service: "svc.>" } ], mappings: { "svc.old": "svc.new" } }
+  B: { users: [ { user: b, password: b } ], imports: [ { service: { account: A, subject: "svc.>" } } ] }
+}`);
+    const a = await login(s, { user: 'a', pass: 'a' });
+    const b = await login(s, { user: 'b', pass: 'b' });
+    const responder = a.subscribe('svc.>', { callback: (_err, m) => m.respond(sc.encode(`answered on ${m.subject}`)) });
+    await a.flush();
+    const reply = await b.request('svc.old', sc.encode(''), { timeout: 2_000 });
+    expect(sc.decode(reply.data)).toBe('answered on svc.new');
+    responder.unsubscribe();
+  });
+
   it('permissions check the mapped subject: a publish allowed only on the destination goes through', async () => {
     const s = await serverWith(`
 mappings { "public.in": "private.in" }

@@ -75,7 +75,15 @@ class ServiceImport implements SubscriptionOwner {
     try {
       const mappedReply =
         reply === null ? null : this.exporter.responses.track(this.importer.router, reply, this.exported.responseType ?? 'singleton', this.thresholdMs);
-      this.exporter.router.publish(this.mapping === null ? subject : this.mapping(subject), mappedReply, headerBytes, message, 0, true);
+      let to = this.mapping === null ? subject : this.mapping(subject);
+      // The exporting account's own subject mappings apply to what its import brings in (nats-server does too).
+      const mappings = this.exporter.router.mappings;
+      if (mappings !== null) {
+        const mapped = mappings.map(to);
+        if (mapped === null) return;
+        to = mapped;
+      }
+      this.exporter.router.publish(to, mappedReply, headerBytes, message, 0, true);
     } finally {
       crossings--;
     }
