@@ -162,7 +162,7 @@ export class FlotillaServer implements ClientHost {
     this.shuttingDown = true;
     this.log.info('shutting down');
     // Before the connections close, so the system account's subscribers get it.
-    this.system?.shutdown();
+    await this.system?.shutdown();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     this.faultControl?.stop();
