@@ -13,6 +13,7 @@ import type { ClientHost } from './client-host.js';
 import { MessageRouter } from './message-router.js';
 import { Accounts } from './accounts/accounts.js';
 import { systemAccountName } from './config/system-account-name.js';
+import { accountsBesidesSystem } from './config/system-account-only.js';
 import { SystemAccount } from './system-account/system-account.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
@@ -162,7 +163,7 @@ export class FlotillaServer implements ClientHost {
     this.shuttingDown = true;
     this.log.info('shutting down');
     // Before the connections close, so the system account's subscribers get it.
-    this.system?.shutdown();
+    await this.system?.shutdown();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     this.faultControl?.stop();
@@ -237,9 +238,11 @@ export class FlotillaServer implements ClientHost {
   private async startJetStream(): Promise<void> {
     const o = this.options;
     mkdirSync(o.jetstream.storeDir, { recursive: true });
-    if (o.accounts !== undefined && o.accounts.length > 0) return this.startAccountJetStreams();
+    if (accountsBesidesSystem(o)) return this.startAccountJetStreams();
     // Loaded on demand like the cluster code: a core-only node does not pay for the stores' modules.
-    const [{ JetStreamService }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
+    const [{ JetStreamService, serveJetStreamNotEnabled }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
+    // JetStream is never the system account's: nats-server answers its $JS.API with 10039.
+    if (this.accounts.system !== null) serveJetStreamNotEnabled(new InternalBus(this.accounts.system.router), o.jetstream.domain || undefined);
     let env: JetStreamClusterEnvironment | undefined;
     if (this.cluster !== null) {
       const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');

@@ -10,6 +10,7 @@ import { applyConfDocument } from './conf-to-options.js';
 import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type TlsOptions } from './options.js';
 import { USAGE_TEXT } from './usage-text.js';
 import { systemAccountProblem } from './system-account-name.js';
+import { accountsBesidesSystem, addSystemOnlyNoAuthUser } from './system-account-only.js';
 
 export { USAGE_TEXT };
 
@@ -109,6 +110,7 @@ export function resolveOptions(
   if (accountsProblem !== undefined) return { kind: 'config-error', message: accountsProblem };
   const systemProblem = systemAccountProblem(options);
   if (systemProblem !== undefined) return { kind: 'config-error', message: systemProblem };
+  addSystemOnlyNoAuthUser(options);
 
   if (flags.checkConfig) return { kind: 'check-ok', configFile: flags.configFile!, warnings };
   return { kind: 'run', options, warnings };
@@ -131,7 +133,8 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   if (o.accounts === undefined || o.accounts.length === 0) return undefined;
   const refusal = 'is not supported by flotilla yet, so the server refuses to start';
   const c = o.cluster;
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled) {
+  // Only the system account configured: JetStream is the global account's, which a cluster runs (the Helm chart's setup).
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled && accountsBesidesSystem(o)) {
     return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   return undefined;

@@ -9,8 +9,15 @@ export function systemAccountName(o: ServerOptions): string | null {
   return o.noSystemAccount === true ? null : DEFAULT_SYSTEM_ACCOUNT;
 }
 
-/** nats-server refuses to start when `system_account` names no configured account. */
+/**
+ * nats-server refuses to start when `system_account` names no configured account, and when the system
+ * account has JetStream while the server runs it.
+ */
 export function systemAccountProblem(o: ServerOptions): string | undefined {
+  const system = systemAccountName(o);
+  if (o.jetstream.enabled && (o.accounts ?? []).some((a) => a.name === system && a.jetstream !== undefined)) {
+    return 'Not allowed to enable JetStream on the system account';
+  }
   const name = o.systemAccount;
   if (name === undefined || name === DEFAULT_SYSTEM_ACCOUNT) return undefined;
   if ((o.accounts ?? []).some((a) => a.name === name)) return undefined;

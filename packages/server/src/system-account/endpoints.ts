@@ -82,9 +82,13 @@ export function statzOrSkip(server: FlotillaServer, names: readonly string[], in
   return (statz['account_statz'] as unknown[]).length === 0 && !includeUnused ? SKIP : statz;
 }
 
-/** nats-server's JszAccount: one account's JetStream detail. */
+/**
+ * nats-server's JszAccount: one account's JetStream detail, from that account's own JetStream (jsz's `acc`).
+ * A server that runs JetStream with no JetStream account (accounts configured, none with `jetstream`) still
+ * says which account is not enabled, as nats-server does.
+ */
 function accountJsz(server: FlotillaServer, account: string, o: Record<string, unknown>): unknown {
-  if (server.jetstream === null) throw new SystemRequestError('jetstream not enabled');
+  if (!server.options.jetstream.enabled) throw new SystemRequestError('jetstream not enabled');
   if (server.accounts.find(account) === undefined) throw new SystemRequestError(`account "${account}" not found`);
   const answer = jsz(server, jszParams({ ...o, account, accounts: true }));
   const details = answer.httpStatus === 200 ? (answer.body['account_details'] as unknown[] | undefined) : undefined;

@@ -26,6 +26,8 @@ class InternalSubscriber implements SubscriptionOwner {
     private readonly router: MessageRouter,
     private readonly handler: SystemHandler,
     private readonly failed: HandlerFailure,
+    /** announced to the cluster (cluster-visible.ts), so a request made on any node reaches this one */
+    readonly clusterVisible: boolean,
   ) {}
 
   deliverMessage(_sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
@@ -52,8 +54,13 @@ export class InternalClient {
     private readonly failed: HandlerFailure,
   ) {}
 
-  subscribe(subject: string, handler: SystemHandler): void {
-    const sub = new Subscription(new InternalSubscriber(this.router, handler, this.failed), subject, null, `$sys.events.${this.nextSid++}`);
+  /**
+   * nats-server's system subscriptions are routed: every node answers a request made on any node. `local`
+   * keeps one on this node only, for an answer that reads the requesting connection (USER.INFO).
+   */
+  subscribe(subject: string, handler: SystemHandler, scope: 'cluster' | 'local' = 'cluster'): void {
+    const owner = new InternalSubscriber(this.router, handler, this.failed, scope === 'cluster');
+    const sub = new Subscription(owner, subject, null, `$sys.events.${this.nextSid++}`);
     this.subs.push(sub);
     this.router.subscribe(sub);
   }

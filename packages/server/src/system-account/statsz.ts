@@ -1,6 +1,7 @@
 // nats-server's ServerStatsMsg: `{"server": {...}, "statsz": {...}}`, the answer to `$SYS.REQ.SERVER.PING`
 // (what `nats server ls` asks) and `.PING.STATSZ`, and the heartbeat on `$SYS.SERVER.<id>.STATSZ`.
 import { cpus } from 'node:os';
+import type { ClusterNode } from '@flotilla/cluster';
 import type { FlotillaServer } from '../server.js';
 import { jetStreamSection } from '../varz.js';
 
@@ -27,8 +28,29 @@ export function serverStats(server: FlotillaServer, cpuPercent: number): Record<
     slow_consumers: server.slowConsumers,
     // this server and every peer it is linked to
     active_servers: 1 + (server.cluster?.node.peers().length ?? 0),
+    ...(server.cluster !== null ? routesOf(server.cluster.node) : {}),
     ...(server.jetstream !== null ? { jetstream: statszJetStream(js) } : {}),
   };
+}
+
+/**
+ * nats-server's RouteStat per linked peer (omitted with none). A link carries frames (messages, interest, Raft),
+ * so sent/received count frames; `rid` is the peer's Raft node id, stable while it runs; a gRPC stream's write
+ * buffer is not visible here, so `pending` is 0.
+ */
+function routesOf(node: ClusterNode): { routes?: unknown[] } {
+  const traffic = new Map(node.peerTraffic().map((t) => [t.serverName, t]));
+  const routes = node.peers().map((p) => {
+    const t = traffic.get(p.serverName);
+    return {
+      rid: p.raftNodeId,
+      name: p.serverName,
+      sent: { msgs: t?.framesSent ?? 0, bytes: t?.bytesSent ?? 0 },
+      received: { msgs: t?.framesReceived ?? 0, bytes: t?.bytesReceived ?? 0 },
+      pending: 0,
+    };
+  });
+  return routes.length > 0 ? { routes } : {};
 }
 
 /** STATSZ's jetstream section: /varz's without the store directory, plus the (empty) server limits. */

@@ -119,13 +119,18 @@ export class SystemAccount {
     if (!this.stopped) this.sys.publish(`$SYS.SERVER.${this.server.serverId}.LAMEDUCK`, JSON.stringify(this.stamp.next()));
   }
 
-  /** `$SYS.SERVER.<id>.SHUTDOWN` (before the connections close, so its subscribers get it), then silence. */
-  shutdown(): void {
+  /**
+   * `$SYS.SERVER.<id>.SHUTDOWN` (before the connections close, so its subscribers get it), then silence. Resolves
+   * once the cluster links have written it: a link closing drops what it has not flushed yet (its flush runs
+   * on setImmediate, so one turn later it is out).
+   */
+  async shutdown(): Promise<void> {
     if (this.stopped) return;
-    this.sys.publish(serverShutdown(this.server.serverId), JSON.stringify(this.stamp.next()));
+    const routed = this.sys.publish(serverShutdown(this.server.serverId), JSON.stringify(this.stamp.next()));
     this.stopped = true;
     if (this.heartbeat !== null) clearTimeout(this.heartbeat);
     for (const c of this.clients) c.close();
+    if (routed && this.server.cluster !== null) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   // ---- requests ------------------------------------------------------------------------------
@@ -202,7 +207,8 @@ export class SystemAccount {
         this.answer(client, r, () => userInfo(requester));
       },
     };
-    for (const imp of imports) client.subscribe(imp.local, handlers[imp.endpoint]);
+    // USER.INFO reads the requester's connection, which only its own node has (a peer would find another client by its cid).
+    for (const imp of imports) client.subscribe(imp.local, handlers[imp.endpoint], imp.endpoint === 'USER.INFO' ? 'local' : 'cluster');
   }
 
   /** Events come from the connection and timer paths: a bug building one is logged, never thrown there. */
