@@ -42,10 +42,17 @@ export function accountedMessageBytes(storage: 'file' | 'memory', subjectBytes: 
   return headerBytes === 0 ? 30 + subjectBytes + dataBytes : 34 + subjectBytes + headerBytes + dataBytes;
 }
 
+/** The configs of the account's streams, for the create/update checks (in a cluster: the meta catalogue's). */
+export interface AccountStreamConfigs {
+  values(): IterableIterator<{ readonly name: string; readonly config: Readonly<StreamConfig> }>;
+}
+
 export class AccountLimitsCheck {
+  /** `configs`: where create/update count streams and reservations; the open streams unless given. */
   constructor(
     readonly limits: AccountLimits,
     private readonly streams: AccountStreams,
+    private readonly configs: AccountStreamConfigs = streams,
   ) {}
 
   /** STREAM.CREATE: max streams (the stream's own name not counted), then the stream's limits. */
@@ -53,7 +60,7 @@ export class AccountLimitsCheck {
     const l = this.limits;
     if (l.max_streams > 0) {
       let others = 0;
-      for (const s of this.streams.values()) if (s.name !== cfg.name) others++;
+      for (const s of this.configs.values()) if (s.name !== cfg.name) others++;
       if (others >= l.max_streams) throw JsErrors.maximumStreams();
     }
     this.checkStreamLimits(cfg, Math.max(cfg.max_bytes, 0));
@@ -72,7 +79,7 @@ export class AccountLimitsCheck {
     const limit = cfg.storage === 'memory' ? l.max_memory : l.max_storage;
     if (limit < 0) return;
     let reserved = 0;
-    for (const s of this.streams.values()) {
+    for (const s of this.configs.values()) {
       if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
     }
     if (reserved > limit || addBytes > limit - reserved) {
@@ -102,7 +109,7 @@ export class AccountLimitsCheck {
   reserved(): { memory: number; storage: number } {
     let memory = 0;
     let storage = 0;
-    for (const s of this.streams.values()) {
+    for (const s of this.configs.values()) {
       const bytes = Math.max(s.config.max_bytes, 0);
       if (s.config.storage === 'memory') memory += bytes;
       else storage += bytes;

@@ -131,7 +131,9 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   if (o.accounts === undefined || o.accounts.length === 0) return undefined;
   const refusal = 'is not supported by flotilla yet, so the server refuses to start';
   const c = o.cluster;
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled) {
+  // FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER=1 lifts it for the tests of the per-account meta groups (not finished).
+  const lifted = process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] === '1';
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled && !lifted) {
     return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   return undefined;
