@@ -65,7 +65,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     this.accountLimits =
       options.cluster === undefined
         ? new AccountLimitsCheck(limits, this.table)
-        : new AccountLimitsCheck(limits, this.table, { values: () => this.catalogueStreams() });
+        : new AccountLimitsCheck(limits, this.table, { values: () => this.catalogueStreams() }, true);
     this.consumers = new ConsumerService(this, systemClock, new LocalConsumerFiles(log));
     let catalogue: Catalogue;
     let infos: OpenStreamInfo;

@@ -48,12 +48,21 @@ export interface AccountStreamConfigs {
 }
 
 export class AccountLimitsCheck {
-  /** `configs`: where create/update count streams and reservations; the open streams unless given. */
+  /**
+   * `configs`: where create/update count streams and reservations; the open streams unless given.
+   * `replicated` (a cluster): a stream reserves its max_bytes once per replica, as nats-server's
+   * accountReservation counts un-tiered limits.
+   */
   constructor(
     readonly limits: AccountLimits,
     private readonly streams: AccountStreams,
     private readonly configs: AccountStreamConfigs = streams,
+    private readonly replicated = false,
   ) {}
+
+  private reservationOf(cfg: Readonly<StreamConfig>, bytes: number): number {
+    return this.replicated && cfg.num_replicas > 1 ? bytes * cfg.num_replicas : bytes;
+  }
 
   /** STREAM.CREATE: max streams (the stream's own name not counted), then the stream's limits. */
   checkCreate(cfg: StreamConfig): void {
@@ -80,9 +89,9 @@ export class AccountLimitsCheck {
     if (limit < 0) return;
     let reserved = 0;
     for (const s of this.configs.values()) {
-      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
+      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += this.reservationOf(s.config, s.config.max_bytes);
     }
-    if (reserved > limit || addBytes > limit - reserved) {
+    if (reserved > limit || this.reservationOf(cfg, addBytes) > limit - reserved) {
       throw cfg.storage === 'memory' ? JsErrors.memoryResourcesExceeded() : JsErrors.storageResourcesExceeded();
     }
   }
