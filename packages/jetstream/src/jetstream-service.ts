@@ -26,6 +26,7 @@ import { ReplicatedStreamConsumers } from './cluster/consumer-replication-stream
 import { systemClock } from './consumer/clock.js';
 import { LocalConsumerFiles } from './local/local-consumer-files.js';
 import { ReplicaStreams } from './cluster/replica-streams.js';
+import type { StreamConfig } from './stream/stream-config-types.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
@@ -59,7 +60,12 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   ) {
     this.storage = new StorageLimits(options, this.table, options.serverStreams ?? this.table);
     options.serverStreams?.add(this.table);
-    this.accountLimits = new AccountLimitsCheck(options.accountLimits ?? UNLIMITED_ACCOUNT_LIMITS, this.table);
+    const limits = options.accountLimits ?? UNLIMITED_ACCOUNT_LIMITS;
+    // In a cluster streams are counted in the meta catalogue (every node's), not in this node's replicas.
+    this.accountLimits =
+      options.cluster === undefined
+        ? new AccountLimitsCheck(limits, this.table)
+        : new AccountLimitsCheck(limits, this.table, { values: () => this.catalogueStreams() }, true);
     this.consumers = new ConsumerService(this, systemClock, new LocalConsumerFiles(log));
     let catalogue: Catalogue;
     let infos: OpenStreamInfo;
@@ -87,7 +93,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         replicaConsumers,
       });
       infos = new OpenStreamInfo(this.consumers, options.domain, this.clustered);
-      catalogue = new ClusteredCatalogue({ cluster: this.clustered, bus, log, advisories: this, infos });
+      catalogue = new ClusteredCatalogue({ cluster: this.clustered, bus, log, advisories: this, infos, accountLimits: this.accountLimits });
     }
     this.streamApi = new StreamApi(this, catalogue, this.table, infos);
     this.localApi = {
@@ -99,6 +105,11 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   }
 
   /** Monitoring and shutdown's view of clustered JetStream; null on a single node. */
+  /** The catalogue's streams (name and config), which the cluster's limit checks count. */
+  private catalogueStreams(): IterableIterator<{ name: string; config: StreamConfig }> {
+    return (this.clustered?.meta.state.assignments() ?? []).map((a) => ({ name: a.config.name, config: a.config })).values();
+  }
+
   get cluster(): ClusteredJetStreamView | null {
     return this.clustered;
   }

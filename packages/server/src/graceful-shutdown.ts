@@ -9,13 +9,15 @@ import { clusterViewOf } from './cluster-view.js';
 export const HANDOFF_TIMEOUT_MS = 5_000;
 
 export async function handOffLeaderships(server: FlotillaServer, log: Logger, timeoutMs = HANDOFF_TIMEOUT_MS): Promise<void> {
-  const view = clusterViewOf(server.jetstream);
-  if (view === null) return;
+  // With accounts, every JetStream account's groups (each has its own meta group).
+  const all = server.accountJetStreams !== null ? [...server.accountJetStreams.entries()].map(([, js]) => js) : [server.jetstream];
+  const views = all.map((js) => clusterViewOf(js)).filter((v) => v !== null);
+  if (views.length === 0) return;
   const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      view.handOffLeaderships(timeoutMs),
+      Promise.all(views.map((v) => v.handOffLeaderships(timeoutMs))),
       new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs + 500))),
     ]);
     log.info({ elapsedMs: Date.now() - started }, 'leaderships handed off');

@@ -170,7 +170,7 @@ export class FlotillaServer implements ClientHost {
     const clusteredJs = this.jsEnvironment !== null;
     if (this.jsEnvironment !== null) {
       // Clustered: Raft groups stop before their log store closes and before the links go.
-      await this.jetstream?.stop();
+      await (this.accountJetStreams ?? this.jetstream)?.stop();
       await this.jsEnvironment.close().catch((err: unknown) => this.log.warn({ err: String(err) }, 'raft log store close failed'));
     }
     await this.cluster?.stop();
@@ -272,11 +272,15 @@ export class FlotillaServer implements ClientHost {
     this.log.info({ storeDir: o.jetstream.storeDir, clustered: env !== undefined }, 'jetstream started');
   }
 
-  /** One JetStream per JetStream-enabled account (accounts/account-jetstreams.ts); one node only. */
+  /** One JetStream per JetStream-enabled account (accounts/account-jetstreams.ts); in a cluster each its own meta group. */
   private async startAccountJetStreams(): Promise<void> {
-    // The config refuses this (load-options.ts); a catalogue keyed by account in the meta group is not built yet.
-    if (this.clusterConfigured()) throw new Error('accounts with JetStream in a cluster are not supported by flotilla yet');
     const { AccountJetStreams } = await import('./accounts/account-jetstreams.js');
+    let env: JetStreamClusterEnvironment | undefined;
+    if (this.cluster !== null) {
+      const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
+      env = await openJetStreamEnvironment(this.cluster, this.options.jetstream.storeDir, this.options.cluster?.routes ?? [], this.serverName);
+      this.jsEnvironment = env;
+    }
     const log = this.log.child({ component: 'jetstream' });
     setDamageObserver((d) => log.error(d, 'stream store damage: records in this run are lost'));
     const all = await AccountJetStreams.start({
@@ -286,6 +290,7 @@ export class FlotillaServer implements ClientHost {
       serverName: this.serverName,
       serverId: this.serverId,
       log: this.log,
+      ...(env !== undefined ? { cluster: env } : {}),
     });
     this.accountJetStreams = all;
     this.jetstream = all.first;

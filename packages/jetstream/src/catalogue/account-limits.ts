@@ -42,18 +42,34 @@ export function accountedMessageBytes(storage: 'file' | 'memory', subjectBytes: 
   return headerBytes === 0 ? 30 + subjectBytes + dataBytes : 34 + subjectBytes + headerBytes + dataBytes;
 }
 
+/** The configs of the account's streams, for the create/update checks (in a cluster: the meta catalogue's). */
+export interface AccountStreamConfigs {
+  values(): IterableIterator<{ readonly name: string; readonly config: Readonly<StreamConfig> }>;
+}
+
 export class AccountLimitsCheck {
+  /**
+   * `configs`: where create/update count streams and reservations; the open streams unless given.
+   * `replicated` (a cluster): a stream reserves its max_bytes once per replica, as nats-server's
+   * accountReservation counts un-tiered limits.
+   */
   constructor(
     readonly limits: AccountLimits,
     private readonly streams: AccountStreams,
+    private readonly configs: AccountStreamConfigs = streams,
+    private readonly replicated = false,
   ) {}
+
+  private reservationOf(cfg: Readonly<StreamConfig>, bytes: number): number {
+    return this.replicated && cfg.num_replicas > 1 ? bytes * cfg.num_replicas : bytes;
+  }
 
   /** STREAM.CREATE: max streams (the stream's own name not counted), then the stream's limits. */
   checkCreate(cfg: StreamConfig): void {
     const l = this.limits;
     if (l.max_streams > 0) {
       let others = 0;
-      for (const s of this.streams.values()) if (s.name !== cfg.name) others++;
+      for (const s of this.configs.values()) if (s.name !== cfg.name) others++;
       if (others >= l.max_streams) throw JsErrors.maximumStreams();
     }
     this.checkStreamLimits(cfg, Math.max(cfg.max_bytes, 0));
@@ -72,10 +88,10 @@ export class AccountLimitsCheck {
     const limit = cfg.storage === 'memory' ? l.max_memory : l.max_storage;
     if (limit < 0) return;
     let reserved = 0;
-    for (const s of this.streams.values()) {
-      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += s.config.max_bytes;
+    for (const s of this.configs.values()) {
+      if (s.name !== cfg.name && s.config.storage === cfg.storage && s.config.max_bytes > 0) reserved += this.reservationOf(s.config, s.config.max_bytes);
     }
-    if (reserved > limit || addBytes > limit - reserved) {
+    if (reserved > limit || this.reservationOf(cfg, addBytes) > limit - reserved) {
       throw cfg.storage === 'memory' ? JsErrors.memoryResourcesExceeded() : JsErrors.storageResourcesExceeded();
     }
   }
@@ -102,7 +118,7 @@ export class AccountLimitsCheck {
   reserved(): { memory: number; storage: number } {
     let memory = 0;
     let storage = 0;
-    for (const s of this.streams.values()) {
+    for (const s of this.configs.values()) {
       const bytes = Math.max(s.config.max_bytes, 0);
       if (s.config.storage === 'memory') memory += bytes;
       else storage += bytes;

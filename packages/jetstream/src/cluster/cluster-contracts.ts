@@ -27,6 +27,11 @@ export interface ClusterEnvironment {
   transport: Transport;
   /** Test-only behaviour, set by the server from its environment; absent in production. */
   testKnobs?: ClusterTestKnobs;
+  /**
+   * With accounts: the JetStream account this member serves. Its meta group (`_meta_.<account>`, so its own
+   * catalogue) and its stream groups carry the name; absent without accounts (the one `_meta_` group).
+   */
+  account?: string;
 }
 
 /** Test-only behaviour of the stream groups (the server maps FLOTILLA_TEST_* variables to these). */
@@ -46,6 +51,8 @@ export interface StreamAssignment {
   group: string;
   /** Voters, in placement order; the first is the preferred leader. */
   peers: NodeId[];
+  /** The account whose stream it is (nats-server's sa.Client.Account); absent without accounts. */
+  account?: string;
 }
 
 export type GroupRole = 'leader' | 'follower' | 'candidate';

@@ -6,6 +6,7 @@ import { SerialQueue } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { OpenStreamInfo } from '../api/open-stream-info.js';
 import { formatTimeNs, nowNs, ZERO_TIME } from '../api/time-format.js';
+import type { AccountLimitsCheck } from '../catalogue/account-limits.js';
 import type { AccountUsage, Catalogue } from '../catalogue/catalogue.js';
 import { sendStreamAdvisory, type AdvisorySink } from '../catalogue/stream-advisory.js';
 import type { JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -35,6 +36,8 @@ export interface ClusteredCatalogueParts {
   readonly advisories: AdvisorySink;
   /** StreamInfo of the replicas open on this node. */
   readonly infos: OpenStreamInfo;
+  /** The account's limits, counted over this catalogue: the meta leader enforces them (jsClusteredStreamLimitsCheck). */
+  readonly accountLimits?: AccountLimitsCheck;
 }
 
 export class ClusteredCatalogue implements Catalogue {
@@ -173,6 +176,8 @@ export class ClusteredCatalogue implements Catalogue {
   /** Validates, places and records a new stream; resolves with its assignment (an identical one if it exists). */
   private async assignNew(cfg: StreamConfig): Promise<StreamAssignment> {
     const name = cfg.name;
+    // As on one node, the account's limits come before the name lookup.
+    this.parts.accountLimits?.checkCreate(cfg);
     const existing = this.cjs.meta.state.assignment(name);
     if (existing !== undefined) {
       if (!sameStreamConfig(existing.config, cfg)) throw JsErrors.streamNameInUse();
@@ -182,11 +187,14 @@ export class ClusteredCatalogue implements Catalogue {
     this.checkPlacement(cfg);
     const peers = placeReplicas(cfg.num_replicas, this.cjs.placementCandidates(), this.load());
     if (peers === null) throw ClusterErrors.noSuitablePeers();
+    const account = this.cjs.account;
     const assignment: StreamAssignment = {
       config: cfg,
       created: formatTimeNs(nowNs()),
-      group: `S-${name}-${randomBytes(4).toString('hex')}`,
+      // The group id names the account too: every account's groups share this node's Raft log and transport.
+      group: `S-${account === undefined ? '' : `${account}-`}${name}-${randomBytes(4).toString('hex')}`,
       peers,
+      ...(account === undefined ? {} : { account }),
     };
     await this.cjs.meta.propose({ op: 'assign', assignment });
     sendStreamAdvisory(this.parts.advisories, 'CREATED', name);
@@ -197,7 +205,9 @@ export class ClusteredCatalogue implements Catalogue {
     const name = requested.name;
     const existing = this.cjs.meta.state.assignment(name);
     if (existing === undefined) throw JsErrors.streamNotFound();
+    this.parts.accountLimits?.checkMaxBytes(requested);
     const next = checkStreamUpdate(existing.config, requested);
+    this.parts.accountLimits?.checkUpdate(next);
     if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
     this.checkPlacement(next);
     const peers = resizePeers(existing.peers, next.num_replicas, this.cjs.placementCandidates(), this.load(), this.cjs.streamLeaderOf(existing));

@@ -22,7 +22,7 @@ import { endpointOf, type ApiEndpoint } from '../api/api-endpoints.js';
 import { routeOfEndpoint } from './clustered-jetstream-routing.js';
 import { SettlingRequests } from './clustered-jetstream-settling.js';
 import { LEADERLESS_ANSWER_MS, LeaderlessClock, designatedAnswerer } from './clustered-jetstream-leaderless.js';
-import { DEFAULT_BOOTSTRAP_TIMING, META_GROUP, decideMetaStart, type BootstrapTiming } from './meta-bootstrap.js';
+import { DEFAULT_BOOTSTRAP_TIMING, decideMetaStart, metaGroupOf, type BootstrapTiming } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaGroup, type MetaGroupOptions } from './meta-group.js';
 import type { ReplicaStreams } from './replica-streams.js';
@@ -161,6 +161,11 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     });
   }
 
+  /** The JetStream account this member serves; undefined without accounts. */
+  get account(): string | undefined {
+    return this.env.account;
+  }
+
   get clusterName(): string {
     return this.env.clusterName;
   }
@@ -173,7 +178,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     this.leaderlessTimer.unref();
     this.sampleLeaders();
     this.unsubscribeLeader = this.meta.onLeaderChange((leader, term) => {
-      this.js.clusterObserver?.leaderChanged?.(META_GROUP, leader, term);
+      this.js.clusterObserver?.leaderChanged?.(metaGroupOf(this.env), leader, term);
       void this.upkeep();
     });
     this.starting = (async () => {
@@ -484,8 +489,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Samples which groups have a leader in sight (so a long leaderless stretch is known when a request comes). */
   private sampleLeaders(): void {
-    this.leaderless.observe(META_GROUP, this.metaLeaderKnown());
-    const live = new Set<string>([META_GROUP]);
+    this.leaderless.observe(metaGroupOf(this.env), this.metaLeaderKnown());
+    const live = new Set<string>([metaGroupOf(this.env)]);
     for (const r of this.replicaSet.all()) {
       const group = r.assignment.group;
       live.add(group);
@@ -525,7 +530,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   private unavailableUnlessLeader(type: string, msg: BusMessage, designated = true): boolean {
     if (this.metaLeaderKnown()) return false;
     const thresholdMs = this.options.leaderlessAnswerMs ?? LEADERLESS_ANSWER_MS;
-    const leaderlessMs = this.leaderless.leaderlessForMs(META_GROUP, false);
+    const leaderlessMs = this.leaderless.leaderlessForMs(metaGroupOf(this.env), false);
     const silenceMs = this.restarted ? this.startedMs + RESTART_SILENCE_MS - Date.now() : 0;
     const delayMs = Math.max(this.options.unavailableDelayMs ?? 250, thresholdMs - leaderlessMs, silenceMs);
     const timer = setTimeout(() => {

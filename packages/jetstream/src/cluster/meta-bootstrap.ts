@@ -10,6 +10,14 @@ import type { JetStreamLogger } from '../message-bus.js';
 
 export const META_GROUP = '_meta_';
 
+/**
+ * The meta group of the JetStream account `env.account` serves: `_meta_` without accounts (unchanged), else
+ * `_meta_.<account>` — each JetStream account has its own catalogue, so stream names are unique per account.
+ */
+export function metaGroupOf(env: Pick<ClusterEnvironment, 'account'>): string {
+  return env.account === undefined ? META_GROUP : `${META_GROUP}.${env.account}`;
+}
+
 export type MetaStart = { kind: 'restart' } | { kind: 'found'; voters: NodeId[] } | { kind: 'join' };
 
 export interface BootstrapTiming {
@@ -33,12 +41,12 @@ export async function decideMetaStart(
   timing: BootstrapTiming = DEFAULT_BOOTSTRAP_TIMING,
   isStopped: () => boolean = () => false,
 ): Promise<MetaStart> {
-  const persisted = await env.raftStore.load(META_GROUP);
+  const persisted = await env.raftStore.load(metaGroupOf(env));
   if (persisted.snapshot !== null || persisted.entries.length > 0) return { kind: 'restart' };
   let contacted = false;
   // Only a leader (or a candidate of an existing group) sends these; the messages themselves are dropped
   // here and resent by Raft once this node's RaftNode listens.
-  const unlisten = env.transport.listen(META_GROUP, env.self.raftNodeId, (m) => {
+  const unlisten = env.transport.listen(metaGroupOf(env), env.self.raftNodeId, (m) => {
     if (m.type === MessageType.Append || m.type === MessageType.Heartbeat || m.type === MessageType.SnapshotChunk) contacted = true;
   });
   try {

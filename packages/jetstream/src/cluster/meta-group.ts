@@ -2,7 +2,7 @@
 // the catalogue state machine, leader tracking, leader hand-over, and adding nodes that were not founders.
 import { ConfChangeType, NONE, NotLeaderError, RaftNode, Role, isRaftError, type NodeId } from '@flotilla/raft';
 import type { ClusterEnvironment, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
-import { META_GROUP, type MetaStart } from './meta-bootstrap.js';
+import { metaGroupOf, type MetaStart } from './meta-bootstrap.js';
 import { ClusterErrors } from './meta-errors.js';
 import { MetaState, encodeMetaEntry, type MetaEntry } from './meta-state.js';
 import type { JetStreamLogger } from '../message-bus.js';
@@ -31,7 +31,7 @@ export class MetaGroup {
 
   async start(how: MetaStart): Promise<void> {
     this.node = await RaftNode.start({
-      group: META_GROUP,
+      group: metaGroupOf(this.env),
       id: this.env.self.raftNodeId,
       peers: how.kind === 'found' ? how.voters : [],
       store: this.env.raftStore,
@@ -148,7 +148,7 @@ export class MetaGroup {
   status(activity: (id: NodeId) => { active: boolean; agoMs: number }): RaftGroupStatus {
     const n = this.node;
     if (n === null) {
-      return { group: META_GROUP, kind: 'meta', role: 'follower', term: 0, commit: 0, applied: 0, leader: NONE, leaderChanges: 0, replicas: [] };
+      return { group: metaGroupOf(this.env), kind: 'meta', role: 'follower', term: 0, commit: 0, applied: 0, leader: NONE, leaderChanges: 0, replicas: [] };
     }
     const core = n.core;
     const isLead = core.role === Role.Leader;
@@ -164,7 +164,7 @@ export class MetaGroup {
       })
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     return {
-      group: META_GROUP,
+      group: metaGroupOf(this.env),
       kind: 'meta',
       role: roleOf(core.role),
       term: core.term,

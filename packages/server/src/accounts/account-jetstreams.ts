@@ -4,10 +4,14 @@
 // its limits; every other account, the global one included, answers its `$JS.API` with 10039. Streams of
 // one account are not seen from another: each service subscribes `$JS.API.>` and its streams' subjects in
 // its account's Sublist only. Without accounts the server keeps its one JetStream (server.ts).
+// In a cluster each account's JetStream is a member of that account's own meta group (`_meta_.<account>`:
+// its catalogue, so stream names are unique per account, and its limits enforced by that group's leader)
+// and of its streams' groups, over the node's one Raft log and transport; its subscriptions are announced
+// in the account (the links carry it, cluster/account-route.ts), so any node serves the account's API.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { subjectMatchesFilter } from '@flotilla/protocol';
-import { JetStreamService, ServerStreams, serveJetStreamNotEnabled, type AccountLimits } from '@flotilla/jetstream';
+import { JetStreamService, ServerStreams, serveJetStreamNotEnabled, type AccountLimits, type ClusterEnvironment } from '@flotilla/jetstream';
 import type { AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
 import { InternalBus } from '../internal-bus.js';
 import type { Accounts } from './accounts.js';
@@ -22,6 +26,14 @@ export interface AccountJetStreamsParts {
   readonly serverName: string;
   readonly serverId: string;
   readonly log: Logger;
+  /** The node's clustered JetStream plumbing; absent on one node. */
+  readonly cluster?: ClusterEnvironment;
+}
+
+/** The node's environment as one account's members see it: the same plumbing, their account named. */
+function accountEnvironment(env: ClusterEnvironment, account: string): ClusterEnvironment {
+  // A prototype, not a spread: the environment's getters (clusterName) stay live.
+  return Object.assign(Object.create(env) as ClusterEnvironment, { account });
 }
 
 function limitsOf(o: AccountJetStreamOptions): AccountLimits {
@@ -84,7 +96,8 @@ export class AccountJetStreams {
         }
         const log = p.log.child({ component: 'jetstream', account: account.name });
         const js = new JetStreamService(
-          bus,
+          // In a cluster its subscriptions are announced (in the account): requests reach it from any node.
+          p.cluster === undefined ? bus : new InternalBus(account.router, true),
           {
             storeDir: join(o.storeDir, ACCOUNTS_STORE_DIR, account.name),
             maxMemoryStoreBytes: o.maxMemoryStoreBytes,
@@ -95,6 +108,7 @@ export class AccountJetStreams {
             serverId: p.serverId,
             accountLimits: limitsOf(conf.jetstream),
             serverStreams,
+            ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name) } : {}),
           },
           log,
         );

@@ -134,7 +134,9 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const refusal = 'is not supported by flotilla yet, so the server refuses to start';
   const c = o.cluster;
   // Only the system account configured: JetStream is the global account's, which a cluster runs (the Helm chart's setup).
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled && accountsBesidesSystem(o)) {
+  // FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER=1 lifts it for the tests of the per-account meta groups (not finished).
+  const lifted = process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] === '1';
+  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled && accountsBesidesSystem(o) && !lifted) {
     return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   return undefined;
