@@ -2,25 +2,8 @@
 // (only when the system account is named and nothing else decides who anonymous clients are), JetStream
 // that stays the global account's (also in a cluster), and the refusal of JetStream on the system account.
 import { describe, expect, it } from 'vitest';
-import { resolveOptions, type OptionsResult } from '../src/config/load-options.js';
-import type { ServerOptions } from '../src/config/options.js';
 import { accountsBesidesSystem } from '../src/config/system-account-only.js';
-
-function withConf(text: string, args: string[] = []): OptionsResult {
-  return resolveOptions(['-c', 'test.conf', ...args], {}, () => text);
-}
-
-function options(text: string, args: string[] = []): ServerOptions {
-  const r = withConf(text, args);
-  if (r.kind !== 'run') throw new Error(`expected run, got ${JSON.stringify(r)}`);
-  return r.options;
-}
-
-function configError(text: string): string {
-  const r = withConf(text);
-  if (r.kind !== 'config-error') throw new Error(`expected config-error, got ${JSON.stringify(r)}`);
-  return r.message;
-}
+import { configError, options } from './support/conf-text.js';
 
 const SYS_ONLY = 'accounts { SYS: { users: [ { user: sys, password: sys } ] } }\nsystem_account: SYS';
 const DOLLAR_SYS_ONLY = 'accounts { $SYS: { users: [ { user: sys, password: sys } ] } }';

@@ -1,25 +1,8 @@
 // system_account / system / no_system_account as nats-server reads them, and which account that makes the
 // system account (systemAccountName).
 import { describe, expect, it } from 'vitest';
-import { resolveOptions, type OptionsResult } from '../src/config/load-options.js';
-import type { ServerOptions } from '../src/config/options.js';
 import { systemAccountName } from '../src/config/system-account-name.js';
-
-function withConf(text: string): OptionsResult {
-  return resolveOptions(['-c', 'test.conf'], {}, () => text);
-}
-
-function options(text: string): ServerOptions {
-  const r = withConf(text);
-  if (r.kind !== 'run') throw new Error(`expected run, got ${JSON.stringify(r)}`);
-  return r.options;
-}
-
-function configError(text: string): string {
-  const r = withConf(text);
-  if (r.kind !== 'config-error') throw new Error(`expected config-error, got ${JSON.stringify(r)}`);
-  return r.message;
-}
+import { configError, options } from './support/conf-text.js';
 
 const SYS = 'accounts { SYS: { users: [ { user: s, password: s } ] } }';
 
