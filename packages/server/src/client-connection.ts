@@ -1,7 +1,6 @@
 // One client TCP connection: the handshake (INFO, CONNECT, auth), its subscriptions, keep-alive pings,
 // and its outbound buffer, flushed once per event-loop turn by the server. Permissions, limits and the
 // write deadline are enforced here; a connection without permissions pays one null check per message.
-import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import {
   ClientParser,
@@ -31,7 +30,8 @@ import {
   permissionsViolationPublish,
   permissionsViolationSubscribe,
 } from '@flotilla/protocol';
-import type { AuthResult } from './client-auth.js';
+import type { AuthResult, ClientAuth } from './client-auth.js';
+import type { ClientTransport } from './client-transport.js';
 import { certificateIdentities } from './security/certificate-identity.js';
 import { redactedConnect } from './security/connect-redaction.js';
 import { ErrorRateBound } from './security/error-rate-bound.js';
@@ -130,10 +130,14 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   constructor(
     readonly cid: number,
-    readonly socket: Socket,
+    readonly socket: ClientTransport,
     private readonly host: ClientHost,
     /** what INFO asked an nkey user to sign; null when no nkeys are configured */
     readonly nonce: string | null = null,
+    /** who may connect: the server's, or the websocket block's override for WebSocket clients */
+    private readonly auth: ClientAuth = host.auth,
+    /** /connz `type`: 'nats' (TCP) or 'websocket' */
+    readonly type: 'nats' | 'websocket' = 'nats',
   ) {
     this.router = host.accounts.global.router;
     this.account = host.accounts.global.name;
@@ -142,7 +146,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.parser = new ClientParser(this, {
       maxControlLineBytes: o.maxControlLineBytes,
       maxPayloadBytes: o.maxPayloadBytes,
-      connectFirst: host.auth.required,
+      connectFirst: auth.required,
     });
   }
 
@@ -161,8 +165,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   /** Sends INFO (null when it went out before a TLS upgrade) and arms the auth and ping timers. */
   start(info: Buffer | null): void {
     if (info !== null) this.enqueue(info);
-    if (this.host.auth.required) {
-      this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.host.auth.timeoutMs);
+    if (this.auth.required) {
+      this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.auth.timeoutMs);
       this.authTimer.unref();
     }
     const intervalMs = this.host.options.pingIntervalMs;
@@ -212,8 +216,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       return this.fail(ERR_INVALID_PROTOCOL, 'Protocol Violation');
     }
     const identities =
-      this.host.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
-    const auth = this.host.auth.check(opts, identities, this.remoteIp, this.nonce);
+      this.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
+    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
@@ -582,7 +586,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   };
 
   private authorized(): boolean {
-    if (this.connected || !this.host.auth.required) return true;
+    if (this.connected || !this.auth.required) return true;
     this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     return false;
   }

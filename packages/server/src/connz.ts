@@ -22,7 +22,7 @@ export function connz(s: FlotillaServer, params: URLSearchParams): Record<string
     const closed = kept.slice(offset, offset + limit).map((c) => ({
       cid: c.cid,
       kind: 'Client',
-      type: 'nats',
+      type: c.type,
       ip: c.ip.replace(/^::ffff:/, ''),
       port: c.port,
       start: new Date(c.startMs).toISOString(),
@@ -57,7 +57,7 @@ function connInfo(c: ClientConnection, nowMs: number, withSubs: boolean, withAut
   const info: Record<string, unknown> = {
     cid: c.cid,
     kind: 'Client',
-    type: 'nats',
+    type: c.type,
     ip: c.remoteIp.replace(/^::ffff:/, ''),
     port: c.remotePort,
     start: new Date(c.startMs).toISOString(),

@@ -2,7 +2,7 @@
 // Small frames are copied into a contiguous buffer (one syscall for hundreds of MSGs); payloads of
 // LARGE_PAYLOAD_BYTES or more are queued by reference instead of copied. Payloads may be plain Uint8Array
 // views (stored JetStream messages): nothing here needs a Buffer.
-import type { Socket } from 'node:net';
+import type { ClientTransport } from './client-transport.js';
 
 const INITIAL_BYTES = 16 * 1024;
 const LARGE_PAYLOAD_BYTES = 16 * 1024;
@@ -159,7 +159,7 @@ export class OutboundBuffer {
   }
 
   /** Hands everything to the socket; returns the number of bytes written. */
-  flushTo(socket: Socket): number {
+  flushTo(socket: ClientTransport): number {
     const total = this.pendingBytes;
     if (total === 0) return 0;
     if (this.sealed.length === 0) {

@@ -8,6 +8,7 @@ export interface PortsFileContent {
   nats: string[];
   monitoring: string[];
   cluster?: string[];
+  websocket?: string[];
 }
 
 export class PortsFile {

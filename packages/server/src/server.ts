@@ -26,6 +26,8 @@ import type { ClusterRouting } from './cluster/cluster-routing.js';
 import type { FaultControl } from './cluster/fault-control.js';
 import type { JetStreamClusterEnvironment } from './cluster/jetstream-environment.js';
 import type { AccountJetStreams } from './accounts/account-jetstreams.js';
+import type { UpgradedClient, WebsocketListener } from './websocket/websocket-listener.js';
+import { websocketAuthOf } from './websocket/websocket-auth.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -35,6 +37,8 @@ export interface ClosedConnectionRecord {
   stopMs: number;
   reason: string;
   name: string;
+  /** /connz `type` */
+  type: 'nats' | 'websocket';
   /** the account and user at close (/connz?state=closed&acc=, auth) */
   account: string;
   user: string;
@@ -81,6 +85,10 @@ export class FlotillaServer implements ClientHost {
   private shuttingDown = false;
   /** `$SYS` on this server (null with no_system_account) */
   readonly system: SystemAccount | null = null;
+  /** the `websocket {}` listener, when it has a port */
+  private websocket: WebsocketListener | null = null;
+  /** who may connect over WebSocket: the websocket block's auth override, or the server's */
+  readonly websocketAuth: ClientAuth;
 
   constructor(
     readonly options: ServerOptions,
@@ -93,6 +101,7 @@ export class FlotillaServer implements ClientHost {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
     });
+    this.websocketAuth = websocketAuthOf(options, this.auth);
     // Unreadable certificate files fail here, before anything listens.
     this.clientTls = options.tls ? new ClientTls(options.tls) : null;
     this.traceEnabled = options.logLevel === 'trace';
@@ -105,6 +114,11 @@ export class FlotillaServer implements ClientHost {
 
   get httpPort(): number {
     return this.monitoring?.port ?? 0;
+  }
+
+  /** the WebSocket listener's port (0 without one) and whether it serves TLS */
+  get websocketListener(): { port: number; tls: boolean } | null {
+    return this.websocket === null ? null : { port: this.websocket.port, tls: this.websocket.tls };
   }
 
   async start(): Promise<void> {
@@ -126,6 +140,7 @@ export class FlotillaServer implements ClientHost {
     // An accept that fails (out of file descriptors: EMFILE) must not take the process down; the listener goes on.
     this.listener.on('error', (err) => this.log.error({ err: String(err) }, 'client listener error'));
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
+    await this.startWebsocket();
     await this.startCluster();
     if (clusteredJs) await this.startJetStream();
     if (o.httpPort !== 0) {
@@ -142,6 +157,9 @@ export class FlotillaServer implements ClientHost {
         ...(this.cluster && this.cluster.node.port > 0
           ? { cluster: PortsFile.urls('nats', o.cluster!.listen!.host, this.cluster.node.port) }
           : {}),
+        ...(this.websocket !== null
+          ? { websocket: PortsFile.urls(this.websocket.tls ? 'wss' : 'ws', o.websocket!.host || '0.0.0.0', this.websocket.port) }
+          : {}),
       });
     }
     this.log.info({ version: ADVERTISED_NATS_VERSION }, 'server is ready');
@@ -154,7 +172,8 @@ export class FlotillaServer implements ClientHost {
   stopAccepting(): void {
     this.system?.lameDuck();
     if (this.listener.listening) this.listener.close();
-    for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo({ ...this.infoFor(conn.cid, conn.remoteIp), ldm: true }));
+    void this.websocket?.close();
+    for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo({ ...this.infoFor(conn.cid, conn.remoteIp, conn.type), ldm: true }));
   }
 
   /** Closes the listener and every connection; idempotent. */
@@ -165,6 +184,7 @@ export class FlotillaServer implements ClientHost {
     // Before the connections close, so the system account's subscribers get it.
     await this.system?.shutdown();
     const closed = new Promise<void>((resolve) => this.listener.close(() => resolve()));
+    const websocketClosed = this.websocket?.close();
     for (const conn of [...this.clients.values()]) conn.close('Server Shutdown');
     this.faultControl?.stop();
     const clusteredJs = this.jsEnvironment !== null;
@@ -178,9 +198,11 @@ export class FlotillaServer implements ClientHost {
     if (this.accountJetStreams !== null) await this.accountJetStreams.stop();
     else if (!clusteredJs) await this.jetstream?.stop();
     await this.auth.close();
+    if (this.websocketAuth !== this.auth) await this.websocketAuth.close();
     this.accounts.close();
     this.portsFile?.remove();
     await closed;
+    await websocketClosed;
   }
 
   // ---- ClientHost ----------------------------------------------------------------------------
@@ -216,6 +238,7 @@ export class FlotillaServer implements ClientHost {
       stopMs: Date.now(),
       reason: conn.closeReason ?? 'Client Closed',
       name: conn.name,
+      type: conn.type,
       account: conn.account,
       user: conn.user,
       inMsgs: conn.inMsgs,
@@ -323,7 +346,7 @@ export class FlotillaServer implements ClientHost {
     );
     // nats-server sends an async INFO with the new connect_urls whenever the set changes.
     cluster.onConnectUrlsChanged = () => {
-      for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn.cid, conn.remoteIp)));
+      for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn.cid, conn.remoteIp, conn.type)));
     };
     await cluster.start();
     this.cluster = cluster;
@@ -397,8 +420,56 @@ export class FlotillaServer implements ClientHost {
     conn.start(this.clientTls !== null ? null : info);
   }
 
-  /** INFO as nats-server sends it. */
-  private infoFor(cid: number, remoteIp: string): Record<string, unknown> {
+  private async startWebsocket(): Promise<void> {
+    const wo = this.options.websocket;
+    if (wo === undefined || wo.port === 0) return;
+    const { WebsocketListener } = await import('./websocket/websocket-listener.js');
+    const log = this.log.child({ component: 'websocket' });
+    this.websocket = new WebsocketListener(wo, this.options.maxPayloadBytes, log, (client) => this.acceptWebsocket(client));
+    await this.websocket.start();
+    const scheme = this.websocket.tls ? 'wss' : 'ws';
+    this.log.info({ url: `${scheme}://${wo.host || '0.0.0.0'}:${this.websocket.port}` }, 'listening for websocket clients');
+    if (!this.websocket.tls) this.log.warn('websocket not configured with TLS. DO NOT USE IN PRODUCTION!');
+  }
+
+  /** An upgraded WebSocket: the ordinary client connection, over the frame adapter, with the websocket block's auth. */
+  private acceptWebsocket({ ws, transport }: UpgradedClient): void {
+    const cid = this.nextCid++;
+    if (this.shuttingDown) {
+      ws.terminate();
+      return;
+    }
+    const auth = this.websocketAuth;
+    const nonce = auth.noncesRequired ? newNonce() : null;
+    const ip = transport.remoteAddress ?? '';
+    const info = encodeInfo({ ...this.infoFor(cid, ip, 'websocket'), ...(nonce !== null ? { nonce } : {}) });
+    if (this.clients.size >= this.options.maxConnections) {
+      ws.on('error', () => undefined);
+      ws.send(info);
+      ws.send(encodeErr(ERR_MAX_CONNECTIONS));
+      ws.close(1008, 'Maximum Connections Exceeded');
+      this.log.info({ cid, max: this.options.maxConnections }, 'maximum connections exceeded');
+      return;
+    }
+    const conn = new ClientConnection(cid, transport, this, nonce, auth, 'websocket');
+    transport.closeReason = () => conn.closeReason;
+    this.clients.set(cid, conn);
+    this.totalConnections++;
+    ws.on('message', (data: Buffer) => conn.onData(data));
+    ws.on('close', () => conn.close('Client Closed'));
+    ws.on('error', (err: Error & { code?: string }) => {
+      // ws has already sent its close frame (1002 and the like) for a frame it refused
+      this.log.debug({ cid, err: err.message, code: err.code }, 'websocket error');
+      const tooBig = err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH';
+      conn.close(tooBig ? 'Maximum Message Payload Exceeded' : err.code?.startsWith('WS_ERR_') ? 'Protocol Violation' : 'Client Closed');
+    });
+    this.log.debug({ cid, ip, port: transport.remotePort }, 'websocket client connection created');
+    conn.start(info);
+  }
+
+  /** INFO as nats-server sends it; a WebSocket client's names the websocket listener, its TLS and auth. */
+  private infoFor(cid: number, remoteIp: string, type: 'nats' | 'websocket' = 'nats'): Record<string, unknown> {
+    if (type === 'websocket') return this.websocketInfoFor(cid, remoteIp);
     const o = this.options;
     const info: Record<string, unknown> = {
       server_id: this.serverId,
@@ -420,6 +491,24 @@ export class FlotillaServer implements ClientHost {
     const clusterName = this.cluster?.node.clusterName || o.cluster?.name;
     if (clusterName) info['cluster'] = clusterName;
     if (this.cluster) info['connect_urls'] = this.cluster.connectUrls();
+    return info;
+  }
+
+  private websocketInfoFor(cid: number, remoteIp: string): Record<string, unknown> {
+    const info = this.infoFor(cid, remoteIp);
+    const ws = this.websocket;
+    info['host'] = this.options.websocket?.host ?? '';
+    info['port'] = ws?.port ?? 0;
+    delete info['tls_required'];
+    delete info['tls_verify'];
+    if (ws?.tls === true) {
+      info['tls_required'] = true;
+      info['tls_available'] = true;
+    }
+    delete info['auth_required'];
+    if (this.websocketAuth.required) info['auth_required'] = true;
+    // nats-server gives WebSocket clients the cluster's ws URLs; routes do not gossip them here yet
+    delete info['connect_urls'];
     return info;
   }
 }

@@ -61,7 +61,27 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
     subscriptions: s.accounts.subscriptionCount(),
     ...(s.accounts.system !== null ? { system_account: s.accounts.system.name } : {}),
     jetstream: jetStreamSection(s),
+    websocket: websocketSection(s),
   };
+}
+
+/** /varz `websocket`, nats-server's WebsocketOptsVarz (empty fields left out, as its omitempty). */
+function websocketSection(s: FlotillaServer): Record<string, unknown> {
+  const wo = s.options.websocket;
+  const listener = s.websocketListener;
+  if (wo === undefined || listener === null) return {};
+  const v: Record<string, unknown> = {};
+  if (wo.host !== '') v['host'] = wo.host;
+  v['port'] = listener.port;
+  if (wo.advertise !== undefined && wo.advertise !== '') v['advertise'] = wo.advertise;
+  if (wo.noAuthUser !== undefined && wo.noAuthUser !== '') v['no_auth_user'] = wo.noAuthUser;
+  if (wo.handshakeTimeoutMs > 0) v['handshake_timeout'] = msToNs(wo.handshakeTimeoutMs);
+  if (wo.authorization?.timeoutSec !== undefined && wo.authorization.timeoutSec > 0) v['auth_timeout'] = wo.authorization.timeoutSec;
+  if (wo.noTls) v['no_tls'] = true;
+  if (wo.sameOrigin) v['same_origin'] = true;
+  if (wo.allowedOrigins.length > 0) v['allowed_origins'] = [...wo.allowedOrigins];
+  if (wo.compression) v['compression'] = true;
+  return v;
 }
 
 /** /varz `jetstream` ({} without JetStream), stats over every JetStream account; the STATSZ message carries it too. */

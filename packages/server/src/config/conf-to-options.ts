@@ -29,6 +29,7 @@ import {
   type ServerOptions,
   type SubjectPermission,
   type TlsOptions,
+  type WebsocketOptions,
   type UserEntry,
 } from './options.js';
 
@@ -363,6 +364,9 @@ class ConfApplier {
       }
       case 'cluster':
         return this.applyCluster(e);
+      case 'websocket':
+      case 'ws':
+        return this.applyWebsocket(e);
     }
     if (this.unhandled(e, 'top') && !o.ignoredBlocks.includes(key)) o.ignoredBlocks.push(key);
   }
@@ -1164,8 +1168,14 @@ class ConfApplier {
 
   /** `tls { cert_file, key_file, ca_file, verify, verify_and_map, timeout }` for client connections. */
   private applyTls(e: Located): void {
+    const tls = this.parseTls(e, 'tls');
+    if (tls !== undefined) this.options.tls = tls;
+  }
+
+  /** A client-side `tls {}` block (the top-level one, or the websocket block's). */
+  private parseTls(e: Located, scope: 'tls' | 'websocket tls'): TlsOptions | undefined {
     const m = this.map(e);
-    if (!m) return;
+    if (!m) return undefined;
     let certFile: string | undefined;
     let keyFile: string | undefined;
     const tls: Omit<TlsOptions, 'certFile' | 'keyFile'> = { verify: false, verifyAndMap: false, timeoutMs: DEFAULT_TLS_TIMEOUT_MS };
@@ -1207,12 +1217,114 @@ class ConfApplier {
           break;
         }
         default:
-          this.unhandled(item, 'tls');
+          this.unhandled(item, scope);
       }
     }
-    if (certFile === undefined) return this.error(e, "missing 'cert_file' in TLS configuration");
-    if (keyFile === undefined) return this.error(e, "missing 'key_file' in TLS configuration");
-    this.options.tls = { certFile, keyFile, ...tls };
+    if (certFile === undefined) return void this.error(e, "missing 'cert_file' in TLS configuration");
+    if (keyFile === undefined) return void this.error(e, "missing 'key_file' in TLS configuration");
+    return { certFile, keyFile, ...tls };
+  }
+
+  /** `websocket {}` (nats-server's parseWebsocket); cross-key checks are in websocket/websocket-options-check.ts. */
+  private applyWebsocket(e: Located): void {
+    const m = this.map(e);
+    if (!m) return;
+    const ws: WebsocketOptions = { host: '', port: 0, noTls: false, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'listen': {
+          const hp = this.listen(item);
+          if (!hp) break;
+          if (hp.host !== undefined) ws.host = hp.host;
+          ws.port = hp.port;
+          break;
+        }
+        case 'port': {
+          const p = this.port(item);
+          if (p !== undefined) ws.port = p;
+          break;
+        }
+        case 'host':
+        case 'net': {
+          const v = this.str(item);
+          if (v !== undefined) ws.host = v;
+          break;
+        }
+        case 'advertise': {
+          const v = this.str(item);
+          if (v !== undefined) ws.advertise = v;
+          break;
+        }
+        case 'no_tls': {
+          const b = this.bool(item);
+          if (b !== undefined) ws.noTls = b;
+          break;
+        }
+        case 'tls': {
+          const tls = this.parseTls(item, 'websocket tls');
+          if (tls !== undefined) ws.tls = tls;
+          break;
+        }
+        case 'same_origin': {
+          const b = this.bool(item);
+          if (b !== undefined) ws.sameOrigin = b;
+          break;
+        }
+        case 'allowed_origins':
+        case 'allowed_origin':
+        case 'allow_origins':
+        case 'allow_origin':
+        case 'origins':
+        case 'origin': {
+          const values = this.kindOf(item) === 'array' ? (item.value as unknown[]).map((_, i) => this.entry(item.value as object, i)) : [item];
+          ws.allowedOrigins = values.map((v) => this.str(v)).filter((v): v is string => v !== undefined);
+          break;
+        }
+        case 'handshake_timeout': {
+          const ms = this.durationMs(item);
+          if (ms !== undefined) ws.handshakeTimeoutMs = ms;
+          break;
+        }
+        case 'compress':
+        case 'compression': {
+          const b = this.bool(item);
+          if (b !== undefined) ws.compression = b;
+          break;
+        }
+        case 'authorization':
+        case 'authentication': {
+          const auth = this.clusterAuthorization(item);
+          if (auth === undefined) break;
+          ws.authorization = {
+            ...(auth.user !== undefined ? { user: auth.user } : {}),
+            ...(auth.password !== undefined ? { password: auth.password } : {}),
+            ...(auth.token !== undefined ? { token: auth.token } : {}),
+            ...(auth.timeoutMs !== undefined ? { timeoutSec: auth.timeoutMs / 1000 } : {}),
+          };
+          break;
+        }
+        case 'no_auth_user': {
+          const v = this.str(item);
+          if (v !== undefined) ws.noAuthUser = v;
+          break;
+        }
+        case 'headers': {
+          const hm = this.map(item);
+          if (!hm) break;
+          const headers: Record<string, string> = {};
+          for (const hk of Object.keys(hm)) {
+            const v = this.str(this.entry(hm, hk));
+            if (v !== undefined) headers[hk] = v;
+          }
+          ws.headers = headers;
+          break;
+        }
+        default:
+          this.unhandled(item, 'websocket');
+      }
+    }
+    this.options.websocket = ws;
   }
 
   private applyCluster(e: Located): void {

@@ -11,6 +11,7 @@ import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type 
 import { USAGE_TEXT } from './usage-text.js';
 import { systemAccountProblem } from './system-account-name.js';
 import { accountsBesidesSystem, addSystemOnlyNoAuthUser } from './system-account-only.js';
+import { websocketOptionsProblem } from '../websocket/websocket-options-check.js';
 
 export { USAGE_TEXT };
 
@@ -110,6 +111,8 @@ export function resolveOptions(
   if (accountsProblem !== undefined) return { kind: 'config-error', message: accountsProblem };
   const systemProblem = systemAccountProblem(options);
   if (systemProblem !== undefined) return { kind: 'config-error', message: systemProblem };
+  const websocketProblem = websocketOptionsProblem(options);
+  if (websocketProblem !== undefined) return { kind: 'config-error', message: websocketProblem };
   addSystemOnlyNoAuthUser(options);
 
   if (flags.checkConfig) return { kind: 'check-ok', configFile: flags.configFile!, warnings };

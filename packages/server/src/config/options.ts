@@ -163,6 +163,30 @@ export interface TlsOptions {
 
 export const DEFAULT_TLS_TIMEOUT_MS = 2000;
 
+/** `websocket {}`: a second client listener speaking the NATS protocol over WebSocket frames. */
+export interface WebsocketOptions {
+  host: string;
+  /** -1: any free port */
+  port: number;
+  /** host[:port] given to clients instead of the listen address */
+  advertise?: string;
+  noTls: boolean;
+  tls?: TlsOptions;
+  sameOrigin: boolean;
+  /** absolute http(s) URLs; empty: any origin */
+  allowedOrigins: string[];
+  /** permessage-deflate, when the client asks for it */
+  compression: boolean;
+  /** 0: none */
+  handshakeTimeoutMs: number;
+  /** `authorization { user, password, token, timeout }`: replaces the top-level single user/token for WebSocket clients */
+  authorization?: { user?: string; password?: string; token?: string; timeoutSec?: number };
+  /** replaces the top-level no_auth_user for WebSocket clients */
+  noAuthUser?: string;
+  /** extra headers on the 101 response */
+  headers?: Record<string, string>;
+}
+
 export type LogLevel = 'info' | 'debug' | 'trace';
 
 export interface ServerOptions {
@@ -195,6 +219,7 @@ export interface ServerOptions {
   tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
+  websocket?: WebsocketOptions;
   portsFileDir?: string;
   /** blocks accepted but not served yet, each warned about once */
   ignoredBlocks: string[];

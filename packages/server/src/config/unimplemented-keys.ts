@@ -5,7 +5,7 @@
 // relaxation not applied), is accepted with a warning.
 
 /** The block a key sits in; names appear in messages ("'cipher' in jetstream"). */
-export type ConfScope = 'top' | 'jetstream' | 'tls' | 'cluster' | 'cluster tls' | 'users' | 'account' | 'exports' | 'imports';
+export type ConfScope = 'top' | 'jetstream' | 'tls' | 'websocket' | 'websocket tls' | 'cluster' | 'cluster tls' | 'users' | 'account' | 'exports' | 'imports';
 
 export type UnimplementedKey =
   /** refuse to start; `why` completes "ignoring it would …" */
@@ -24,8 +24,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     // listeners not served yet: nothing is opened, so nothing is exposed
     leaf: WARN,
     leafnodes: WARN,
-    websocket: WARN,
-    ws: WARN,
     gateway: WARN,
     mqtt: WARN,
     server_tags: WARN,
@@ -92,6 +90,26 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     cipher_suites: NO_TLS_TUNING,
     curve_preferences: NO_TLS_TUNING,
     pinned_certs: NO_PINNING,
+    verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
+  },
+  websocket: {
+    jwt_cookie: NO_OPERATOR,
+    // credentials from cookies are not read: such a client is refused, never let in
+    user_cookie: WARN,
+    pass_cookie: WARN,
+    token_cookie: WARN,
+    ping_interval: refuse('keep idle WebSocket clients longer than its interval allows'),
+  },
+  'websocket tls': {
+    insecure: WARN,
+    cert_store: WARN,
+    cert_match: WARN,
+    cert_match_by: WARN,
+    handshake_first: WARN,
+    cipher_suites: NO_TLS_TUNING,
+    curve_preferences: NO_TLS_TUNING,
+    pinned_certs: NO_PINNING,
+    verify_and_map: refuse('admit WebSocket clients without mapping their certificate to a user'),
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
   cluster: {
