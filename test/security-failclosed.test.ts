@@ -52,6 +52,13 @@ const REFUSED: Case[] = [
   { scope: 'tls', key: 'curve_preferences', conf: `tls { ${TLS}, curve_preferences: ["CurveP521"] }` },
   { scope: 'tls', key: 'pinned_certs', conf: `tls { ${TLS}, verify: true, pinned_certs: ["a9d0f5c3"] }` },
   { scope: 'tls', key: 'verify_cert_and_check_known_urls', conf: `tls { ${TLS}, verify_cert_and_check_known_urls: true }` },
+  { scope: 'websocket', key: 'jwt_cookie', conf: 'websocket { port: -1, no_tls: true, jwt_cookie: "jwt" }' },
+  { scope: 'websocket', key: 'ping_interval', conf: 'websocket { port: -1, no_tls: true, ping_interval: "1m" }' },
+  { scope: 'websocket tls', key: 'cipher_suites', conf: `websocket { port: -1, tls { ${TLS}, cipher_suites: ["TLS_AES_128_GCM_SHA256"] } }` },
+  { scope: 'websocket tls', key: 'curve_preferences', conf: `websocket { port: -1, tls { ${TLS}, curve_preferences: ["X25519"] } }` },
+  { scope: 'websocket tls', key: 'pinned_certs', conf: `websocket { port: -1, tls { ${TLS}, pinned_certs: ["a9d0f5c3"] } }` },
+  { scope: 'websocket tls', key: 'verify_and_map', conf: `websocket { port: -1, tls { ${TLS}, verify_and_map: true } }` },
+  { scope: 'websocket tls', key: 'verify_cert_and_check_known_urls', conf: `websocket { port: -1, tls { ${TLS}, verify_cert_and_check_known_urls: true } }` },
   { scope: 'cluster', key: 'permissions', conf: 'cluster { port: -1, permissions { import: "a.>", export: "b.>" } }' },
   { scope: 'cluster tls', key: 'cipher_suites', conf: `cluster { port: -1, tls { ${CLUSTER_TLS}, cipher_suites: ["TLS_AES_128_GCM_SHA256"] } }` },
   { scope: 'cluster tls', key: 'curve_preferences', conf: `cluster { port: -1, tls { ${CLUSTER_TLS}, curve_preferences: ["X25519"] } }` },
@@ -110,6 +117,7 @@ describe('keys Flotilla does not implement and must not ignore', () => {
       'jetstream { store_dir: "js", key: "s3cr3t", ek: "s3cr3t", encryption_key: "s3cr3t", prev_encryption_key: "old", cipher: aes, limits { max_ack_pending: 1 }, unique_tag: "az:" }',
       `tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_cert_and_check_known_urls: true }`,
       `cluster { port: -1, permissions { import: "a" }, tls { ${CLUSTER_TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_and_map: true, verify_cert_and_check_known_urls: true } }`,
+      `websocket { port: -1, jwt_cookie: "jwt", ping_interval: "1m", tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_and_map: true, verify_cert_and_check_known_urls: true } }`,
       'authorization { users: [',
       '  { user: a, password: a }',
       '  { user: b, password: b, allowed_connection_types: ["WEBSOCKET"], connection_types: ["MQTT"], clients: ["LEAFNODE"], proxy_required: true }',
@@ -134,9 +142,8 @@ describe('keys Flotilla does not implement and must not ignore', () => {
 });
 
 describe('blocks not served yet', () => {
-  it('websocket, leafnodes, mqtt and gateway only warn, and the server serves clients', async () => {
+  it('leafnodes, mqtt and gateway only warn, and the server serves clients', async () => {
     const conf = [
-      'websocket { port: 8080, no_tls: true }',
       'leafnodes { port: 7422 }',
       'mqtt { port: 1883 }',
       'gateway { name: g, port: 7222 }',
@@ -144,7 +151,7 @@ describe('blocks not served yet', () => {
     const file = writeConf('unserved', conf);
     const checked = await runFlotilla(['-t', '-c', file], dir);
     expect(checked.code).toBe(0);
-    for (const block of ['websocket', 'leafnodes', 'mqtt', 'gateway']) {
+    for (const block of ['leafnodes', 'mqtt', 'gateway']) {
       expect(checked.stderr).toContain(`'${block}' is not supported by flotilla yet and is ignored`);
     }
     const server = await startServer({ args: ['-c', file] });

@@ -220,15 +220,14 @@ describe('resolveOptions: config file keys', () => {
 describe('resolveOptions: ignored blocks and unknown keys', () => {
   it('accepts unserved blocks with exactly one warning each and lists them', () => {
     const conf = `leafnodes { port: 7422 }
-websocket { port: 8080, no_tls: true }
 gateway { name: g, port: 7222 }
 mqtt { port: 1883 }
 server_tags: ["az:1", "ssd"]`;
     const { options, warnings } = runOptions(withConf(conf));
-    expect(options.ignoredBlocks).toEqual(['leafnodes', 'websocket', 'gateway', 'mqtt', 'server_tags']);
-    expect(warnings).toHaveLength(5);
+    expect(options.ignoredBlocks).toEqual(['leafnodes', 'gateway', 'mqtt', 'server_tags']);
+    expect(warnings).toHaveLength(4);
     expect(warnings[0]).toMatch(/^test\.conf:1: 'leafnodes' is not supported/);
-    expect(warnings[4]).toMatch(/^test\.conf:5: 'server_tags'/);
+    expect(warnings[3]).toMatch(/^test\.conf:4: 'server_tags'/);
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
@@ -471,11 +470,11 @@ include "conf.d/websocket.conf"
         ],
       },
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
-      ignoredBlocks: ['server_tags', 'pid_file', 'leafnodes', 'websocket'],
+      websocket: { host: '', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
+      ignoredBlocks: ['server_tags', 'pid_file', 'leafnodes'],
       configFile: file,
     });
-    expect(warnings).toHaveLength(4);
-    expect(warnings[3]).toMatch(/websocket\.conf:1: 'websocket'/);
+    expect(warnings).toHaveLength(3);
   });
 
   it('checks the file with -t', () => {

@@ -31,8 +31,5 @@ export function websocketOptionsProblem(o: ServerOptions): string | undefined {
     if (RESERVED_HEADERS.has(k)) return `websocket: invalid header "${key}" not allowed`;
     if (k.startsWith('sec-websocket-')) return `websocket: invalid header "${key}", "Sec-WebSocket-" prefix not allowed`;
   }
-  if (wo.tls?.verifyAndMap === true) {
-    return "'verify_and_map' in websocket tls is not supported by flotilla yet; ignoring it would admit WebSocket clients without mapping their certificate to a user, so the server refuses to start";
-  }
   return undefined;
 }
