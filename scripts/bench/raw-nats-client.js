@@ -3,6 +3,7 @@
 // hot loops here write protocol bytes into one buffer per event-loop turn and parse replies byte-wise,
 // without a string or a promise per message.
 import { connect as tcpConnect } from 'node:net';
+import { WebSocket, createWebSocketStream } from 'ws';
 
 const LF = 10;
 const SPACE = 32;
@@ -104,8 +105,12 @@ function tailNumber(buf, start, end) {
 export class RawNatsClient {
   /** Connects, sends CONNECT (headers and no_responders on) and waits for the first PONG. */
   static async connect(url, name = 'flotilla-bench') {
-    const { hostname, port, username, password } = new URL(url.includes('://') ? url : `nats://${url}`);
-    const socket = tcpConnect({ host: hostname, port: Number(port), noDelay: true });
+    const { hostname, port, username, password, protocol } = new URL(url.includes('://') ? url : `nats://${url}`);
+    // ws://: the same byte stream through `ws` frames (one frame per write, as a browser client sends)
+    const socket =
+      protocol === 'ws:'
+        ? createWebSocketStream(new WebSocket(`ws://${hostname}:${port}`, { perMessageDeflate: false }))
+        : tcpConnect({ host: hostname, port: Number(port), noDelay: true });
     const client = new RawNatsClient(socket);
     const connected = new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no PONG from ${url} within ${CONNECT_TIMEOUT_MS} ms`)), CONNECT_TIMEOUT_MS);

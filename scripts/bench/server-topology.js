@@ -35,7 +35,7 @@ export async function startTopology(target, shape) {
   try {
     if (shape.nodes === 1) {
       const nodeDir = join(dir, 'n1');
-      const args = shape.accounts ? accountsArgs(nodeDir, shape.accounts) : jetstreamArgs(target, nodeDir, shape.jetstream);
+      const args = shape.accounts ? accountsArgs(nodeDir, shape.accounts) : shape.websocket ? websocketArgs(nodeDir) : jetstreamArgs(target, nodeDir, shape.jetstream);
       started.push(await startNode(target, nodeDir, args));
     } else {
       const clusterPorts = await Promise.all(Array.from({ length: shape.nodes }, () => freePort()));
@@ -60,7 +60,7 @@ export async function startTopology(target, shape) {
     await stop();
     throw err;
   }
-  const nodes = started.map((n) => ({ name: n.name, url: n.url, pid: n.proc.pid }));
+  const nodes = started.map((n) => ({ name: n.name, url: n.url, pid: n.proc.pid, ...(shape.websocket ? { wsUrl: websocketUrlOf(join(dir, 'n1', 'ports'), n.proc.pid) } : {}) }));
   return {
     nodes,
     urlOf: (name) => nodes.find((n) => n.name === name)?.url ?? nodes[0].url,
@@ -86,6 +86,21 @@ function accountsArgs(nodeDir, count) {
         ].join('\n');
   writeFileSync(conf, text);
   return ['-c', conf];
+}
+
+/** A plain-text WebSocket listener on a free port (compression off: the same bytes as TCP, framed). */
+function websocketArgs(nodeDir) {
+  const conf = join(nodeDir, 'server.conf');
+  mkdirSync(nodeDir, { recursive: true });
+  writeFileSync(conf, 'websocket { port: -1, no_tls: true }\n');
+  return ['-c', conf];
+}
+
+function websocketUrlOf(portsDir, pid) {
+  const file = readdirSync(portsDir).find((f) => f.endsWith(`_${pid}.ports`));
+  const url = file ? JSON.parse(readFileSync(join(portsDir, file), 'utf8')).websocket?.[0] : undefined;
+  if (url === undefined) throw new Error('no websocket URL in the ports file');
+  return url;
 }
 
 function jetstreamArgs(target, nodeDir, jetstream) {

@@ -21,6 +21,8 @@ export const SHAPES = {
   // three accounts (A exports `bench.>`, B and C import it; the subscriber is in B)
   accounts1: { nodes: 1, jetstream: false, accounts: 1 },
   accounts3: { nodes: 1, jetstream: false, accounts: 3 },
+  // core only, with a `websocket { no_tls }` listener beside the TCP one (issue 23)
+  websocket: { nodes: 1, jetstream: false, websocket: true },
 };
 
 /**
@@ -34,6 +36,9 @@ export const WORKLOADS = [
   { id: 'core-pubsub-128', suites: ['core'], shape: 'single', label: 'core pub→sub 128 B', unit: 'msgs/s', run: (c) => corePubSub(c, 128) },
   { id: 'core-pubsub-acct1', suites: ['core'], shape: 'accounts1', label: 'core pub→sub 128 B, one account', unit: 'msgs/s', run: (c) => corePubSub(c, 128, 'a', 'b') },
   { id: 'core-pubsub-acct3', suites: ['core'], shape: 'accounts3', label: 'core pub→sub 128 B, 3 accounts, across an import', unit: 'msgs/s', run: (c) => corePubSub(c, 128, 'a', 'b') },
+  { id: 'core-ws-pubsub-16', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 16 B over WebSocket', unit: 'msgs/s', run: (c) => corePubSubWs(c, 16, 'ws', 'ws') },
+  { id: 'core-ws-pubsub-128', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 128 B over WebSocket', unit: 'msgs/s', run: (c) => corePubSubWs(c, 128, 'ws', 'ws') },
+  { id: 'core-ws-to-tcp-128', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 128 B, WebSocket publisher → TCP subscriber', unit: 'msgs/s', run: (c) => corePubSubWs(c, 128, 'ws', 'tcp') },
   { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', run: coreReqRep },
   { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
   { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
@@ -86,6 +91,23 @@ async function corePubSub(c, bytes, pubUser, subUser) {
   const sub = await startWorker('core-sub', { url: as(subUser), subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
   try {
     const pubs = await runWorkers('core-pub', (i) => ({ url: as(pubUser), subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
+    const got = await sub.next(c.opts.maxRunMs + WORKER_SLACK_MS);
+    const r = aggregate([got], 'msgs/s');
+    return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
+  } finally {
+    await sub.stop();
+  }
+}
+
+/** corePubSub with each side on TCP or on the websocket listener (`ws://`: the raw client over `ws` frames). */
+async function corePubSubWs(c, bytes, pubOver, subOver) {
+  const node = c.topo.nodes[0];
+  const urlOf = (over) => (over === 'ws' ? node.wsUrl : node.url);
+  const subject = `bench.ws.${bytes}`;
+  const count = c.opts.coreMsgs;
+  const sub = await startWorker('core-sub', { url: urlOf(subOver), subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
+  try {
+    const pubs = await runWorkers('core-pub', (i) => ({ url: urlOf(pubOver), subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
     const got = await sub.next(c.opts.maxRunMs + WORKER_SLACK_MS);
     const r = aggregate([got], 'msgs/s');
     return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
