@@ -8,7 +8,9 @@ import { wsconnect, type NatsConnection } from '@nats-io/nats-core';
 import { connect } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
+import { readFileSync, rmSync } from 'node:fs';
 import { useConfServers } from './helpers/conf-servers.js';
+import { makeClusterCertificates } from './helpers/cluster-certificates.js';
 import { websocketPort } from './helpers/raw-websocket.js';
 import type { FlotillaProcess } from './helpers/flotilla-process.js';
 
@@ -199,5 +201,38 @@ describe('monitoring and INFO', () => {
     expect(varz.websocket).toMatchObject({ port: wsPort, no_tls: true, compression: true, handshake_timeout: 3_000_000_000 });
     await w.close();
     await t.flush();
+  });
+});
+
+describe('wss: websocket { tls {} }', () => {
+  it('a TLS WebSocket listener: the stock client over wss with the CA, INFO says TLS', async () => {
+    const certs = makeClusterCertificates();
+    try {
+      const cert = certs.node('ws');
+      const s = await servers.serverWith(`websocket { port: -1, tls { cert_file: "${cert.certFile}", key_file: "${cert.keyFile}" } }`);
+      const ca = readFileSync(certs.caFile);
+      // the browser would trust the CA itself; ws takes it as an option
+      class TrustingWebSocket extends WebSocket {
+        constructor(url: string, protocols?: string | string[]) {
+          super(url, protocols, { ca });
+        }
+      }
+      (globalThis as { WebSocket?: unknown }).WebSocket = TrustingWebSocket;
+      try {
+        const nc = await wsconnect({ servers: `wss://127.0.0.1:${websocketPort(s)}`, reconnect: false });
+        opened.push(nc);
+        if (!AGAINST_NATS_SERVER) expect(nc.info).toMatchObject({ tls_required: true, tls_available: true }); // 2.14's ws INFO
+        const sub = nc.subscribe('secure', { max: 1 });
+        nc.publish('secure', 'over tls');
+        for await (const m of sub) expect(m.string()).toBe('over tls');
+        // a plain ws:// client gets no handshake
+        (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+        expect(await refusal(wsconnect({ servers: `ws://127.0.0.1:${websocketPort(s)}`, reconnect: false, timeout: 2000 }))).not.toBe('connected');
+      } finally {
+        (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+      }
+    } finally {
+      rmSync(certs.dir, { recursive: true, force: true });
+    }
   });
 });

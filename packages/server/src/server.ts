@@ -448,6 +448,8 @@ export class FlotillaServer implements ClientHost {
       ws.send(info);
       ws.send(encodeErr(ERR_MAX_CONNECTIONS));
       ws.close(1008, 'Maximum Connections Exceeded');
+      // a client that does not answer the close frame is not waited for (ws would wait 30 s)
+      setTimeout(() => ws.terminate(), 1000).unref();
       this.log.info({ cid, max: this.options.maxConnections }, 'maximum connections exceeded');
       return;
     }
