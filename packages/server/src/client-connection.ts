@@ -209,6 +209,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       // nats-server closes on unparsable CONNECT without an -ERR.
       return this.close('Protocol Violation');
     }
+    const defaults = this.socket.connectDefaults;
+    if (defaults !== undefined) for (const [k, v] of Object.entries(defaults)) if (opts[k] === undefined || opts[k] === '') opts[k] = v;
     // Secrets never reach the log, not even at trace level.
     if (this.host.traceEnabled) this.host.log.trace({ cid: this.cid, op: 'CONNECT', json: redactedConnect(opts) }, 'client op');
     const protocol = opts['protocol'];

@@ -18,4 +18,6 @@ export interface ClientTransport {
   /** an immediate close; what is buffered is dropped */
   destroy(): unknown;
   once(event: 'drain', listener: () => void): unknown;
+  /** CONNECT fields the transport carries outside the protocol (WebSocket cookies), used where CONNECT leaves them empty */
+  readonly connectDefaults?: Readonly<Record<string, string>>;
 }

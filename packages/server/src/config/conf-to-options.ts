@@ -1314,6 +1314,14 @@ class ConfApplier {
           if (v !== undefined) ws.noAuthUser = v;
           break;
         }
+        case 'user_cookie':
+        case 'pass_cookie':
+        case 'token_cookie': {
+          const v = this.str(item);
+          const field = k.toLowerCase() === 'user_cookie' ? 'userCookie' : k.toLowerCase() === 'pass_cookie' ? 'passCookie' : 'tokenCookie';
+          if (v !== undefined) ws[field] = v;
+          break;
+        }
         case 'headers': {
           const hm = this.map(item);
           if (!hm) break;

@@ -183,6 +183,10 @@ export interface WebsocketOptions {
   authorization?: { user?: string; password?: string; token?: string; timeoutSec?: number };
   /** replaces the top-level no_auth_user for WebSocket clients */
   noAuthUser?: string;
+  /** cookies whose values stand in for CONNECT's user / pass / auth_token when it gives none */
+  userCookie?: string;
+  passCookie?: string;
+  tokenCookie?: string;
   /** extra headers on the 101 response */
   headers?: Record<string, string>;
 }

@@ -94,10 +94,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
   },
   websocket: {
     jwt_cookie: NO_OPERATOR,
-    // credentials from cookies are not read: such a client is refused, never let in
-    user_cookie: WARN,
-    pass_cookie: WARN,
-    token_cookie: WARN,
     ping_interval: refuse('keep idle WebSocket clients longer than its interval allows'),
   },
   'websocket tls': {

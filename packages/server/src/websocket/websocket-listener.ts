@@ -11,6 +11,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebsocketOptions } from '../config/options.js';
 import { handshakeRefusal, rawRefusal, refusalResponse } from './handshake-check.js';
 import { OriginPolicy } from './origin-policy.js';
+import { cookieCredentials } from './cookie-credentials.js';
 import { WebSocketTransport } from './websocket-transport.js';
 
 /** Compressed messages are buffered whole before parsing: up to this many max_payloads (nats-server's wsMaxMessageSize). */
@@ -137,8 +138,9 @@ export class WebsocketListener {
     const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.trim();
     const ip = first !== undefined && isIP(first) !== 0 ? first : socket.remoteAddress;
     const port = socket.remotePort;
+    const credentials = cookieCredentials(req, this.options);
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      this.onClient({ ws, transport: new WebSocketTransport(ws, socket, ip, port) });
+      this.onClient({ ws, transport: new WebSocketTransport(ws, socket, ip, port, credentials) });
     });
   }
 }

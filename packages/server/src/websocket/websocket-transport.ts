@@ -20,6 +20,8 @@ export class WebSocketTransport implements ClientTransport {
     /** the client's address: X-Forwarded-For when it holds an IP, as nats-server takes it */
     readonly remoteAddress: string | undefined,
     readonly remotePort: number | undefined,
+    /** credentials from the handshake's cookies (user_cookie, …) */
+    readonly connectDefaults: Readonly<Record<string, string>> | undefined,
   ) {}
 
   get writableLength(): number {
