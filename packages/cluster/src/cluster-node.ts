@@ -36,6 +36,8 @@ export interface ClusterNodeOptions {
   serverId: string;
   /** host:port clients can use to reach this node */
   clientUrl: string;
+  /** host:port of this node's websocket listener, when it has one */
+  wsUrl?: string;
   /** where the gRPC listener binds; port -1 or 0 = any free port; absent = dial only */
   listen?: { host: string; port: number };
   /** host advertised to peers when listening on a wildcard address */
@@ -71,6 +73,8 @@ export interface PeerView {
   serverId: string;
   serverName: string;
   clientUrl: string;
+  /** '' when the peer has no websocket listener */
+  wsUrl: string;
   clusterUrl: string;
   raftNodeId: number;
   /** true when this node dialed the link in use */
@@ -514,6 +518,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
       nonce: link.nonce,
       auth: secret !== '',
       accounts: true,
+      ...(this.options.wsUrl !== undefined && this.options.wsUrl !== '' ? { wsUrl: this.options.wsUrl } : {}),
     };
   }
 
@@ -682,6 +687,7 @@ function viewOf(link: PeerLink): PeerView {
     serverId: p.serverId,
     serverName: p.serverName,
     clientUrl: p.clientUrl,
+    wsUrl: p.wsUrl ?? '',
     clusterUrl: p.clusterUrl,
     raftNodeId: p.raftNodeId,
     outbound: link.outbound,

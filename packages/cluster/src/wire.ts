@@ -18,6 +18,8 @@ export interface HelloFrame {
   auth?: boolean;
   /** the sender reads the `account` of interest and message frames (older nodes take all as the global account's) */
   accounts?: boolean;
+  /** host:port of the sender's websocket listener; absent without one */
+  wsUrl?: string;
 }
 
 export type RefuseCode =
@@ -226,6 +228,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         nonce: bytesOf(h['nonce']),
         auth: h['auth'] === true,
         ...(h['accounts'] === true ? { accounts: true } : {}),
+        ...(typeof h['wsUrl'] === 'string' && h['wsUrl'] !== '' ? { wsUrl: h['wsUrl'] } : {}),
       },
     };
   }

@@ -336,6 +336,7 @@ export class FlotillaServer implements ClientHost {
         serverName: this.serverName,
         serverId: this.serverId,
         clientUrl: `${advertisedHost(this.options.host)}:${this.clientPort}`,
+        ...(this.websocket !== null ? { wsUrl: this.options.websocket?.advertise || `${advertisedHost(this.options.websocket?.host || '0.0.0.0')}:${this.websocket.port}` } : {}),
         ...(c.listen ? { listen: c.listen } : {}),
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
@@ -509,8 +510,9 @@ export class FlotillaServer implements ClientHost {
     }
     delete info['auth_required'];
     if (this.websocketAuth.required) info['auth_required'] = true;
-    // nats-server gives WebSocket clients the cluster's ws URLs; routes do not gossip them here yet
-    delete info['connect_urls'];
+    // the cluster's websocket URLs, as nats-server gives them to WebSocket clients
+    if (this.cluster) info['connect_urls'] = this.cluster.wsConnectUrls();
+    else delete info['connect_urls'];
     return info;
   }
 }

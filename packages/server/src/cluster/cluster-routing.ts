@@ -27,6 +27,8 @@ export interface ClusterRoutingOptions {
   serverId: string;
   /** host:port for clients, as INFO connect_urls lists it */
   clientUrl: string;
+  /** host:port of the websocket listener (ws clients' connect_urls), when there is one */
+  wsUrl?: string;
   listen?: { host: string; port: number };
   routes: readonly string[];
   faultsEnabled: boolean;
@@ -65,6 +67,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       serverName: options.serverName,
       serverId: options.serverId,
       clientUrl: options.clientUrl,
+      ...(options.wsUrl !== undefined ? { wsUrl: options.wsUrl } : {}),
       ...(options.listen ? { listen: options.listen } : {}),
       routes: options.routes,
       faultsEnabled: options.faultsEnabled,
@@ -149,6 +152,13 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         interest_by_account: this.byAccount((r) => r.remoteInterest.entriesOf(p.serverId)),
       })),
     };
+  }
+
+  /** Every node's websocket URL (nodes without a websocket listener left out), this node's first. */
+  wsConnectUrls(): string[] {
+    const urls = this.options.wsUrl !== undefined ? [this.options.wsUrl] : [];
+    for (const p of this.node.peers()) if (p.wsUrl !== '' && !urls.includes(p.wsUrl)) urls.push(p.wsUrl);
+    return urls;
   }
 
   /** Every node's client URL, this node's first. */
