@@ -7,6 +7,8 @@ import { createServer as createHttpServer, type IncomingMessage, type Server as 
 import { createServer as createHttpsServer } from 'node:https';
 import { isIP, type AddressInfo, type Socket } from 'node:net';
 import type { Logger } from 'pino';
+// first: it replaces ws's JS unmask before ws's receiver takes it
+import './word-unmask.js';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { WebsocketOptions } from '../config/options.js';
 import { handshakeRefusal, rawRefusal, refusalResponse } from './handshake-check.js';
