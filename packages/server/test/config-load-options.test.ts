@@ -470,7 +470,7 @@ include "conf.d/websocket.conf"
         ],
       },
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
-      websocket: { host: '', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
+      websocket: { host: '0.0.0.0', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
       ignoredBlocks: ['server_tags', 'pid_file', 'leafnodes'],
       configFile: file,
     });

@@ -1337,6 +1337,8 @@ class ConfApplier {
           this.unhandled(item, 'websocket');
       }
     }
+    // nats-server's baseline: a listener without a host binds every interface
+    if (ws.port !== 0 && ws.host === '') ws.host = '0.0.0.0';
     this.options.websocket = ws;
   }
 
