@@ -138,6 +138,28 @@ describe('frames', () => {
     await ws.waitClosed();
   });
 
+  it.each([
+    { name: 'an unknown op', send: 'FOO bar\r\n', err: "-ERR 'Unknown Protocol Operation'", code: 1002, reason: 'Protocol Violation' },
+    { name: 'a control line over max_control_line', send: `SUB ${'x'.repeat(5000)} 1\r\n`, err: "-ERR 'maximum control line exceeded'", code: 1008, reason: 'Maximum Control Line Exceeded' },
+  ])('$name: the TCP -ERR, then close $code "$reason"', async ({ send, err, code, reason }) => {
+    const ws = await opened(await plainServer());
+    ws.sendText(`CONNECT {"verbose":false,"pedantic":false}\r\n${send}`);
+    await ws.waitFrame(OP_CLOSE);
+    expect(ws.text).toContain(`${err}\r\n`);
+    expect(ws.closeFrame).toEqual({ code, reason });
+    await ws.waitClosed();
+  });
+
+  it("the websocket block's authorization timeout: no CONNECT in time is 'Authentication Timeout', close 1008", async () => {
+    const s = await servers.serverWith('authorization { user: u, password: p, timeout: 5 }\nwebsocket { port: -1, no_tls: true, authorization { timeout: 0.3 } }');
+    const startedMs = Date.now();
+    const ws = await opened(s);
+    await ws.waitFrame(OP_CLOSE, 3_000);
+    expect(Date.now() - startedMs).toBeLessThan(3_000);
+    expect(ws.text).toContain("-ERR 'Authentication Timeout'\r\n");
+    expect(ws.closeFrame).toEqual({ code: 1008, reason: 'Authentication Timeout' });
+  });
+
   it('permessage-deflate is answered without context takeover when compression is on, and not when off', async () => {
     const offer = { 'Sec-WebSocket-Extensions': 'permessage-deflate; client_max_window_bits' };
     const on = await opened(await plainServer(), offer);

@@ -63,13 +63,16 @@ export type CloseReason =
   // not a nats-server reason: an exception while handling this connection's input (a Flotilla bug)
   | 'Internal Error';
 
-/** Each parse error's -ERR (null: nats-server closes without one) and the reason /connz gives. */
+/**
+ * Each parse error's -ERR (null: nats-server closes without one) and the reason /connz gives (nats-server's
+ * readLoop closes a client's parse error as Protocol Violation; a WebSocket close frame carries that text).
+ */
 const PARSE_ERROR_REPLY: Record<ParseErrorKind, { text: string | null; reason: CloseReason }> = {
-  'unknown-op': { text: ERR_UNKNOWN_OP, reason: 'Parse Error' },
+  'unknown-op': { text: ERR_UNKNOWN_OP, reason: 'Protocol Violation' },
   'control-line': { text: ERR_MAX_CONTROL_LINE, reason: 'Maximum Control Line Exceeded' },
   'max-payload': { text: ERR_MAX_PAYLOAD, reason: 'Maximum Message Payload Exceeded' },
   'connect-required': { text: ERR_AUTH_VIOLATION, reason: 'Authentication Failure' },
-  'bad-args': { text: null, reason: 'Parse Error' },
+  'bad-args': { text: null, reason: 'Protocol Violation' },
 };
 
 /** Ops that arrive while a bcrypt check of CONNECT is running wait, up to this many. */
