@@ -235,4 +235,33 @@ describe('wss: websocket { tls {} }', () => {
       rmSync(certs.dir, { recursive: true, force: true });
     }
   });
+
+  it('tls { verify }: a client without a certificate from the CA gets no connection, one with it does', async () => {
+    const certs = makeClusterCertificates();
+    try {
+      const server = certs.node('wsv');
+      const client = certs.node('browser');
+      const s = await servers.serverWith(`websocket { port: -1, tls { cert_file: "${server.certFile}", key_file: "${server.keyFile}", ca_file: "${certs.caFile}", verify: true } }`);
+      const url = `wss://127.0.0.1:${websocketPort(s)}`;
+      const ca = readFileSync(certs.caFile);
+      const withOptions = (extra: Record<string, unknown>) =>
+        class extends WebSocket {
+          constructor(u: string, protocols?: string | string[]) {
+            super(u, protocols, { ca, ...extra });
+          }
+        };
+      try {
+        (globalThis as { WebSocket?: unknown }).WebSocket = withOptions({});
+        expect(await refusal(wsconnect({ servers: url, reconnect: false, timeout: 2000 }))).not.toBe('connected');
+        (globalThis as { WebSocket?: unknown }).WebSocket = withOptions({ cert: readFileSync(client.certFile), key: readFileSync(client.keyFile) });
+        const nc = await wsconnect({ servers: url, reconnect: false });
+        opened.push(nc);
+        await nc.flush();
+      } finally {
+        (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+      }
+    } finally {
+      rmSync(certs.dir, { recursive: true, force: true });
+    }
+  });
 });
