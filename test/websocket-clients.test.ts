@@ -77,8 +77,8 @@ describe('core NATS between WebSocket and TCP clients', () => {
     const s = await coreServer();
     const w = await ws(s);
     const t = await tcp(s);
-    t.subscribe('svc.tcp', { callback: (_e, m) => m.respond(`tcp:${m.string()}`) });
-    w.subscribe('svc.ws', { callback: (_e, m) => m.respond(`ws:${m.string()}`) });
+    t.subscribe('svc.tcp', { callback: (_e, m) => void m.respond(`tcp:${m.string()}`) });
+    w.subscribe('svc.ws', { callback: (_e, m) => void m.respond(`ws:${m.string()}`) });
     await t.flush();
     await w.flush();
     expect((await w.request('svc.tcp', 'a', { timeout: 2000 })).string()).toBe('tcp:a');
@@ -92,8 +92,8 @@ describe('core NATS between WebSocket and TCP clients', () => {
     const w = await ws(s);
     const t = await tcp(s);
     const counts = { ws: 0, tcp: 0 };
-    w.subscribe('work', { queue: 'q', callback: () => counts.ws++ });
-    t.subscribe('work', { queue: 'q', callback: () => counts.tcp++ });
+    w.subscribe('work', { queue: 'q', callback: () => void counts.ws++ });
+    t.subscribe('work', { queue: 'q', callback: () => void counts.tcp++ });
     await w.flush();
     await t.flush();
     const p = await tcp(s);
