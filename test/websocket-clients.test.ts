@@ -264,4 +264,46 @@ describe('wss: websocket { tls {} }', () => {
       rmSync(certs.dir, { recursive: true, force: true });
     }
   });
+
+  it('tls { verify_and_map }: the certificate names the user, with its permissions; TCP clients still need credentials', async () => {
+    const certs = makeClusterCertificates();
+    try {
+      const server = certs.node('wsmap');
+      const client = certs.node('browser');
+      const s = await servers.serverWith(
+        `authorization { users: [ { user: "CN=browser", permissions: { publish: "browser.>", subscribe: ["browser.>", "_INBOX.>"] } }, { user: tcpuser, password: pw } ] }\n` +
+          `websocket { port: -1, tls { cert_file: "${server.certFile}", key_file: "${server.keyFile}", ca_file: "${certs.caFile}", verify_and_map: true } }`,
+      );
+      const ca = readFileSync(certs.caFile);
+      const cert = readFileSync(client.certFile);
+      const key = readFileSync(client.keyFile);
+      (globalThis as { WebSocket?: unknown }).WebSocket = class extends WebSocket {
+        constructor(u: string, protocols?: string | string[]) {
+          super(u, protocols, { ca, cert, key });
+        }
+      };
+      try {
+        const nc = await wsconnect({ servers: `wss://127.0.0.1:${websocketPort(s)}`, reconnect: false });
+        opened.push(nc);
+        const sub = nc.subscribe('browser.in', { max: 1 });
+        nc.publish('browser.in', 'mine');
+        for await (const m of sub) expect(m.string()).toBe('mine');
+        const errors: string[] = [];
+        void (async () => {
+          for await (const st of nc.status()) if (st.type === 'error') errors.push(String(st.error));
+        })();
+        nc.publish('other.x', 'no');
+        await nc.flush();
+        const deadline = Date.now() + 2000;
+        while (errors.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        expect(errors.join()).toMatch(/permissions violation for publish to "other\.x"/i);
+      } finally {
+        (globalThis as { WebSocket?: unknown }).WebSocket = WebSocket;
+      }
+      expect(await refusal(tcp(s))).toMatch(/authorization violation/i);
+      await tcp(s, { user: 'tcpuser', pass: 'pw' });
+    } finally {
+      rmSync(certs.dir, { recursive: true, force: true });
+    }
+  });
 });

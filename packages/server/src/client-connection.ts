@@ -220,8 +220,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (protocol !== undefined && protocol !== 0 && protocol !== 1) {
       return this.fail(ERR_INVALID_PROTOCOL, 'Protocol Violation');
     }
-    const identities =
-      this.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
+    const identities = this.auth.mapsCertificates
+      ? certificateIdentities(this.socket instanceof TLSSocket ? this.socket.getPeerX509Certificate() : this.socket.peerCertificate?.())
+      : null;
     const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.

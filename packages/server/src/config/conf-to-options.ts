@@ -1199,11 +1199,6 @@ class ConfApplier {
           break;
         }
         case 'verify_and_map': {
-          // not for WebSocket clients yet: refused by the table
-          if (scope === 'websocket tls') {
-            this.unhandled(item, scope);
-            break;
-          }
           const b = this.bool(item);
           if (b !== undefined) {
             tls.verifyAndMap = b;

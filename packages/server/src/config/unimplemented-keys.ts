@@ -105,7 +105,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     cipher_suites: NO_TLS_TUNING,
     curve_preferences: NO_TLS_TUNING,
     pinned_certs: NO_PINNING,
-    verify_and_map: refuse('admit WebSocket clients without mapping their certificate to a user'),
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
   cluster: {

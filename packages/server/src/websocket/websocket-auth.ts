@@ -1,7 +1,8 @@
 // Who may connect over WebSocket. As nats-server (processClientOrLeafAuthentication): when the websocket
 // block names a user, a token or a no_auth_user, those replace the top-level single user/token and
 // no_auth_user for WebSocket clients (users, nkeys and accounts stay); its `authorization { timeout }`
-// replaces the auth timeout. Otherwise WebSocket clients authenticate exactly as TCP ones.
+// replaces the auth timeout; certificate mapping is the websocket tls block's `verify_and_map` (never the
+// top-level one). Otherwise WebSocket clients authenticate exactly as TCP ones.
 import type { AuthorizationOptions, ServerOptions } from '../config/options.js';
 import { ClientAuth } from '../client-auth.js';
 
@@ -10,7 +11,8 @@ export function websocketAuthOf(o: ServerOptions, serverAuth: ClientAuth): Clien
   if (wo === undefined || wo.port === 0) return serverAuth;
   const wa = wo.authorization ?? {};
   const overrides = nonEmpty(wa.user) || nonEmpty(wa.token) || nonEmpty(wo.noAuthUser);
-  if (!overrides && wa.timeoutSec === undefined) return serverAuth;
+  const mapsOwn = wo.tls?.verifyAndMap === true;
+  if (!overrides && wa.timeoutSec === undefined && mapsOwn === (o.tls?.verifyAndMap === true)) return serverAuth;
   const base = o.authorization ?? {};
   const auth: AuthorizationOptions = { ...base };
   if (overrides) {
@@ -25,7 +27,7 @@ export function websocketAuthOf(o: ServerOptions, serverAuth: ClientAuth): Clien
   }
   if (wa.timeoutSec !== undefined && wa.timeoutSec > 0) auth.timeoutSec = wa.timeoutSec;
   const noAuthUser = overrides ? wo.noAuthUser : o.noAuthUser;
-  return new ClientAuth(auth, o.tls, {
+  return new ClientAuth(auth, wo.tls, {
     ...(o.accounts !== undefined ? { accounts: o.accounts } : {}),
     ...(noAuthUser !== undefined && noAuthUser !== '' ? { noAuthUser } : {}),
   });

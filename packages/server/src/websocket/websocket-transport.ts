@@ -1,7 +1,9 @@
 // The WebSocket adapter under a ClientConnection: what the connection writes becomes binary frames (one
 // frame per flush, as nats-server collapses its pending buffers), and incoming messages are fed to the
 // same parser as TCP bytes (websocket-listener.ts). Back-pressure is the underlying socket's.
+import type { X509Certificate } from 'node:crypto';
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { WebSocket } from 'ws';
 import type { ClientTransport } from '../client-transport.js';
 import type { CloseReason } from '../client-connection.js';
@@ -23,6 +25,11 @@ export class WebSocketTransport implements ClientTransport {
     /** credentials from the handshake's cookies (user_cookie, …) */
     readonly connectDefaults: Readonly<Record<string, string>> | undefined,
   ) {}
+
+  /** wss: the client certificate the listener verified */
+  peerCertificate(): X509Certificate | undefined {
+    return this.raw instanceof TLSSocket ? this.raw.getPeerX509Certificate() : undefined;
+  }
 
   get writableLength(): number {
     // frames queued in ws (e.g. waiting for deflate) plus the socket's own buffer
