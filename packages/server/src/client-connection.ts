@@ -165,14 +165,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     return this.out.pendingBytes + this.socket.writableLength;
   }
 
-  /** Sends INFO (null when it went out before a TLS upgrade) and arms the auth and ping timers. */
-  start(info: Buffer | null): void {
+  /**
+   * Sends INFO (null when it went out before a TLS upgrade) and arms the auth and ping timers
+   * (`pingIntervalMs`: the websocket block's ping_interval for WebSocket clients).
+   */
+  start(info: Buffer | null, pingIntervalMs = this.host.options.pingIntervalMs): void {
     if (info !== null) this.enqueue(info);
     if (this.auth.required) {
       this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.auth.timeoutMs);
       this.authTimer.unref();
     }
-    const intervalMs = this.host.options.pingIntervalMs;
+    const intervalMs = pingIntervalMs;
     if (intervalMs > 0) {
       this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
       this.pingTimer.unref();

@@ -467,7 +467,7 @@ export class FlotillaServer implements ClientHost {
       conn.close(tooBig ? 'Maximum Message Payload Exceeded' : err.code?.startsWith('WS_ERR_') ? 'Protocol Violation' : 'Client Closed');
     });
     this.log.debug({ cid, ip, port: transport.remotePort }, 'websocket client connection created');
-    conn.start(info);
+    conn.start(info, this.options.websocket?.pingIntervalMs ?? this.options.pingIntervalMs);
   }
 
   /** INFO as nats-server sends it; a WebSocket client's names the websocket listener, its TLS and auth. */

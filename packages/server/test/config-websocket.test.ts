@@ -17,6 +17,7 @@ describe('websocket {} options', () => {
       user_cookie: u
       pass_cookie: p
       token_cookie: t
+      ping_interval: "30s"
       headers { "X-Frame-Options": "DENY" }
     }`);
     expect(o.websocket).toEqual({
@@ -32,6 +33,7 @@ describe('websocket {} options', () => {
       userCookie: 'u',
       passCookie: 'p',
       tokenCookie: 't',
+      pingIntervalMs: 30_000,
       headers: { 'X-Frame-Options': 'DENY' },
     });
     expect(options('ws { port: -1, no_tls: true, origin: "https://x.example" }').websocket).toMatchObject({ port: -1, allowedOrigins: ['https://x.example'] });

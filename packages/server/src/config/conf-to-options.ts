@@ -1317,6 +1317,11 @@ class ConfApplier {
           if (v !== undefined) ws[field] = v;
           break;
         }
+        case 'ping_interval': {
+          const ms = this.durationMs(item);
+          if (ms) ws.pingIntervalMs = ms;
+          break;
+        }
         case 'headers': {
           const hm = this.map(item);
           if (!hm) break;

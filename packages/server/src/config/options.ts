@@ -187,6 +187,8 @@ export interface WebsocketOptions {
   userCookie?: string;
   passCookie?: string;
   tokenCookie?: string;
+  /** server PINGs to WebSocket clients this often (nats-server 2.11+); absent: the top-level ping_interval */
+  pingIntervalMs?: number;
   /** extra headers on the 101 response */
   headers?: Record<string, string>;
 }

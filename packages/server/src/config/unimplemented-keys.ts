@@ -94,7 +94,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
   },
   websocket: {
     jwt_cookie: NO_OPERATOR,
-    ping_interval: refuse('keep idle WebSocket clients longer than its interval allows'),
   },
   'websocket tls': {
     insecure: WARN,

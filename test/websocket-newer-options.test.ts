@@ -1,9 +1,10 @@
-// websocket { user_cookie, pass_cookie, token_cookie }: credentials from the handshake's cookies stand in
-// for CONNECT's when it gives none, as nats-server 2.10+ does. Flotilla only: nats-server 2.9.10 refuses
-// these keys ("unknown field").
+// websocket {} keys of nats-server after 2.9: user_cookie / pass_cookie / token_cookie (credentials from the
+// handshake's cookies stand in for CONNECT's when it gives none, 2.10+) and ping_interval (2.11+). Flotilla
+// only: nats-server 2.9.10 refuses these keys ("unknown field").
 import { describe, expect, it } from 'vitest';
 import { useConfServers } from './helpers/conf-servers.js';
 import { OP_CLOSE, RawWebSocket, websocketPort } from './helpers/raw-websocket.js';
+import { RawClient } from './helpers/raw-client.js';
 
 const servers = useConfServers('ws-cookies');
 
@@ -38,5 +39,19 @@ describe('credentials from cookies', () => {
     await ws.waitFor(/PONG\r\n/);
     expect(ws.text).not.toContain('-ERR');
     ws.close();
+  });
+});
+
+describe('ping_interval', () => {
+  it('WebSocket clients are pinged at the block\'s interval, TCP clients at the server\'s', async () => {
+    const s = await servers.serverWith('ping_interval: "1h"\nwebsocket { port: -1, no_tls: true, ping_interval: "200ms" }');
+    const ws = await connectWith(websocketPort(s), null, '{"verbose":false}');
+    await ws.waitFor(/PONG\r\n/);
+    const tcp = await RawClient.connect(s.port);
+    tcp.send('CONNECT {"verbose":false}\r\n');
+    await ws.waitFor(/PING\r\n/, 3_000);
+    expect(tcp.received).not.toContain('PING\r\n');
+    ws.close();
+    tcp.close();
   });
 });
