@@ -55,6 +55,8 @@ export interface PublishView {
   lastSeqForSubject(subject: string): number;
   lastMsgId(): string;
   duplicateOf(msgId: string): number | undefined;
+  /** The stream's allow_msg_ttl (absent: false). */
+  readonly allowMsgTtl?: boolean;
 }
 
 export type PublishDecision =
@@ -120,7 +122,7 @@ export function screenPublish(view: PublishView, subject: string, header: Uint8A
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
   const headers = readPublishHeaders(header);
-  const unsupported = headers === null ? null : unsupportedHeaderError(headers, subject, view.sealed);
+  const unsupported = headers === null ? null : unsupportedHeaderError(headers, subject, view.sealed, view.allowMsgTtl === true);
   if (unsupported !== null) return { kind: 'reject', error: unsupported };
   return checkPublish(headers, subject, view);
 }

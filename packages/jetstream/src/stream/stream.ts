@@ -7,6 +7,7 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
+import { DeleteMarkers } from './delete-markers.js';
 import { readPublishHeaders } from './publish-checks.js';
 import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
@@ -67,6 +68,8 @@ export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
     maxMsgSize: cfg.max_msg_size,
     discard: cfg.discard,
     discardNewPerSubject: cfg.discard_new_per_subject === true,
+    msgTtl: cfg.allow_msg_ttl === true,
+    expiryReports: (cfg.subject_delete_marker_ttl ?? 0) > 0,
   };
 }
 
@@ -101,6 +104,11 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.cfg = config;
     this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.writer = writerFor(this);
+    // Subject delete markers: the store reports what passed max_age or its TTL, the writer removes it.
+    const markers = new DeleteMarkers(this, () => this.writer, (err) =>
+      host.log.error({ stream: config.name, err: String(err) }, 'expired message removal failed'),
+    );
+    store.onExpired(markers.expired);
   }
 
   get name(): string {
@@ -121,6 +129,9 @@ export class Stream implements StreamHandle, PublishRulesView {
   }
   get denyPurge(): boolean {
     return this.cfg.deny_purge;
+  }
+  get allowMsgTtl(): boolean {
+    return this.cfg.allow_msg_ttl === true;
   }
   lastSeq(): number {
     return this.store.state().last_seq;
@@ -156,6 +167,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Unsubscribes; the store stays open (the owner closes it). */
   stop(): void {
     this.stopped = true;
+    this.store.onExpired(null);
     this.serving = false;
     for (const u of this.unsubscribes.splice(0)) u();
   }
