@@ -145,7 +145,7 @@ describe('expiry', () => {
     const goneAt = await until(async () => (await messages(name)) === 2, 5000);
     const dueMs = tsMs + 1000;
     expect(goneAt - dueMs).toBeGreaterThanOrEqual(-20);
-    expect(goneAt - dueMs).toBeLessThan(500);
+    expect(goneAt - dueMs).toBeLessThan(750);
     expect(await jsm.streams.getMessage(name, { seq: short.seq }).catch(() => null)).toBeNull();
     expect((await jsm.streams.info(name)).state.first_seq).toBe(2);
   });
@@ -183,7 +183,7 @@ describe('expiry', () => {
     const goneAt = await until(async () => (await messages('RESTART')) === 1, 8000);
     const dueMs = tsMs + 4000;
     expect(goneAt - dueMs).toBeGreaterThanOrEqual(-20);
-    expect(goneAt - dueMs).toBeLessThan(500);
+    expect(goneAt - dueMs).toBeLessThan(750);
   });
 
   it('a message due while the server was down goes as it starts', async () => {
