@@ -186,6 +186,27 @@ describe('expiry', () => {
     expect(goneAt - dueMs).toBeLessThan(750);
   });
 
+  it('with delete markers, a message due while the server was down gets its marker as the server starts', async () => {
+    await addStream({ name: 'DOWNSDM', subjects: ['downsdm.>'], storage: 'file' as never, max_msgs_per_subject: 1, subject_delete_marker_ttl: 60_000_000_000 });
+    const pa = await js.publish('downsdm.a', 'x', { ttl: '1s' });
+    await stop();
+    await sleep(1500);
+    const startedAt = Date.now();
+    await start();
+    const sm = await (async () => {
+      for (;;) {
+        const m = await jsm.streams.getMessage('DOWNSDM', { last_by_subj: 'downsdm.a' }).catch(() => null);
+        if (m !== null && m.seq > pa.seq) return m;
+        if (Date.now() - startedAt > 5000) throw new Error('no marker');
+        await sleep(20);
+      }
+    })();
+    // Written once the stream serves (no wait for a report retry).
+    expect(Date.now() - startedAt).toBeLessThan(1500);
+    expect([sm.seq, sm.header.get('Nats-Marker-Reason'), sm.header.get('Nats-TTL')]).toEqual([pa.seq + 1, 'MaxAge', '1m0s']);
+    expect((await jsm.streams.info('DOWNSDM')).state.messages).toBe(1);
+  });
+
   it('a message due while the server was down goes as it starts', async () => {
     await addStream({ name: 'DOWN', subjects: ['down.>'], allow_msg_ttl: true, storage: 'file' as never });
     await js.publish('down.a', 'x', { ttl: '1s' });

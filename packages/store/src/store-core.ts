@@ -449,10 +449,16 @@ export abstract class StoreCore implements MessageStore {
     if (d !== null) into.push({ seq, subject, lastOfSubject: d.last });
   }
 
-  /** Hands due messages to `listener` instead of removing them, while limits.expiryReports is set. */
+  /**
+   * Hands due messages to `listener` instead of removing them, while limits.expiryReports is set. Setting a
+   * listener (again) reports everything due at once, whatever was reported before: a node that has just
+   * become the one to act need not wait out the retry time.
+   */
   onExpired(listener: ((due: readonly ExpiredMessage[]) => void) | null): void {
     this.expiredListener = listener;
-    if (listener !== null && this.cfg.expiryReports) this.armAgeTimer();
+    if (listener === null) return;
+    this.reported.clear();
+    if (this.cfg.expiryReports) this.armAgeTimer();
   }
 
   /** Runs an expiry pass soon (limits changed, messages moved, the store opened). */

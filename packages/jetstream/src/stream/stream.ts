@@ -92,6 +92,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Subscribed to the subjects: while its writer accepts publishes here (a replicated stream's leader). */
   private serving = false;
   private readonly writer: StreamWriter;
+  private readonly markers: DeleteMarkers;
 
   constructor(
     private readonly host: StreamHost,
@@ -105,10 +106,10 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.writer = writerFor(this);
     // Subject delete markers: the store reports what passed max_age or its TTL, the writer removes it.
-    const markers = new DeleteMarkers(this, () => this.writer, (err) =>
+    this.markers = new DeleteMarkers(this, () => this.writer, (err) =>
       host.log.error({ stream: config.name, err: String(err) }, 'expired message removal failed'),
     );
-    store.onExpired(markers.expired);
+    store.onExpired(this.markers.expired);
   }
 
   get name(): string {
@@ -181,8 +182,11 @@ export class Stream implements StreamHandle, PublishRulesView {
   setServing(serving: boolean): void {
     if (this.stopped || serving === this.serving) return;
     this.serving = serving;
-    if (serving) this.subscribe(this.cfg.subjects);
-    else for (const u of this.unsubscribes.splice(0)) u();
+    if (serving) {
+      this.subscribe(this.cfg.subjects);
+      // What fell due while another node (or nobody) acted is acted on now.
+      this.store.onExpired(this.markers.expired);
+    } else for (const u of this.unsubscribes.splice(0)) u();
   }
 
   get isServing(): boolean {
