@@ -41,6 +41,8 @@ const MAX_READ_RANGE = 100_000;
 /** One expiry pass looks at most at this many messages; the rest wait for the next pass, 1 ms later. */
 const EXPIRY_PASS_MAX = 10_000;
 const NS_PER_MS = 1_000_000n;
+/** Messages read per step when TTLs are turned on for a stream that holds messages. */
+const TTL_SCAN_STEP = 1024;
 /** Reporting without a listener yet (the stream is still being set up): look again this much later. */
 const NO_LISTENER_RETRY_NS = 250n * NS_PER_MS;
 
@@ -138,7 +140,9 @@ export abstract class StoreCore implements MessageStore {
 
   async updateLimits(limits: Partial<StoreLimits>): Promise<void> {
     this.assertOpen();
+    const ttlsBefore = this.cfg.msgTtl;
     this.cfg = { ...this.cfg, ...limits };
+    if (!ttlsBefore && this.cfg.msgTtl) await this.readTtls();
     const perSubject = this.cfg.maxMsgsPerSubject;
     if (perSubject > 0) {
       const over: number[] = [];
@@ -239,7 +243,8 @@ export abstract class StoreCore implements MessageStore {
     if (id === 0) id = subjects.intern(subject);
     if (this.msgs === 0) this.firstSeq = expected;
     this.index.add(expected, id, size, at, subjects.count[id] === 0 ? 0 : subjects.last[id]);
-    const ttlDueNs = hdrLen > 0 && this.ttlOf !== null ? this.trackTtl(expected, at, header) : null;
+    // Only a TTL stream reads headers for a TTL: elsewhere Nats-TTL was refused at publish.
+    const ttlDueNs = hdrLen > 0 && cfg.msgTtl && this.ttlOf !== null ? this.trackTtl(expected, at, header) : null;
     if (subjects.count[id] === 0) subjects.first[id] = expected;
     subjects.count[id]++;
     subjects.last[id] = expected;
@@ -255,6 +260,21 @@ export abstract class StoreCore implements MessageStore {
       if (ttlDueNs !== null && cfg.msgTtl) this.scheduleExpiry(ttlDueNs);
     }
     return expected;
+  }
+
+  /** TTLs were just turned on: the messages already stored get their expiry from their headers (nats-server's recoverTTLState). */
+  private async readTtls(): Promise<void> {
+    if (this.ttlOf === null || this.msgs === 0) return;
+    const end = this.lastSeq;
+    for (let from = this.firstSeq; from <= end; from += TTL_SCAN_STEP) {
+      const seqs: number[] = [];
+      for (let s = from; s < from + TTL_SCAN_STEP && s <= end; s++) if (this.index.isLive(s)) seqs.push(s);
+      if (seqs.length === 0) continue;
+      for (const m of await this.readRecords(seqs)) {
+        // Removed while reading: no entry for it.
+        if (m.header.length > 0 && this.index.isLive(m.seq)) this.trackTtl(m.seq, m.timestampNs, m.header);
+      }
+    }
   }
 
   /** Records the expiry of a message whose header carries a TTL; returns its expiry time (null: none, or never). */
@@ -278,7 +298,7 @@ export abstract class StoreCore implements MessageStore {
     if (this.msgs === 0) this.firstSeq = seq;
     this.index.add(seq, id, size, ts, subjects.count[id] === 0 ? 0 : subjects.last[id]);
     // The expiry comes from the stored message itself, so a restart keeps it exactly.
-    if (headerLen > 0 && this.ttlOf !== null) this.trackTtl(seq, ts, header);
+    if (headerLen > 0 && this.cfg.msgTtl && this.ttlOf !== null) this.trackTtl(seq, ts, header);
     if (subjects.count[id] === 0) subjects.first[id] = seq;
     subjects.count[id]++;
     subjects.last[id] = seq;

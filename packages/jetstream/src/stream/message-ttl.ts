@@ -73,7 +73,7 @@ const TTL_KEY_BYTES = Buffer.from(`${TTL_HEADER}:`);
 /** The raw Nats-TTL value of a header block (nats-server's getHeader), or undefined when absent. */
 export function ttlHeaderValue(header: Uint8Array): string | undefined {
   if (header.length === 0) return undefined;
-  const buf = Buffer.from(header.buffer, header.byteOffset, header.byteLength);
+  const buf = Buffer.isBuffer(header) ? header : Buffer.from(header.buffer, header.byteOffset, header.byteLength);
   let from = 0;
   for (;;) {
     const at = buf.indexOf(TTL_KEY_BYTES, from);
