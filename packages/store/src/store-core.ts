@@ -97,6 +97,11 @@ export abstract class StoreCore implements MessageStore {
   /** With limits.expiryReports: messages reported due and not removed yet. */
   private readonly reported = new ReportedExpiries();
   private expiredListener: ((due: readonly ExpiredMessage[]) => void) | null = null;
+  /**
+   * The max_age scan past never-expiring and reported messages starts here: every live message below it
+   * is one of those (the reported ones are retried from their own list), so a pass does not walk them again.
+   */
+  private ageScanFromSeq = 0;
   /** The wall-clock reading shared by this synchronous run's appends (see nowNs). */
   private tickNs: bigint | null = null;
   private readonly endTick = (): void => {
@@ -142,6 +147,7 @@ export abstract class StoreCore implements MessageStore {
     this.assertOpen();
     const ttlsBefore = this.cfg.msgTtl;
     this.cfg = { ...this.cfg, ...limits };
+    this.ageScanFromSeq = 0;
     if (!ttlsBefore && this.cfg.msgTtl) await this.readTtls();
     const perSubject = this.cfg.maxMsgsPerSubject;
     if (perSubject > 0) {
@@ -404,7 +410,7 @@ export abstract class StoreCore implements MessageStore {
         }
         if (this.msgs > 0) sooner(this.index.tsOf(this.firstSeq) + maxAge);
       } else {
-        let s = this.firstSeq;
+        let s = Math.max(this.firstSeq, this.ageScanFromSeq);
         for (; s <= this.lastSeq && budget > 0; budget--) {
           if (!this.index.isLive(s)) {
             s++;
@@ -424,6 +430,7 @@ export abstract class StoreCore implements MessageStore {
             removed++;
           }
         }
+        this.ageScanFromSeq = s;
         if (budget === 0) sooner(now + NS_PER_MS);
       }
     }
@@ -478,6 +485,7 @@ export abstract class StoreCore implements MessageStore {
     this.expiredListener = listener;
     if (listener === null) return;
     this.reported.clear();
+    this.ageScanFromSeq = 0;
     if (this.cfg.expiryReports) this.armAgeTimer();
   }
 
@@ -579,6 +587,7 @@ export abstract class StoreCore implements MessageStore {
     this.firstSeq = nextSeq;
     this.expiry.clear();
     this.reported.clear();
+    this.ageScanFromSeq = 0;
     this.forgetAll();
     this.stopAgeTimer();
   }
@@ -850,6 +859,7 @@ export abstract class StoreCore implements MessageStore {
     this.index.reset(1);
     this.expiry.clear();
     this.reported.clear();
+    this.ageScanFromSeq = 0;
     this.msgs = 0;
     this.bytes = 0;
     this.firstSeq = 0;

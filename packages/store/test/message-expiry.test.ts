@@ -129,3 +129,17 @@ describe('FileStore: expiry after a restart', () => {
     await t.close();
   });
 });
+
+describe('MemoryStore: many never-expiring messages before aged ones', () => {
+  it('a pass does not walk them again (bounded work per pass), and later messages still age out', async () => {
+    const s = new MemoryStore({ limits: { msgTtl: true, maxAgeNs: 100_000_000n }, messageTtl });
+    for (let i = 0; i < 25_000; i++) s.appendNoWait('n', ttlHeader('never'), enc('n'));
+    s.appendNoWait('a', undefined, enc('old'));
+    await s.flush();
+    await until(() => s.state().messages === 25_000, 5000);
+    const later = await s.append('a', undefined, enc('later'));
+    await until(() => s.state().last_seq === later.seq && s.state().messages === 25_000, 5000);
+    expect(s.lastSeqForSubject('a')).toBe(0);
+    await s.close();
+  });
+});
