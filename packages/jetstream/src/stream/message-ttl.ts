@@ -4,6 +4,8 @@
 // anything else is 10165 invalid per-message TTL. The header is found as nats-server's getHeader does: exact
 // key case, the first occurrence, leading spaces skipped.
 import type { MessageTtlReader } from '@flotilla/store';
+import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
 
 export const TTL_HEADER = 'Nats-TTL';
 
@@ -66,6 +68,19 @@ export function parseMessageTtl(value: string): MessageTtl {
   // Go's parseInt64: decimal digits only.
   if (value === '' || !/^[0-9]+$/.test(value)) return 'invalid';
   return Number(value);
+}
+
+/**
+ * The PubAck error for a publish's Nats-TTL value (checkMsgHeadersPreClusteredProposal, used for every
+ * publish here): any TTL or invalid value without allow_msg_ttl is 10166, an invalid one with it 10165.
+ * Digits making 0 (`00`) are no TTL at all; a bare `0` is a Go duration below 1s, invalid.
+ */
+export function messageTtlHeaderError(value: string | undefined, allowMsgTtl: boolean): ApiError | null {
+  if (!value) return null;
+  const ttl = parseMessageTtl(value);
+  if (ttl === 0) return null;
+  if (!allowMsgTtl) return JsErrors.messageTtlDisabled();
+  return ttl === 'invalid' ? JsErrors.messageTtlInvalid() : null;
 }
 
 const TTL_KEY_BYTES = Buffer.from(`${TTL_HEADER}:`);
