@@ -57,6 +57,7 @@ describe('R3 per-message TTL across a leader kill', () => {
     const newLeader = await cluster.waitForStreamLeader(watch.jsm, 'TTL3', { not: leader });
     expect(survivors).toContain(newLeader);
     const goneAt = await until(async () => ((await watch.jsm.streams.info('TTL3')).state.messages === 2 ? Date.now() : null), 15_000);
+    console.log(`TTL3: all five gone ${goneAt - (lastTsMs + 4000)} ms after the last one was due (leader ${leader} killed, new ${newLeader})`);
     // Due 4 s after their own (leader-assigned) timestamps: not restarted by the failover.
     expect(goneAt).toBeGreaterThanOrEqual(lastTsMs + 4000 - 20);
     expect(goneAt - (firstTsMs + 4000)).toBeLessThan(1500);
@@ -86,6 +87,7 @@ describe('R3 per-message TTL across a leader kill', () => {
     const survivors = NAMES.filter((n) => n !== leader);
     const pub = await cluster.client(survivors[0]!);
     const a = (await publish(pub.nc, 'sdm3.a', 'a', '2s')).seq;
+    const dueMs = (await pub.jsm.streams.getMessage('SDM3', { seq: a })).time.getTime() + 2000;
     const b = (await publish(pub.nc, 'sdm3.b', 'b', '2s')).seq;
     const c = (await publish(pub.nc, 'sdm3.c', 'c')).seq;
     expect([a, b, c]).toEqual([1, 2, 3]);
@@ -100,6 +102,7 @@ describe('R3 per-message TTL across a leader kill', () => {
     }, 15_000).catch((err: unknown) => {
       throw new Error(`${String(err)}; last state ${JSON.stringify(last)}`);
     });
+    console.log(`SDM3: both markers in ${Date.now() - dueMs} ms after the first TTL ran out (leader killed before)`);
     expect([state.first_seq, state.last_seq]).toEqual([3, 5]);
     const markers = [await watch.jsm.streams.getMessage('SDM3', { seq: 4 }), await watch.jsm.streams.getMessage('SDM3', { seq: 5 })];
     expect(markers.map((m) => m.subject).sort()).toEqual(['sdm3.a', 'sdm3.b']);

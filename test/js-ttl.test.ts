@@ -144,6 +144,7 @@ describe('expiry', () => {
     const tsMs = (await jsm.streams.getMessage(name, { seq: short.seq }))!.time.getTime();
     const goneAt = await until(async () => (await messages(name)) === 2, 5000);
     const dueMs = tsMs + 1000;
+    console.log(`${storage}: gone ${goneAt - dueMs} ms after due`);
     expect(goneAt - dueMs).toBeGreaterThanOrEqual(-20);
     expect(goneAt - dueMs).toBeLessThan(750);
     expect(await jsm.streams.getMessage(name, { seq: short.seq }).catch(() => null)).toBeNull();
@@ -182,6 +183,7 @@ describe('expiry', () => {
     expect(await messages('RESTART')).toBe(2);
     const goneAt = await until(async () => (await messages('RESTART')) === 1, 8000);
     const dueMs = tsMs + 4000;
+    console.log(`after a restart: gone ${goneAt - dueMs} ms after due`);
     expect(goneAt - dueMs).toBeGreaterThanOrEqual(-20);
     expect(goneAt - dueMs).toBeLessThan(750);
   });
