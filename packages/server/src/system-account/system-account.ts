@@ -11,6 +11,7 @@ import { connectEvent, disconnectEvent, newEventId } from './client-events.js';
 import { filteredOut, type EventFilter } from './event-filter.js';
 import { accountEndpoints, serverEndpoints, statzOrSkip } from './endpoints.js';
 import { InternalClient, type SystemRequest } from './internal-client.js';
+import { acceptedEncoding, encodeAnswer } from './response-encoding.js';
 import { ServerInfoStamp } from './server-info.js';
 import { serverStats } from './statsz.js';
 import {
@@ -135,10 +136,13 @@ export class SystemAccount {
 
   // ---- requests ------------------------------------------------------------------------------
 
-  private answer(client: InternalClient, r: SystemRequest, endpoint: Endpoint): void {
-    if (r.reply === null) return;
-    const json = zAnswer(this.server, this.stamp, r.body, endpoint);
-    if (json !== null) this.reply(client, r.reply, json);
+  /** nats-server's zReq; `compressible`: a successful answer honours Accept-Encoding (USER.INFO's does not). */
+  private answer(client: InternalClient, r: SystemRequest, endpoint: Endpoint, compressible = true): void {
+    if (r.reply === null || this.stopped) return;
+    const answer = zAnswer(this.server, this.stamp, r.body, endpoint);
+    if (answer === null) return;
+    const encoded = encodeAnswer(answer.json, compressible && !answer.failed ? acceptedEncoding(r.header) : 'none');
+    client.publishMessage(r.reply, encoded.header, encoded.body);
   }
 
   private reply(client: InternalClient, reply: string | null, json: string): void {
@@ -204,7 +208,7 @@ export class SystemAccount {
       'USER.INFO': (r) => {
         const requester = this.server.clients.get(r.publisherCid);
         if (requester === undefined || requester.account !== account.name) return;
-        this.answer(client, r, () => userInfo(requester));
+        this.answer(client, r, () => userInfo(requester), false);
       },
     };
     // USER.INFO reads the requester's connection, which only its own node has (a peer would find another client by its cid).

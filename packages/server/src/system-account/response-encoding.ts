@@ -1,0 +1,41 @@
+// nats-server's compression of a monitoring answer (zReq, events.go): a request whose headers carry
+// `Accept-Encoding` gets its (successful) answer compressed and named by `Content-Encoding`. nats-server looks for
+// "snappy" or "s2" first, then "gzip"; any other value is answered uncompressed with `Content-Encoding: identity`.
+// Flotilla writes gzip (node:zlib) but not the snappy framing format: a request that accepts snappy is answered
+// with gzip when it also accepts gzip, otherwise uncompressed with `identity`, which every client reads as is.
+import { gzipSync } from 'node:zlib';
+import { decodeHeaders, encodeHeaders, HeaderParseError } from '@flotilla/protocol';
+
+export type AcceptedEncoding = 'none' | 'gzip' | 'identity';
+
+const ACCEPT_ENCODING = 'Accept-Encoding';
+const CONTENT_ENCODING = 'Content-Encoding';
+
+/** What the request's header block accepts, as nats-server's getAcceptEncoding reads it (value in any case). */
+export function acceptedEncoding(header: Buffer | null): AcceptedEncoding {
+  if (header === null) return 'none';
+  let value: string | undefined;
+  try {
+    // nats-server's getHeader matches the key exactly
+    value = decodeHeaders(header).entries.find(([k]) => k === ACCEPT_ENCODING)?.[1];
+  } catch (err) {
+    if (err instanceof HeaderParseError) return 'none';
+    throw err;
+  }
+  if (value === undefined || value === '') return 'none';
+  const ae = value.toLowerCase();
+  return ae.includes('gzip') ? 'gzip' : 'identity';
+}
+
+export interface EncodedAnswer {
+  /** the header block, null for none */
+  header: Buffer | null;
+  body: Buffer;
+}
+
+export function encodeAnswer(json: string, encoding: AcceptedEncoding): EncodedAnswer {
+  const body = Buffer.from(json);
+  if (encoding === 'none') return { header: null, body };
+  const header = encodeHeaders({ entries: [[CONTENT_ENCODING, encoding]] });
+  return { header, body: encoding === 'gzip' ? gzipSync(body) : body };
+}
