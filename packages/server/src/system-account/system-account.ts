@@ -90,7 +90,8 @@ export class SystemAccount {
     const cluster = this.server.cluster;
     if (cluster === null || this.peerHook !== null || this.stopped) return;
     this.peerHook = cluster.addPeerListener((_peer, up) => {
-      if (up) this.heartbeat.broadcast();
+      // after the link's own bookkeeping (interest sync) is done
+      if (up) setImmediate(() => this.heartbeat.broadcast());
     });
   }
 
