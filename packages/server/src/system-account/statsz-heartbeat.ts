@@ -9,6 +9,8 @@
 const FIRST_INTERVAL_MS = 250;
 const MAX_INTERVAL_MS = 10_000;
 const RATE_LIMIT_MS = 1_000;
+/** Node's timers may fire a millisecond early by performance.now(): a retry at the window's end must pass. */
+const TIMER_SLACK_MS = 2;
 
 export class StatszHeartbeat {
   private intervalMs = FIRST_INTERVAL_MS;
@@ -56,7 +58,7 @@ export class StatszHeartbeat {
   private limited(): boolean {
     const now = performance.now();
     const windowMs = Math.min(RATE_LIMIT_MS, this.intervalMs);
-    if (now - this.lastMs < windowMs) {
+    if (now - this.lastMs < windowMs - TIMER_SLACK_MS) {
       this.arm(this.lastMs + windowMs - now);
       return true;
     }
