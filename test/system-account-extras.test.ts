@@ -8,7 +8,7 @@ import { gunzipSync } from 'node:zlib';
 import { connect, headers, StringCodec, type Msg, type NatsConnection } from 'nats';
 import { connect as connectV3 } from '@nats-io/transport-node';
 import { jetstreamManager as jetstreamManagerV3 } from '@nats-io/jetstream';
-import type { FlotillaProcess } from './helpers/flotilla-process.js';
+import { runFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
 import { JsonMailbox, sysAnswer } from './helpers/system-requests.js';
 
@@ -67,6 +67,15 @@ describe("an account's own nkey", () => {
     expect(accountz['data']['accounts']).toContain('A');
     expect(accountz['data']['accounts']).not.toContain(ACCOUNT_KEY);
     await a.close();
+  });
+});
+
+describe.skipIf(AGAINST_NATS_SERVER)('an account name that would leave the store directory (nats-server accepts it)', () => {
+  it('with JetStream: the server refuses to start, naming the account and why (exit 1)', async () => {
+    const file = servers.writeConf(`jetstream { store_dir: "${servers.dir}/js-bad" }\naccounts {\n  "../escape": { jetstream: enabled, users: [ { user: e, password: e } ] }\n}`);
+    const r = await runFlotilla(['-c', file], servers.dir);
+    expect(r.stderr).toContain('account name "../escape" can not have JetStream in flotilla: the name is its store directory');
+    expect(r.code).toBe(1);
   });
 });
 
