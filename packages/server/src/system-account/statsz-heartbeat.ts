@@ -2,9 +2,9 @@
 // limitStatsz): the first 250 ms after start, the interval doubling on every beat up to statsHBInterval (10 s).
 // A broadcast is skipped when the last one went out less than min(1 s, current interval) ago, and the timer is
 // moved to the end of that window. A `$SYS.REQ.SERVER.PING.STATSZ` without a reply clears the window and
-// broadcasts at once; a peer that links up gets one too (nats-server answers a server it has not heard of). Each
-// beat goes out even when nobody listens, as nats-server 2.14 sends it (its standalone interest check is unused):
-// with no subscriber here or on a peer, the publish delivers nothing.
+// broadcasts at once; a peer that links up gets one too (nats-server answers a server it has not heard of). The
+// timer runs whether anyone listens or not, as nats-server's does (2.14's standalone interest check is unused);
+// `send` skips building a message nobody here or on a peer subscribes to.
 
 const FIRST_INTERVAL_MS = 250;
 const MAX_INTERVAL_MS = 10_000;

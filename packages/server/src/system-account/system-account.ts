@@ -175,8 +175,10 @@ export class SystemAccount {
 
   private broadcastStatsz(): void {
     const subject = serverStatsz(this.server.serverId);
+    // Nobody listening here or on a peer: nats-server's publish would reach no one (and its internal client's
+    // messages are not in /varz in_msgs); Flotilla's router counts every publish, so it is not made.
     this.guarded(subject, () => {
-      if (!this.stopped) this.sys.publish(subject, this.statszJson());
+      if (!this.stopped && this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
     });
   }
 
