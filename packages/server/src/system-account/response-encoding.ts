@@ -1,12 +1,12 @@
 // nats-server's compression of a monitoring answer (zReq, events.go): a request whose headers carry
 // `Accept-Encoding` gets its (successful) answer compressed and named by `Content-Encoding`. nats-server looks for
-// "snappy" or "s2" first, then "gzip"; any other value is answered uncompressed with `Content-Encoding: identity`.
-// Flotilla writes gzip (node:zlib) but not the snappy framing format: a request that accepts snappy is answered
-// with gzip when it also accepts gzip, otherwise uncompressed with `identity`, which every client reads as is.
+// "snappy" or "s2" first (answering the Snappy framing format, `snappy`), then "gzip"; any other value is
+// answered uncompressed with `Content-Encoding: identity`.
 import { gzipSync } from 'node:zlib';
 import { decodeHeaders, encodeHeaders, HeaderParseError } from '@flotilla/protocol';
+import { snappyFramed } from './snappy-frames.js';
 
-export type AcceptedEncoding = 'none' | 'gzip' | 'identity';
+export type AcceptedEncoding = 'none' | 'snappy' | 'gzip' | 'identity';
 
 const ACCEPT_ENCODING = 'Accept-Encoding';
 const CONTENT_ENCODING = 'Content-Encoding';
@@ -24,6 +24,7 @@ export function acceptedEncoding(header: Buffer | null): AcceptedEncoding {
   }
   if (value === undefined || value === '') return 'none';
   const ae = value.toLowerCase();
+  if (ae.includes('snappy') || ae.includes('s2')) return 'snappy';
   return ae.includes('gzip') ? 'gzip' : 'identity';
 }
 
@@ -37,5 +38,5 @@ export function encodeAnswer(json: string, encoding: AcceptedEncoding): EncodedA
   const body = Buffer.from(json);
   if (encoding === 'none') return { header: null, body };
   const header = encodeHeaders({ entries: [[CONTENT_ENCODING, encoding]] });
-  return { header, body: encoding === 'gzip' ? gzipSync(body) : body };
+  return { header, body: encoding === 'gzip' ? gzipSync(body) : encoding === 'snappy' ? snappyFramed(body) : body };
 }
