@@ -64,7 +64,8 @@ function raftzGroup(s: GroupStatus, selfId: number): Record<string, unknown> {
     peers[String(r.raftNodeId)] = {
       name: r.name,
       known: true,
-      ...(r.activeAgoMs >= 0 && !r.offline ? { last_seen: goDurationString(r.activeAgoMs) } : {}),
+      // how long since this node last heard from it (nats-server's time.Since(p.ts)), offline peers included
+      ...(r.activeAgoMs >= 0 ? { last_seen: goDurationString(r.activeAgoMs) } : {}),
     };
   }
   return {
