@@ -63,8 +63,12 @@ export class MonitoringServer {
       switch (url.pathname.replace(/\/+$/, '') || '/') {
         case '/':
           return json(200, { endpoints: ENDPOINTS });
-        case '/routez':
-          return json(200, routez(this.server));
+        case '/routez': {
+          // nats-server's decodeSubs: "detail", else a boolean
+          const detail = url.searchParams.get('subs')?.toLowerCase() === 'detail';
+          const subs = detail ? 'detail' : queryBool(url.searchParams, 'subs') ? 'list' : 'none';
+          return json(200, routez(this.server, subs));
+        }
         case '/metrics':
           return this.serveMetrics(res);
         case '/leafz':

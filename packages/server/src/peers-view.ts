@@ -10,7 +10,10 @@ const STALE_AFTER_MS = 3000;
 
 type Health = 'ok' | 'stale' | 'down';
 
-export function routez(server: FlotillaServer): Record<string, unknown> {
+/** nats-server's `subs`: none, a subject list (`subs=1`), or details with each subscription's account (`subs=detail`). */
+export type RoutezSubs = 'none' | 'list' | 'detail';
+
+export function routez(server: FlotillaServer, subs: RoutezSubs = 'none'): Record<string, unknown> {
   const cluster = server.cluster;
   if (cluster === null) {
     return { server_id: server.serverId, server_name: server.serverName, now: new Date().toISOString(), num_routes: 0, routes: [], peers: [] };
@@ -38,7 +41,7 @@ export function routez(server: FlotillaServer): Record<string, unknown> {
     };
   });
   const healthByName = new Map(peers.map((p) => [p.name, p.health]));
-  const base = cluster.routez();
+  const base = cluster.routez(subs);
   const routes = (base['routes'] as Array<Record<string, unknown>>).map((r) => ({
     ...r,
     // nats-server's RouteInfo.NumSubs: the interest the route carries from that node, every account together

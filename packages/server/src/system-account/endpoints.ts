@@ -47,7 +47,8 @@ export function serverEndpoints(server: FlotillaServer, cpu: CpuPercent): Record
   return {
     VARZ: () => varz(server, server.httpPort, cpu.sample()),
     CONNZ: (o) => connz(server, connzParams(o)),
-    ROUTEZ: () => routez(server),
+    // RoutezOptions {subscriptions, subscriptions_detail}
+    ROUTEZ: (o) => routez(server, o['subscriptions_detail'] === true ? 'detail' : o['subscriptions'] === true ? 'list' : 'none'),
     SUBSZ: (o) => subszOf(server, o),
     JSZ: (o) => {
       const answer = jsz(server, jszParams(o));
