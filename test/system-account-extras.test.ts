@@ -81,6 +81,16 @@ describe.skipIf(AGAINST_NATS_SERVER)('an account name that would leave the store
 });
 
 describe('capability flags', () => {
+  it('JetStream on, accounts configured, none of them with JetStream: the server still says jetstream', async () => {
+    const other = await servers.serverWith(`jetstream { store_dir: "${servers.dir}/js-none" }\naccounts {\n  A: { users: [ { user: a, password: a } ] }\n  SYS: { users: [ { user: sys, password: sys } ] }\n}\nsystem_account: SYS`);
+    const nc = await connect({ servers: other.url, user: 'sys', pass: 'sys', reconnect: false });
+    servers.conns.push(nc);
+    const r = await sysAnswer(nc, '$SYS.REQ.SERVER.PING');
+    expect(r['server']['jetstream']).toBe(true);
+    if (!AGAINST_NATS_SERVER) expect(r['server']['flags']).toBe(3);
+  });
+
+
   it.skipIf(AGAINST_NATS_SERVER)('with JetStream: 3 (JetStreamEnabled | BinaryStreamSnapshot), jetstream true', async () => {
     const r = await sysAnswer(sys, '$SYS.REQ.SERVER.PING');
     expect(r['server']['jetstream']).toBe(true);

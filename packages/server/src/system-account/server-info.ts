@@ -2,6 +2,7 @@
 // sequence number that goes up by one per message this server sends and the time it was sent.
 import type { FlotillaServer } from '../server.js';
 import { ADVERTISED_NATS_VERSION } from '../version.js';
+import { jetStreamRuns } from '../monitored-jetstreams.js';
 
 /**
  * nats-server's ServerCapability bits (events.go), set only with JetStream as nats-server does:
@@ -21,7 +22,8 @@ export class ServerInfoStamp {
   /** A fresh `server` object: the next sequence number and the current time. */
   next(): Record<string, unknown> {
     const s = this.server;
-    const js = s.jetstream !== null;
+    // with accounts JetStream runs even when no account has it (nats-server's s.info.JetStream)
+    const js = jetStreamRuns(s);
     const cluster = s.cluster?.node.clusterName || s.options.cluster?.name;
     const domain = s.options.jetstream.domain;
     return {
