@@ -126,7 +126,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
 
   /**
    * Route information in the spirit of nats-server's /routez, for the monitoring endpoint; `subs` adds each
-   * route's interest as nats-server's subscriptions_list (subjects) or subscriptions_list_detail (with account).
+   * route's interest as nats-server's subscriptions_list (subjects) or subscriptions_list_detail.
    */
   routez(subs: 'none' | 'list' | 'detail' = 'none'): Record<string, unknown> {
     const peers = this.node.peers();
@@ -247,19 +247,30 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     return out;
   }
 
-  /** nats-server's subscriptions_list / subscriptions_list_detail, both omitted when the route carries none. */
+  /**
+   * nats-server's subscriptions_list / subscriptions_list_detail, both omitted when the route carries none. A
+   * route subscription's sid is `<account> <subject>[ <queue>]` there, which is how it names the account; the
+   * per-entry msgs and cid (the route connection's) are not tracked here and are left out.
+   */
   private subscriptionLists(peerId: string, subs: 'none' | 'list' | 'detail'): Record<string, unknown> {
     if (subs === 'none') return {};
     const interest = this.interestOf(peerId);
     if (interest.length === 0) return {};
-    return subs === 'list' ? { subscriptions_list: interest.map((e) => e.subject) } : { subscriptions_list_detail: interest };
+    if (subs === 'list') return { subscriptions_list: interest.map((e) => e.subject) };
+    return {
+      subscriptions_list_detail: interest.map((e) => ({
+        subject: e.subject,
+        ...(e.queue !== null ? { qgroup: e.queue } : {}),
+        sid: e.queue !== null ? `${e.account} ${e.subject} ${e.queue}` : `${e.account} ${e.subject}`,
+      })),
+    };
   }
 
-  /** A peer's interest in every account: `{account, subject, qgroup?}` as nats-server's SubDetail names them. */
-  private interestOf(peerId: string): Array<{ account: string; subject: string; qgroup?: string }> {
-    const out: Array<{ account: string; subject: string; qgroup?: string }> = [];
+  /** A peer's interest in every account. */
+  private interestOf(peerId: string): Array<{ account: string; subject: string; queue: string | null }> {
+    const out: Array<{ account: string; subject: string; queue: string | null }> = [];
     const add = (account: string, r: AccountRoute): void => {
-      for (const e of r.remoteInterest.interestOf(peerId)) out.push({ account, subject: e.subject, ...(e.queue !== null ? { qgroup: e.queue } : {}) });
+      for (const e of r.remoteInterest.interestOf(peerId)) out.push({ account, subject: e.subject, queue: e.queue });
     };
     add(GLOBAL_ACCOUNT_NAME, this.global);
     for (const [name, r] of this.named) add(name, r);
