@@ -4,7 +4,7 @@
 // answered uncompressed with `Content-Encoding: identity`.
 import { gzipSync } from 'node:zlib';
 import { decodeHeaders, encodeHeaders, HeaderParseError } from '@flotilla/protocol';
-import { snappyFramed } from './snappy-frames.js';
+import { snappyFramed, SnappyUnavailableError } from './snappy-frames.js';
 
 export type AcceptedEncoding = 'none' | 'snappy' | 'gzip' | 'identity';
 
@@ -37,6 +37,18 @@ export interface EncodedAnswer {
 export function encodeAnswer(json: string, encoding: AcceptedEncoding): EncodedAnswer {
   const body = Buffer.from(json);
   if (encoding === 'none') return { header: null, body };
-  const header = encodeHeaders({ entries: [[CONTENT_ENCODING, encoding]] });
-  return { header, body: encoding === 'gzip' ? gzipSync(body) : encoding === 'snappy' ? snappyFramed(body) : body };
+  if (encoding === 'snappy') {
+    try {
+      return { header: contentEncoding('snappy'), body: snappyFramed(body) };
+    } catch (err) {
+      // no binding on this platform: what nats-server answers for an encoding it does not write
+      if (!(err instanceof SnappyUnavailableError)) throw err;
+      return { header: contentEncoding('identity'), body };
+    }
+  }
+  return { header: contentEncoding(encoding), body: encoding === 'gzip' ? gzipSync(body) : body };
+}
+
+function contentEncoding(value: string): Buffer {
+  return encodeHeaders({ entries: [[CONTENT_ENCODING, value]] });
 }

@@ -1,8 +1,32 @@
 // The Snappy framing format (google/snappy framing_format.txt), which nats-server writes for
 // `Content-Encoding: snappy` (s2's writer in Snappy-compatible mode) and its clients read: a stream identifier,
 // then chunks of at most 64 KiB of input, each compressed (`snappy`, a native binding) or stored as is when
-// that is not smaller, each with the masked CRC-32C of its uncompressed bytes.
-import snappy from 'snappy';
+// that is not smaller, each with the masked CRC-32C of its uncompressed bytes. The native binding is loaded on
+// first use, so a platform without its prebuilt binary still starts (and answers such requests uncompressed).
+import { createRequire } from 'node:module';
+
+type SnappyBinding = typeof import('snappy');
+
+/** The snappy binding could not be loaded on this platform. */
+export class SnappyUnavailableError extends Error {
+  readonly code = 'SNAPPY_UNAVAILABLE';
+}
+
+let binding: SnappyBinding | null = null;
+let loadError: Error | null = null;
+
+function snappyBinding(): SnappyBinding {
+  if (binding !== null) return binding;
+  if (loadError === null) {
+    try {
+      binding = createRequire(import.meta.url)('snappy') as SnappyBinding;
+      return binding;
+    } catch (err) {
+      loadError = err instanceof Error ? err : new Error(String(err));
+    }
+  }
+  throw new SnappyUnavailableError(`snappy binding unavailable: ${loadError.message}`);
+}
 
 const STREAM_IDENTIFIER = Buffer.from([0xff, 0x06, 0x00, 0x00, 0x73, 0x4e, 0x61, 0x50, 0x70, 0x59]);
 const COMPRESSED_CHUNK = 0x00;
@@ -12,6 +36,7 @@ const CRC_BYTES = 4;
 
 /** `data` as a framed Snappy stream. */
 export function snappyFramed(data: Buffer): Buffer {
+  const snappy = snappyBinding();
   const parts: Buffer[] = [STREAM_IDENTIFIER];
   for (let at = 0; at < data.length; at += MAX_CHUNK_INPUT_BYTES) {
     const input = data.subarray(at, at + MAX_CHUNK_INPUT_BYTES);
@@ -29,6 +54,7 @@ export function snappyFramed(data: Buffer): Buffer {
 
 /** Reads a framed Snappy stream (for tests and tools); throws RangeError on a malformed one. */
 export function snappyUnframed(framed: Uint8Array): Buffer {
+  const snappy = snappyBinding();
   const b = Buffer.from(framed.buffer, framed.byteOffset, framed.byteLength);
   if (!b.subarray(0, STREAM_IDENTIFIER.length).equals(STREAM_IDENTIFIER)) throw new RangeError('no snappy stream identifier');
   const out: Buffer[] = [];
