@@ -62,7 +62,6 @@ const REFUSED: Case[] = [
   { scope: 'users', key: 'connection_types', conf: 'authorization { users: [ { user: a, password: a, connection_types: ["MQTT"] } ] }' },
   { scope: 'users', key: 'clients', conf: 'authorization { users: [ { user: a, password: a, clients: ["LEAFNODE"] } ] }' },
   { scope: 'users', key: 'proxy_required', conf: 'authorization { users: [ { user: a, password: a, proxy_required: true } ] }' },
-  { scope: 'account', key: 'nkey', conf: 'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }' },
 ];
 
 /** Accounts with what they do not work with yet: refused at startup with the reason. */
@@ -114,7 +113,6 @@ describe('keys Flotilla does not implement and must not ignore', () => {
       '  { user: a, password: a }',
       '  { user: b, password: b, allowed_connection_types: ["WEBSOCKET"], connection_types: ["MQTT"], clients: ["LEAFNODE"], proxy_required: true }',
       '] }',
-      'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }',
     ].join('\n');
     const r = await runFlotilla(['-t', '-c', writeConf('all-refused', conf)], dir);
     for (const c of REFUSED) expect(r.stderr).toContain(`'${c.key}'${scopeText(c.scope)} is not supported by flotilla yet`);
