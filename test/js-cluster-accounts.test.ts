@@ -1,8 +1,7 @@
 // JetStream per account across three real nodes: two JetStream accounts, each with its own meta group
 // (catalogue), so the same stream name lives in both; streams of one account are not seen from the other
 // from any node; an account's limits are enforced by its meta leader; an R3 stream survives the loss of
-// its leader and stays its account's. The config refusal is lifted for these nodes by a test knob
-// (FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER=1) until the feature is complete.
+// its leader and stays its account's.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +10,6 @@ import { connect, type NatsConnection } from 'nats';
 import { freePort, startNode, stopAll, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { sleep } from './helpers/flotilla-process.js';
 import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
-
-process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] = '1';
 
 const NAMES = ['n1', 'n2', 'n3'];
 const enc = new TextEncoder();
