@@ -2,7 +2,8 @@
 // stream (10026, also a stream asking for more), max_streams (10027) counted over streams placed on every
 // node, and storage counted on every replica: `$JS.API.INFO` reports an R3 stream's bytes three times, and a
 // publish that would take the account's bytes on all nodes over max_file is refused with 10002 (an R3
-// message counts three times). Each account's figures are its own. Also against nats-server 2.9.10.
+// message counts three times). Each account's figures are its own, and the nodes' usage reports are not seen
+// in the account. Also against nats-server 2.9.10.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sleep } from './helpers/flotilla-process.js';
 import { AccountsCluster, api, apiSettled, errorOf, fileStream } from './helpers/accounts-cluster.js';
@@ -49,6 +50,11 @@ describe('account limits in a cluster', () => {
 
   it('max_file counts every replica: INFO shows an R3 stream 3×, and the publish that would pass max_file gets 10002', async () => {
     const l = await cluster.login('n3', 'l');
+    // The nodes' usage reports travel in the system account: nothing of them in L's subject space.
+    const watcher = await cluster.login('n1', 'l');
+    const seen = new Set<string>();
+    watcher.subscribe('>', { callback: (_e, m) => seen.add(m.subject.split('.').slice(0, 2).join('.')) });
+    await watcher.flush();
     expect(errorOf(await apiSettled(l, '$JS.API.STREAM.CREATE.BYTES3', fileStream('BYTES3', 3)))).toBeUndefined();
     const payload = 'x'.repeat(1000);
     // A file message counts 22 + subject + payload + 8 bytes: 1038 here, 3114 on three replicas; three fit 12000.
@@ -81,6 +87,8 @@ describe('account limits in a cluster', () => {
       err_code: 10027,
       description: 'maximum number of streams reached',
     });
+    expect(seen.has('$JSC.ARU')).toBe(false);
+    expect(seen.has('bytes3.a')).toBe(true);
     // P's usage is its own: nothing of L's.
     const p = await cluster.login('n1', 'p');
     expect(await apiSettled(p, '$JS.API.INFO')).toMatchObject({ storage: 0, streams: 1 });

@@ -88,11 +88,19 @@ describe('JetStream per account in a cluster', () => {
   it('the same stream name in two accounts: two streams, each seen only in its account, from every node', async () => {
     const a1 = await login('n1', 'a');
     const b2 = await login('n2', 'b');
+    // A subscriber on '>' in B, on a third node, sees B's traffic only.
+    const watcher = await login('n3', 'b');
+    const payloads: string[] = [];
+    watcher.subscribe('>', { callback: (_e, m) => payloads.push(dec.decode(m.data)) });
+    await watcher.flush();
     expect((await apiSettled(a1, '$JS.API.STREAM.CREATE.ORDERS', stream('ORDERS', 3)))['error']).toBeUndefined();
     expect((await apiSettled(b2, '$JS.API.STREAM.CREATE.ORDERS', stream('ORDERS', 3)))['error']).toBeUndefined();
     expect((await apiSettled(a1, '$JS.API.STREAM.CREATE.ONLYA', stream('ONLYA', 1)))['error']).toBeUndefined();
     for (let i = 0; i < 3; i++) expect(await apiSettled(a1, 'orders.new', `a${i}`)).toEqual({ stream: 'ORDERS', seq: i + 1 });
     expect(await apiSettled(b2, 'orders.new', 'b0')).toEqual({ stream: 'ORDERS', seq: 1 });
+    for (const deadline = Date.now() + 5_000; !payloads.includes('b0') && Date.now() < deadline; ) await sleep(50);
+    expect(payloads).toContain('b0');
+    expect(payloads.filter((p) => /^a[0-9]$/.test(p) || p.includes('ONLYA'))).toEqual([]);
     for (const name of NAMES) {
       const a = await login(name, 'a');
       const b = await login(name, 'b');

@@ -100,7 +100,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
       if (account !== undefined && this.accountLimits.limitsStorage) {
         const env = options.cluster;
         const gossip = new AccountUsageGossip({
-          bus,
+          bus: options.systemBus ?? bus,
           account,
           selfName: env.self.name,
           local: () => this.table.storageBytes(),

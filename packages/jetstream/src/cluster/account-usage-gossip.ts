@@ -1,6 +1,6 @@
 // An account's JetStream usage across the cluster, as nats-server's jsAccount keeps it for its limits: each
 // node reports the bytes its own replicas of the account's streams hold (on `$JSC.ARU.<account>.<server>`,
-// nats-server's subject, in the account), when they changed but at most every REPORT_MIN_MS, and every
+// nats-server's subject, in the system account), when they changed but at most every REPORT_MIN_MS, and every
 // REPORT_EVERY_MS anyway; each node keeps the last report of every peer. The account's usage is this node's
 // bytes plus every peer's, so an R3 stream's bytes count on each of its three replicas. A stream leader
 // checks a publish against it (10002), adding the message once per replica (nats-server's wouldExceedLimits).

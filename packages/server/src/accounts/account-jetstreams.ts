@@ -96,6 +96,9 @@ export class AccountJetStreams {
     const out = new AccountJetStreams();
     const serverStreams = new ServerStreams();
     const sharedLoad = new SharedPlacementLoad();
+    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
+    const system = p.accounts.system;
+    const systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
     const o = p.options;
     try {
       for (const account of p.accounts.all()) {
@@ -120,6 +123,7 @@ export class AccountJetStreams {
             accountLimits: limitsOf(conf.jetstream),
             serverStreams,
             ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, sharedLoad) } : {}),
+            ...(systemBus !== undefined ? { systemBus } : {}),
           },
           log,
         );
