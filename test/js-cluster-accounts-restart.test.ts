@@ -1,6 +1,7 @@
 // Two JetStream accounts on three real nodes: their R3 streams are placed on all three nodes, R1 streams of
 // both accounts are spread over the nodes together (Flotilla balances over every account's catalogue);
-// monitoring on every node covers both accounts (/jsz, /varz, /healthz, the Raft group metrics); and a crash
+// monitoring on every node covers both accounts (/jsz with each account's bytes on every node, /varz, /healthz,
+// the Raft group metrics); and a crash
 // of the whole cluster (every node SIGKILLed at once, then started again) keeps each account's streams, their
 // messages and their consumers' acks, in their own account. Also against nats-server 2.9.10.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -25,7 +26,7 @@ afterAll(async () => {
   await cluster?.close();
 });
 
-type Info = { cluster: { leader?: string; replicas?: Array<{ name: string }> }; state: { messages: number; last_seq: number } };
+type Info = { cluster: { leader?: string; replicas?: Array<{ name: string }> }; state: { messages: number; bytes: number; last_seq: number } };
 
 async function info(nc: NatsConnection, stream: string): Promise<Info> {
   return (await apiSettled(nc, `$JS.API.STREAM.INFO.${stream}`)) as unknown as Info;
@@ -94,6 +95,17 @@ describe('JetStream accounts across a whole-cluster restart', () => {
     for (let i = 0; i < 5; i++) expect(await apiSettled(a, 'orders.x', `a${i}`)).toEqual({ stream: 'ORDERS', seq: i + 1 });
     for (let i = 0; i < 3; i++) expect(await apiSettled(b, 'orders.x', `b${i}`)).toEqual({ stream: 'ORDERS', seq: i + 1 });
     await healthyEverywhere();
+    // Each account's bytes on every node (its R3 stream three times), on every node's /jsz.
+    const want = { A: 3 * (await info(a, 'ORDERS')).state.bytes, B: 3 * (await info(b, 'ORDERS')).state.bytes };
+    for (const node of NODE_NAMES) {
+      let got: Record<string, number> = {};
+      for (const deadline = Date.now() + 5_000; Date.now() < deadline; await sleep(250)) {
+        const details = (await monitoring(node, '/jsz?accounts=true')).body['account_details'] as Array<{ name: string; storage: number }>;
+        got = Object.fromEntries(details.map((d) => [d.name, d.storage]));
+        if (got['A'] === want.A && got['B'] === want.B) break;
+      }
+      expect(got).toEqual(want);
+    }
     for (const node of NODE_NAMES) {
       const jsz = (await monitoring(node, '/jsz?accounts=true')).body;
       const details = (jsz['account_details'] as Array<{ name: string }>).map((d) => d.name).sort();

@@ -97,7 +97,9 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
       });
       infos = new OpenStreamInfo(this.consumers, options.domain, this.clustered);
       const account = options.cluster.account;
-      if (account !== undefined && this.accountLimits.limitsStorage) {
+      // Every account gossips (its /jsz figures are the cluster's, as nats-server's); without accounts there is
+      // nothing to check ($G is unlimited) and none.
+      if (account !== undefined) {
         const env = options.cluster;
         const gossip = new AccountUsageGossip({
           bus: options.systemBus ?? bus,
@@ -214,6 +216,11 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   /** `$JS.API.INFO`'s body over the streams open on this node (monitoring reads its `api` statistics). */
   accountInfo(): object {
     return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain, this.accountLimits.limits, this.reservedBytes());
+  }
+
+  /** In a cluster with accounts: the account's bytes on every node (as last reported); null otherwise. */
+  usageOnEveryNode(): { memory: number; storage: number } | null {
+    return this.usageGossip?.total() ?? null;
   }
 
   /** Single node: the max_bytes of the account's streams. A cluster reports none (yet): this node holds only its replicas. */

@@ -98,12 +98,14 @@ export function jetStreamStatsJson(all: readonly AccountJetStream[], totals: Tot
 }
 
 /**
- * One account's detail figures as nats-server's accountDetail fills them: its usage and API counts, its
+ * One account's detail figures as nats-server's accountDetail fills them: its usage (on every node in a
+ * cluster with accounts) and API counts, its
  * account limits as reserved_* (nats-server writes an unlimited -1 as uint64, 2^64-1; Flotilla writes 0),
  * accounts and ha_assets 0.
  */
 function accountStatsJson(js: JetStreamService): Record<string, unknown> {
-  const t = totalsOf([{ account: '', js }]);
+  // In a cluster with accounts, the account's bytes on every node (nats-server's storageTotals); else this node's.
+  const t = js.usageOnEveryNode() ?? totalsOf([{ account: '', js }]);
   const limits = js.accountLimits.limits;
   const api = js.apiStats();
   return {

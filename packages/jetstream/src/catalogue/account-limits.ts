@@ -107,11 +107,6 @@ export class AccountLimitsCheck {
   /** In a cluster: the account's bytes on every node (cluster/account-usage-gossip.ts), for publishExceeds. */
   clusterUsage: (() => { readonly memory: number; readonly storage: number }) | undefined;
 
-  /** True when the account limits a storage type: only then are publishes checked (and usage gossiped). */
-  get limitsStorage(): boolean {
-    return this.limits.max_memory >= 0 || this.limits.max_storage >= 0;
-  }
-
   /**
    * True when storing this message would take the account over its limit for `storage` (10002). In a cluster
    * the usage is every replica's and the message counts once per replica (nats-server's wouldExceedLimits,

@@ -4,7 +4,7 @@
 // REPORT_EVERY_MS anyway; each node keeps the last report of every peer. The account's usage is this node's
 // bytes plus every peer's, so an R3 stream's bytes count on each of its three replicas. A stream leader
 // checks a publish against it (10002), adding the message once per replica (nats-server's wouldExceedLimits).
-// Only accounts with a max_mem / max_file limit gossip: the others have nothing to check.
+// Every JetStream account of a cluster with accounts gossips: /jsz's account figures are these too.
 import type { MessageBus } from '../message-bus.js';
 
 /** Bytes held, per storage type. */
