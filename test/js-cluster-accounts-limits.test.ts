@@ -5,6 +5,7 @@
 // message counts three times). Each account's figures are its own, and the nodes' usage reports are not seen
 // in the account. Also against nats-server 2.9.10.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { NatsConnection } from 'nats';
 import { sleep } from './helpers/flotilla-process.js';
 import { AccountsCluster, api, apiSettled, errorOf, fileStream } from './helpers/accounts-cluster.js';
 
@@ -16,6 +17,7 @@ beforeAll(async () => {
     `accounts {
   L: { jetstream: { max_file: 12000, max_consumers: 2, max_streams: 3 }, users: [ { user: l, password: l } ] }
   P: { jetstream: enabled, users: [ { user: p, password: p } ] }
+  M: { jetstream: { max_mem: 3500 }, users: [ { user: m, password: m } ] }
 }`,
   );
 }, 120_000);
@@ -28,6 +30,19 @@ afterAll(async () => {
 const USAGE_SETTLE_MS = 2_000;
 const exceeded = { code: 400, err_code: 10002, description: 'resource limits exceeded for account' };
 const maxConsumers = { code: 400, err_code: 10026, description: 'maximum consumers limit reached' };
+
+/**
+ * `$JS.API.INFO` once it shows `want` (5 s at most): nats-server 2.9.10 stores a refused message for a moment
+ * and deletes it, so its usage settles.
+ */
+async function settledInfo(nc: NatsConnection, want: Record<string, number>): Promise<Record<string, unknown>> {
+  let info: Record<string, unknown> = {};
+  for (const deadline = Date.now() + 5_000; Date.now() < deadline; await sleep(250)) {
+    info = await api(nc, '$JS.API.INFO');
+    if (Object.entries(want).every(([k, v]) => info[k] === v)) break;
+  }
+  return info;
+}
 
 describe('account limits in a cluster', () => {
   it('max_consumers per stream (10026) for a stream asking for more and for a third consumer, from any node', async () => {
@@ -73,13 +88,7 @@ describe('account limits in a cluster', () => {
     expect(await api(l, 'bytes1.a', payload)).toEqual({ stream: 'BYTES1', seq: 2 });
     await sleep(USAGE_SETTLE_MS);
     expect(await api(l, 'bytes1.a', payload)).toEqual({ stream: 'BYTES1', seq: 0, error: exceeded });
-    // (nats-server 2.9.10 stores the refused R1 message for a moment and deletes it: its usage settles.)
-    let info: Record<string, unknown> = {};
-    for (const deadline = Date.now() + 5_000; Date.now() < deadline; await sleep(250)) {
-      info = await api(l, '$JS.API.INFO');
-      if (info['storage'] === 3 * bytes + 2 * 1038) break;
-    }
-    expect(info).toMatchObject({ storage: 3 * bytes + 2 * 1038, streams: 3 });
+    expect(await settledInfo(l, { storage: 3 * bytes + 2 * 1038 })).toMatchObject({ storage: 3 * bytes + 2 * 1038, streams: 3 });
     expect(((await api(l, '$JS.API.STREAM.INFO.BYTES1'))['state'] as { messages: number }).messages).toBe(2);
     // The account's third stream was its last (max_streams 3).
     expect(errorOf(await apiSettled(l, '$JS.API.STREAM.CREATE.FOURTH', fileStream('FOURTH', 1)))).toEqual({
@@ -93,4 +102,15 @@ describe('account limits in a cluster', () => {
     const p = await cluster.login('n1', 'p');
     expect(await apiSettled(p, '$JS.API.INFO')).toMatchObject({ storage: 0, streams: 1 });
   }, 120_000);
+
+  it('max_mem counts every replica of a memory stream: an R3 message of 1024 bytes takes 3072 of 3500', async () => {
+    const m = await cluster.login('n2', 'm');
+    expect(errorOf(await apiSettled(m, '$JS.API.STREAM.CREATE.MEM3', { ...fileStream('MEM3', 3), storage: 'memory' }))).toBeUndefined();
+    // A memory message counts subject + payload + 16 bytes: 6 + 1002 + 16 = 1024.
+    const payload = 'y'.repeat(1002);
+    expect(await apiSettled(m, 'mem3.a', payload)).toEqual({ stream: 'MEM3', seq: 1 });
+    await sleep(USAGE_SETTLE_MS);
+    expect(await api(m, 'mem3.a', payload)).toEqual({ stream: 'MEM3', seq: 0, error: exceeded });
+    expect(await settledInfo(m, { memory: 3 * 1024 })).toMatchObject({ memory: 3 * 1024, storage: 0, streams: 1 });
+  }, 60_000);
 });
