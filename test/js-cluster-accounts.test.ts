@@ -2,87 +2,31 @@
 // (catalogue), so the same stream name lives in both; streams of one account are not seen from the other
 // from any node; an account's limits are enforced by its meta leader; an R3 stream survives the loss of
 // its leader and stays its account's.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from 'nats';
-import { freePort, startNode, stopAll, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { sleep } from './helpers/flotilla-process.js';
 import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
+import { AccountsCluster, NODE_NAMES as NAMES, api, apiSettled, fileStream as stream } from './helpers/accounts-cluster.js';
 
-const NAMES = ['n1', 'n2', 'n3'];
-const enc = new TextEncoder();
 const dec = new TextDecoder();
-let root: string;
-let nodes: ClusterNodeProcess[] = [];
-const conns: NatsConnection[] = [];
+let cluster: AccountsCluster;
 
-function confOf(name: string, clusterPort: number, routes: number[]): string {
-  return `
-server_name: ${name}
-jetstream { store_dir: "${join(root, name)}" }
-cluster { name: JSACC, listen: "127.0.0.1:${clusterPort}", routes: [ ${routes.map((p) => `"nats://127.0.0.1:${p}"`).join(', ')} ] }
-accounts {
+beforeAll(async () => {
+  cluster = await AccountsCluster.start(
+    'JSACC',
+    `accounts {
   A: { jetstream: enabled, users: [ { user: a, password: a } ] }
   B: { jetstream: { max_streams: 2 }, users: [ { user: b, password: b } ] }
   C: { users: [ { user: c, password: c } ] }
   D: { jetstream: { max_file: 10000 }, users: [ { user: d, password: d } ] }
-}`;
-}
-
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'flotilla-js-cluster-accounts-'));
-  const ports = [await freePort(), await freePort(), await freePort()];
-  nodes = await Promise.all(
-    NAMES.map((name, i) => {
-      const file = join(root, `${name}.conf`);
-      writeFileSync(file, confOf(name, ports[i]!, ports));
-      return startNode({ name, clusterName: 'JSACC', rawClusterArgs: ['-c', file], natsServer: AGAINST_NATS_SERVER });
-    }),
+}`,
   );
 }, 120_000);
 
 afterAll(async () => {
-  for (const nc of conns) await nc.close().catch(() => undefined);
-  await stopAll(nodes);
-  rmSync(root, { recursive: true, force: true });
+  await cluster?.close();
 });
 
-function nodeOf(name: string): ClusterNodeProcess {
-  return nodes.find((n) => n.name === name)!;
-}
-
-async function login(name: string, user: string): Promise<NatsConnection> {
-  const nc = await connect({ servers: nodeOf(name).url, user, pass: user, reconnect: false });
-  conns.push(nc);
-  return nc;
-}
-
-async function api(nc: NatsConnection, subject: string, body: object | string = ''): Promise<Record<string, unknown>> {
-  const data = typeof body === 'string' ? body : JSON.stringify(body);
-  const m = await nc.request(subject, enc.encode(data), { timeout: 10_000 });
-  return JSON.parse(dec.decode(m.data)) as Record<string, unknown>;
-}
-
-/** Retried while the account's meta group (or a new stream group) has no leader yet. */
-async function apiSettled(nc: NatsConnection, subject: string, body: object | string = '', timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let reply: Record<string, unknown> | null = null;
-    try {
-      reply = await api(nc, subject, body);
-    } catch {
-      reply = null; // no responder yet
-    }
-    const code = (reply?.['error'] as { err_code?: number } | undefined)?.err_code;
-    if (reply !== null && code !== 10008 && code !== 10077) return reply;
-    if (Date.now() > deadline) throw new Error(`${subject}: no settled answer: ${JSON.stringify(reply)}`);
-    await sleep(250);
-  }
-}
-
-const stream = (name: string, replicas: number): object => ({ name, subjects: [`${name.toLowerCase()}.>`], storage: 'file', num_replicas: replicas });
+const login = (name: string, user: string) => cluster.login(name, user);
 
 describe('JetStream per account in a cluster', () => {
   it('the same stream name in two accounts: two streams, each seen only in its account, from every node', async () => {
@@ -158,8 +102,7 @@ describe('JetStream per account in a cluster', () => {
     const leader = (info['cluster'] as { leader: string }).leader;
     expect(NAMES).toContain(leader);
     const survivor = NAMES.find((n) => n !== leader)!;
-    await nodeOf(leader).stop();
-    nodes = nodes.filter((n) => n.name !== leader);
+    await cluster.stop(leader);
     const a = await login(survivor, 'a');
     const b = await login(survivor, 'b');
     // A new leader among the two left; each account still reads its own stream of that name.
