@@ -1,5 +1,5 @@
 // Account limits across three real nodes, as nats-server enforces them in a cluster: max_consumers per
-// stream (10026, also a stream asking for more), max_streams (10027) counted over streams placed on every
+// stream (10026, also a stream asking for more), max_ack_pending as default and cap (10121), max_streams (10027) counted over streams placed on every
 // node, and storage counted on every replica: `$JS.API.INFO` reports an R3 stream's bytes three times, and a
 // publish that would take the account's bytes on all nodes over max_file is refused with 10002 (an R3
 // message counts three times). Each account's figures are its own, and the nodes' usage reports are not seen
@@ -15,7 +15,7 @@ beforeAll(async () => {
   cluster = await AccountsCluster.start(
     'JSLIMITS',
     `accounts {
-  L: { jetstream: { max_file: 12000, max_consumers: 2, max_streams: 3 }, users: [ { user: l, password: l } ] }
+  L: { jetstream: { max_file: 12000, max_consumers: 2, max_streams: 3, max_ack_pending: 5 }, users: [ { user: l, password: l } ] }
   P: { jetstream: enabled, users: [ { user: p, password: p } ] }
   M: { jetstream: { max_mem: 3500 }, users: [ { user: m, password: m } ] }
 }`,
@@ -45,14 +45,21 @@ async function settledInfo(nc: NatsConnection, want: Record<string, number>): Pr
 }
 
 describe('account limits in a cluster', () => {
-  it('max_consumers per stream (10026) for a stream asking for more and for a third consumer, from any node', async () => {
+  it('max_consumers per stream (10026) for a stream asking for more and for a third consumer, max_ack_pending (10121), from any node', async () => {
     const l1 = await cluster.login('n1', 'l');
     expect(errorOf(await apiSettled(l1, '$JS.API.STREAM.CREATE.CONS', fileStream('CONS', 3, { max_consumers: 5 })))).toEqual(maxConsumers);
     expect(errorOf(await apiSettled(l1, '$JS.API.STREAM.CREATE.CONS', fileStream('CONS', 3)))).toBeUndefined();
     const durable = (name: string): object => ({ stream_name: 'CONS', config: { durable_name: name, ack_policy: 'explicit' } });
     const l2 = await cluster.login('n2', 'l');
     const l3 = await cluster.login('n3', 'l');
-    expect(errorOf(await apiSettled(l2, '$JS.API.CONSUMER.DURABLE.CREATE.CONS.c1', durable('c1')))).toBeUndefined();
+    // The account's max_ack_pending is the default and the cap (10121).
+    expect(errorOf(await apiSettled(l2, '$JS.API.CONSUMER.DURABLE.CREATE.CONS.c1', { stream_name: 'CONS', config: { durable_name: 'c1', ack_policy: 'explicit', max_ack_pending: 10 } }))).toEqual({
+      code: 400,
+      err_code: 10121,
+      description: 'consumer max ack pending exceeds system limit of 5',
+    });
+    const c1 = await apiSettled(l2, '$JS.API.CONSUMER.DURABLE.CREATE.CONS.c1', durable('c1'));
+    expect((c1['config'] as { max_ack_pending: number }).max_ack_pending).toBe(5);
     expect(errorOf(await apiSettled(l3, '$JS.API.CONSUMER.DURABLE.CREATE.CONS.c2', durable('c2')))).toBeUndefined();
     for (const nc of [l1, l2, l3]) expect(errorOf(await apiSettled(nc, '$JS.API.CONSUMER.DURABLE.CREATE.CONS.c3', durable('c3')))).toEqual(maxConsumers);
     // P has no limit: its stream of the same name takes three.
