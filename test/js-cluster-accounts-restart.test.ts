@@ -115,6 +115,11 @@ describe('JetStream accounts across a whole-cluster restart', () => {
       expect(jsz['streams']).toBeGreaterThanOrEqual(2);
       expect(jsz['messages']).toBeGreaterThanOrEqual(8);
       if (!AGAINST_NATS_SERVER) {
+        // Each account's own meta group, with its leader (Flotilla's field: nats-server has one meta group).
+        for (const d of jsz['account_details'] as Array<{ name: string; meta_cluster: { name: string; leader: string; cluster_size: number } }>) {
+          expect(d.meta_cluster).toMatchObject({ name: 'JSRESTART', cluster_size: 3 });
+          expect(NODE_NAMES).toContain(d.meta_cluster.leader);
+        }
         const metrics = await (await fetch(`http://127.0.0.1:${cluster.node(node).httpPort}/metrics`)).text();
         for (const acc of ['A', 'B']) {
           expect(metrics).toMatch(new RegExp(`flotilla_raft_group_has_leader\\{[^}]*kind="meta"[^}]*account="${acc}"[^}]*\\} 1`));

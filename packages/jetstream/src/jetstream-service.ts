@@ -46,7 +46,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   private readonly clustered: ClusteredJetStream | null;
   /** What the API table's handlers run on (api/api-dispatch.ts). */
   private readonly localApi: LocalDispatch;
-  /** In a cluster, an account with storage limits: its usage on every node (publishes are checked against it). */
+  /** In a cluster with accounts: the account's usage on every node (publishes and /jsz read it). */
   private usageGossip: AccountUsageGossip | null = null;
   /** Cluster metrics hooks (set by the server's metrics before start); read by every stream replica. */
   clusterObserver: ClusterObserver | undefined;

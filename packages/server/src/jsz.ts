@@ -60,10 +60,13 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     const accounts = acc === null ? all.slice(offset, offset + limit) : all.filter((a) => a.account === acc);
     // No JetStream account: no list, as nats-server; an `acc` without JetStream (or unknown) gets an empty one.
     if (accounts.length > 0 || acc !== null) {
+      // With accounts in a cluster each account has its own meta group (Flotilla's own field; nats-server has one).
+      const perAccountMeta = server.accountJetStreams !== null;
       body['account_details'] = accounts.map((a) => ({
         name: a.account,
         id: a.account,
         ...accountStatsJson(a.js),
+        ...(perAccountMeta && clusterViewOf(a.js) !== null ? { meta_cluster: metaClusterJson(clusterViewOf(a.js)!, server.serverName) } : {}),
         ...(withStreams ? { stream_detail: streamDetails(a.js, clusterViewOf(a.js), withConsumers, withConfig) } : {}),
       }));
     }
