@@ -64,15 +64,6 @@ const REFUSED: Case[] = [
   { scope: 'users', key: 'proxy_required', conf: 'authorization { users: [ { user: a, password: a, proxy_required: true } ] }' },
 ];
 
-/** Accounts with what they do not work with yet: refused at startup with the reason. */
-const REFUSED_WITH_ACCOUNTS: Array<{ name: string; conf: string; says: string }> = [
-  {
-    name: 'JetStream in a cluster',
-    conf: 'cluster { port: -1 }\njetstream { store_dir: "js" }',
-    says: "'accounts' together with JetStream in a cluster is not supported by flotilla yet",
-  },
-];
-
 function writeConf(name: string, text: string): string {
   const file = join(dir, `${name}.conf`);
   writeFileSync(file, `port: -1\n${text}\n`);
@@ -120,14 +111,11 @@ describe('keys Flotilla does not implement and must not ignore', () => {
     expect(r.code).toBe(1);
   });
 
-  it.concurrent.each(REFUSED_WITH_ACCOUNTS)('accounts with $name: the server refuses to start, and -t fails, saying why', async ({ name, conf, says }) => {
-    const file = writeConf(`accounts-with-${name.replace(' ', '-')}`, `accounts { A: { users: [ { user: a, password: a } ] } }\n${conf}`);
-    for (const args of [['-c', file], ['-t', '-c', file]]) {
-      const r = await runFlotilla(args, dir);
-      expect(r.stderr).toContain(says);
-      expect(r.stderr).toContain('refuses to start');
-      expect(r.code).toBe(1);
-    }
+  it('accounts with JetStream in a cluster are no longer refused: -t passes', async () => {
+    const conf = 'accounts { A: { jetstream: enabled, users: [ { user: a, password: a } ] } }\ncluster { port: -1 }\njetstream { store_dir: "js" }';
+    const r = await runFlotilla(['-t', '-c', writeConf('accounts-with-js-cluster', conf)], dir);
+    expect(r.stdout).toContain('test is successful');
+    expect(r.code).toBe(0);
   });
 });
 

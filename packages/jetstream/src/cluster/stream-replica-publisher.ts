@@ -120,6 +120,10 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   storageExceeded(): boolean {
     return this.stream.storageExceeded();
   }
+  /** The account's limits over its usage on every node (messages still in flight are not counted yet). */
+  accountLimitExceeded(subject: string, headerBytes: number, dataBytes: number): boolean {
+    return this.stream.accountLimitExceeded(subject, headerBytes, dataBytes);
+  }
   hasInterest(subject: string): boolean {
     return this.stream.hasInterest(subject);
   }

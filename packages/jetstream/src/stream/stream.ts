@@ -24,8 +24,11 @@ export interface StreamHost {
   streamPurged(stream: Stream): void;
   /** True while this storage type is over the server's max_file_store / max_memory_store. */
   storageExceeded(kind: 'file' | 'memory'): boolean;
-  /** True when storing this message would take the stream's account over its limit; absent: no account limits. */
-  accountLimitExceeded?(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean;
+  /**
+   * True when storing this message would take the stream's account over its limit; absent: no account limits.
+   * `replicas`: the stream's replica count (in a cluster the message is stored once per replica).
+   */
+  accountLimitExceeded?(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number, replicas: number): boolean;
   /** Interest retention: true when some consumer of `stream` would take a message on `subject`. */
   hasConsumerInterest(stream: Stream, subject: string): boolean;
 }
@@ -151,7 +154,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     return this.host.storageExceeded(this.cfg.storage);
   }
   accountLimitExceeded(subject: string, headerBytes: number, dataBytes: number): boolean {
-    return this.host.accountLimitExceeded?.(this.cfg.storage, subject, headerBytes, dataBytes) ?? false;
+    return this.host.accountLimitExceeded?.(this.cfg.storage, subject, headerBytes, dataBytes, this.cfg.num_replicas) ?? false;
   }
   hasInterest(subject: string): boolean {
     return this.host.hasConsumerInterest(this, subject);

@@ -861,8 +861,8 @@ class ConfApplier {
           if ((n = size(item)) !== undefined) limits.maxAckPending = n;
           break;
         case 'cluster_traffic':
-          // Which account carries the account's Raft traffic: there is none on one node (and accounts with
-          // JetStream in a cluster are refused), so only the value is checked.
+          // Which account carries the account's Raft traffic ($NRG.>): Flotilla's Raft traffic runs over the
+          // nodes' gRPC links, in no account, so either value gives the same behaviour; only the value is checked.
           if (item.value !== 'system' && item.value !== 'owner' && item.value !== '') {
             this.error(item, `Expected 'system' or 'owner' string value for "${item.name}", got ${String(item.value)}`);
           }
