@@ -1,7 +1,7 @@
 // `$SYS.REQ.SERVER.PING.RAFTZ` and `$SYS.REQ.SERVER.<id>.RAFTZ` on three real nodes with JetStream accounts:
 // every node answers with its Raft groups, meta groups under the system account and each stream's group under
-// the stream's account (`{"account": "A"}`), as nats-server files them. The accounts-with-JetStream-in-a-cluster
-// refusal is lifted by the test knob js-cluster-accounts.test.ts uses. nats-server 2.9.10 has no RAFTZ.
+// the stream's account (`{"account": "A"}`), as nats-server files them. nats-server 2.9.10 has
+// no RAFTZ.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,8 +10,6 @@ import { connect, createInbox, StringCodec, type NatsConnection } from 'nats';
 import { freePort, startNode, stopAll, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
 import { until } from './helpers/until.js';
-
-process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] = '1';
 
 const sc = StringCodec();
 const NAMES = ['n1', 'n2', 'n3'];
