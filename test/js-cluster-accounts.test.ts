@@ -1,101 +1,50 @@
 // JetStream per account across three real nodes: two JetStream accounts, each with its own meta group
 // (catalogue), so the same stream name lives in both; streams of one account are not seen from the other
 // from any node; an account's limits are enforced by its meta leader; an R3 stream survives the loss of
-// its leader and stays its account's. The config refusal is lifted for these nodes by a test knob
-// (FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER=1) until the feature is complete.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+// its leader and stays its account's.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type NatsConnection } from 'nats';
-import { freePort, startNode, stopAll, type ClusterNodeProcess } from './helpers/cluster-process.js';
 import { sleep } from './helpers/flotilla-process.js';
 import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
+import { AccountsCluster, NODE_NAMES as NAMES, api, apiSettled, fileStream as stream } from './helpers/accounts-cluster.js';
 
-process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] = '1';
-
-const NAMES = ['n1', 'n2', 'n3'];
-const enc = new TextEncoder();
 const dec = new TextDecoder();
-let root: string;
-let nodes: ClusterNodeProcess[] = [];
-const conns: NatsConnection[] = [];
+let cluster: AccountsCluster;
 
-function confOf(name: string, clusterPort: number, routes: number[]): string {
-  return `
-server_name: ${name}
-jetstream { store_dir: "${join(root, name)}" }
-cluster { name: JSACC, listen: "127.0.0.1:${clusterPort}", routes: [ ${routes.map((p) => `"nats://127.0.0.1:${p}"`).join(', ')} ] }
-accounts {
+beforeAll(async () => {
+  cluster = await AccountsCluster.start(
+    'JSACC',
+    `accounts {
   A: { jetstream: enabled, users: [ { user: a, password: a } ] }
   B: { jetstream: { max_streams: 2 }, users: [ { user: b, password: b } ] }
   C: { users: [ { user: c, password: c } ] }
   D: { jetstream: { max_file: 10000 }, users: [ { user: d, password: d } ] }
-}`;
-}
-
-beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'flotilla-js-cluster-accounts-'));
-  const ports = [await freePort(), await freePort(), await freePort()];
-  nodes = await Promise.all(
-    NAMES.map((name, i) => {
-      const file = join(root, `${name}.conf`);
-      writeFileSync(file, confOf(name, ports[i]!, ports));
-      return startNode({ name, clusterName: 'JSACC', rawClusterArgs: ['-c', file], natsServer: AGAINST_NATS_SERVER });
-    }),
+}`,
   );
 }, 120_000);
 
 afterAll(async () => {
-  for (const nc of conns) await nc.close().catch(() => undefined);
-  await stopAll(nodes);
-  rmSync(root, { recursive: true, force: true });
+  await cluster?.close();
 });
 
-function nodeOf(name: string): ClusterNodeProcess {
-  return nodes.find((n) => n.name === name)!;
-}
-
-async function login(name: string, user: string): Promise<NatsConnection> {
-  const nc = await connect({ servers: nodeOf(name).url, user, pass: user, reconnect: false });
-  conns.push(nc);
-  return nc;
-}
-
-async function api(nc: NatsConnection, subject: string, body: object | string = ''): Promise<Record<string, unknown>> {
-  const data = typeof body === 'string' ? body : JSON.stringify(body);
-  const m = await nc.request(subject, enc.encode(data), { timeout: 10_000 });
-  return JSON.parse(dec.decode(m.data)) as Record<string, unknown>;
-}
-
-/** Retried while the account's meta group (or a new stream group) has no leader yet. */
-async function apiSettled(nc: NatsConnection, subject: string, body: object | string = '', timeoutMs = 60_000): Promise<Record<string, unknown>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let reply: Record<string, unknown> | null = null;
-    try {
-      reply = await api(nc, subject, body);
-    } catch {
-      reply = null; // no responder yet
-    }
-    const code = (reply?.['error'] as { err_code?: number } | undefined)?.err_code;
-    if (reply !== null && code !== 10008 && code !== 10077) return reply;
-    if (Date.now() > deadline) throw new Error(`${subject}: no settled answer: ${JSON.stringify(reply)}`);
-    await sleep(250);
-  }
-}
-
-const stream = (name: string, replicas: number): object => ({ name, subjects: [`${name.toLowerCase()}.>`], storage: 'file', num_replicas: replicas });
+const login = (name: string, user: string) => cluster.login(name, user);
 
 describe('JetStream per account in a cluster', () => {
   it('the same stream name in two accounts: two streams, each seen only in its account, from every node', async () => {
     const a1 = await login('n1', 'a');
     const b2 = await login('n2', 'b');
+    // A subscriber on '>' in B, on a third node, sees B's traffic only.
+    const watcher = await login('n3', 'b');
+    const payloads: string[] = [];
+    watcher.subscribe('>', { callback: (_e, m) => payloads.push(dec.decode(m.data)) });
+    await watcher.flush();
     expect((await apiSettled(a1, '$JS.API.STREAM.CREATE.ORDERS', stream('ORDERS', 3)))['error']).toBeUndefined();
     expect((await apiSettled(b2, '$JS.API.STREAM.CREATE.ORDERS', stream('ORDERS', 3)))['error']).toBeUndefined();
     expect((await apiSettled(a1, '$JS.API.STREAM.CREATE.ONLYA', stream('ONLYA', 1)))['error']).toBeUndefined();
     for (let i = 0; i < 3; i++) expect(await apiSettled(a1, 'orders.new', `a${i}`)).toEqual({ stream: 'ORDERS', seq: i + 1 });
     expect(await apiSettled(b2, 'orders.new', 'b0')).toEqual({ stream: 'ORDERS', seq: 1 });
+    for (const deadline = Date.now() + 5_000; !payloads.includes('b0') && Date.now() < deadline; ) await sleep(50);
+    expect(payloads).toContain('b0');
+    expect(payloads.filter((p) => /^a[0-9]$/.test(p) || p.includes('ONLYA'))).toEqual([]);
     for (const name of NAMES) {
       const a = await login(name, 'a');
       const b = await login(name, 'b');
@@ -153,8 +102,7 @@ describe('JetStream per account in a cluster', () => {
     const leader = (info['cluster'] as { leader: string }).leader;
     expect(NAMES).toContain(leader);
     const survivor = NAMES.find((n) => n !== leader)!;
-    await nodeOf(leader).stop();
-    nodes = nodes.filter((n) => n.name !== leader);
+    await cluster.stop(leader);
     const a = await login(survivor, 'a');
     const b = await login(survivor, 'b');
     // A new leader among the two left; each account still reads its own stream of that name.

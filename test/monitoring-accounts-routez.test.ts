@@ -1,7 +1,8 @@
 // /routez per-account interest on two real nodes with accounts (issue 17 item 6): each route's
 // `interest_by_account` and the node's `local_interest_by_account` count subscriptions per account, `$G`
 // for the global one; the summed `interest` / `local_interest` stay what they were. Flotilla's own fields
-// (nats-server's /routez has per-route subscription counts only), so no nats-server run.
+// (nats-server's /routez has per-route subscription counts only), so no nats-server run. nats-server's own
+// form is there too: `subscriptions` per route, `?subs=1` subjects, `?subs=detail` (sid `<account> <subject>`).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -90,5 +91,27 @@ describe('/routez per-account interest', () => {
     // n1 has no client subscriptions of A or B: nothing of theirs is local there.
     const n1 = await routezOf(nodes[0]!);
     expect({ A: localGrew(n1, before, 'A'), B: localGrew(n1, before, 'B') }).toEqual({ A: 0, B: 0 });
+  });
+
+  it("nats-server's shape too: now, each route's subscriptions count, ?subs=1 subjects, ?subs=detail sids naming the account", async () => {
+    const a = await on(2, 'a');
+    a.subscribe('shape.a', { queue: 'workers' });
+    await a.flush();
+    const detailOf = async (): Promise<Array<{ subject: string; qgroup?: string; sid: string }> | undefined> => {
+      const r = (await (await fetch(`http://127.0.0.1:${nodes[0]!.httpPort}/routez?subs=detail`)).json()) as { routes: Array<Record<string, any>> };
+      return r.routes.find((x) => x['remote_name'] === 'n2')?.['subscriptions_list_detail'];
+    };
+    const detail = await until(async () => ((await detailOf())?.some((d) => d.subject === 'shape.a') ? await detailOf() : undefined), 10_000, 'shape.a in the detail');
+    expect(detail!.find((d) => d.subject === 'shape.a')).toEqual({ subject: 'shape.a', qgroup: 'workers', sid: 'A shape.a workers' });
+    const listed = (await (await fetch(`http://127.0.0.1:${nodes[0]!.httpPort}/routez?subs=1`)).json()) as Record<string, any>;
+    expect(Date.parse(listed['now'])).toBeGreaterThan(0);
+    const route = (listed['routes'] as Array<Record<string, any>>).find((x) => x['remote_name'] === 'n2')!;
+    expect(route['subscriptions']).toBe(route['interest']);
+    expect(route['subscriptions_list']).toContain('shape.a');
+    expect(route['subscriptions_list']).toHaveLength(route['interest']);
+    expect(route['subscriptions_list_detail']).toBeUndefined();
+    const plain = (await (await fetch(`http://127.0.0.1:${nodes[0]!.httpPort}/routez`)).json()) as Record<string, any>;
+    expect(plain['routes'][0]['subscriptions_list']).toBeUndefined();
+    expect((await fetch(`http://127.0.0.1:${nodes[0]!.httpPort}/routez?subs=nope`)).status).toBe(400);
   });
 });

@@ -67,16 +67,6 @@ const REFUSED: Case[] = [
   { scope: 'users', key: 'connection_types', conf: 'authorization { users: [ { user: a, password: a, connection_types: ["MQTT"] } ] }' },
   { scope: 'users', key: 'clients', conf: 'authorization { users: [ { user: a, password: a, clients: ["LEAFNODE"] } ] }' },
   { scope: 'users', key: 'proxy_required', conf: 'authorization { users: [ { user: a, password: a, proxy_required: true } ] }' },
-  { scope: 'account', key: 'nkey', conf: 'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }' },
-];
-
-/** Accounts with what they do not work with yet: refused at startup with the reason. */
-const REFUSED_WITH_ACCOUNTS: Array<{ name: string; conf: string; says: string }> = [
-  {
-    name: 'JetStream in a cluster',
-    conf: 'cluster { port: -1 }\njetstream { store_dir: "js" }',
-    says: "'accounts' together with JetStream in a cluster is not supported by flotilla yet",
-  },
 ];
 
 function writeConf(name: string, text: string): string {
@@ -120,7 +110,6 @@ describe('keys Flotilla does not implement and must not ignore', () => {
       '  { user: a, password: a }',
       '  { user: b, password: b, allowed_connection_types: ["WEBSOCKET"], connection_types: ["MQTT"], clients: ["LEAFNODE"], proxy_required: true }',
       '] }',
-      'accounts { A: { nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }',
     ].join('\n');
     const r = await runFlotilla(['-t', '-c', writeConf('all-refused', conf)], dir);
     for (const c of REFUSED) expect(r.stderr).toContain(`'${c.key}'${scopeText(c.scope)} is not supported by flotilla yet`);
@@ -128,14 +117,11 @@ describe('keys Flotilla does not implement and must not ignore', () => {
     expect(r.code).toBe(1);
   });
 
-  it.concurrent.each(REFUSED_WITH_ACCOUNTS)('accounts with $name: the server refuses to start, and -t fails, saying why', async ({ name, conf, says }) => {
-    const file = writeConf(`accounts-with-${name.replace(' ', '-')}`, `accounts { A: { users: [ { user: a, password: a } ] } }\n${conf}`);
-    for (const args of [['-c', file], ['-t', '-c', file]]) {
-      const r = await runFlotilla(args, dir);
-      expect(r.stderr).toContain(says);
-      expect(r.stderr).toContain('refuses to start');
-      expect(r.code).toBe(1);
-    }
+  it('accounts with JetStream in a cluster are no longer refused: -t passes', async () => {
+    const conf = 'accounts { A: { jetstream: enabled, users: [ { user: a, password: a } ] } }\ncluster { port: -1 }\njetstream { store_dir: "js" }';
+    const r = await runFlotilla(['-t', '-c', writeConf('accounts-with-js-cluster', conf)], dir);
+    expect(r.stdout).toContain('test is successful');
+    expect(r.code).toBe(0);
   });
 });
 

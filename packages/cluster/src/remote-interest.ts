@@ -44,6 +44,11 @@ export class RemoteInterestTable {
     return this.byPeer.get(peerId)?.size ?? 0;
   }
 
+  /** The (subject, queue) entries known for a peer, for monitoring (/routez subscription lists). */
+  interestOf(peerId: string): ReadonlyArray<{ readonly subject: string; readonly queue: string | null }> {
+    return [...(this.byPeer.get(peerId)?.values() ?? [])];
+  }
+
   /**
    * Peers to forward `subject` to. `servedLocally(queue)` says whether a local member took the message for
    * that queue group (or drew a peer's: see queueWeight); otherwise one peer with members is picked at random,

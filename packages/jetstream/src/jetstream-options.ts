@@ -3,6 +3,7 @@ import type { SyncPolicy } from '@flotilla/store';
 import type { ClusterEnvironment } from './cluster/cluster-contracts.js';
 import type { AccountLimits } from './catalogue/account-limits.js';
 import type { ServerStreams } from './catalogue/server-streams.js';
+import type { MessageBus } from './message-bus.js';
 
 export interface JetStreamServiceOptions {
   storeDir: string;
@@ -22,4 +23,9 @@ export interface JetStreamServiceOptions {
   serverStreams?: ServerStreams;
   /** Clustered JetStream (meta group, replicated streams); absent on a single node. */
   cluster?: ClusterEnvironment;
+  /**
+   * In a cluster with accounts: the system account's bus, where the account's usage reports travel (as
+   * nats-server's `$JSC.ARU`), out of the account's own subject space; the account's bus when absent.
+   */
+  systemBus?: MessageBus;
 }

@@ -19,6 +19,7 @@ import type { MessageBus, BusMessage, JetStreamLogger } from './message-bus.js';
 import type { StreamHandle } from './stream/stream-handle.js';
 import type { Stream, StreamHost } from './stream/stream.js';
 import type { ClusteredJetStreamView, ClusterObserver } from './cluster/cluster-contracts.js';
+import { AccountUsageGossip } from './cluster/account-usage-gossip.js';
 import { ClusteredCatalogue } from './cluster/clustered-catalogue.js';
 import { ClusteredJetStream, type ClusteredJetStreamHost } from './cluster/clustered-jetstream.js';
 import { ReplicaConsumerHooks } from './cluster/clustered-jetstream-consumers.js';
@@ -45,6 +46,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   private readonly clustered: ClusteredJetStream | null;
   /** What the API table's handlers run on (api/api-dispatch.ts). */
   private readonly localApi: LocalDispatch;
+  /** In a cluster with accounts: the account's usage on every node (publishes and /jsz read it). */
+  private usageGossip: AccountUsageGossip | null = null;
   /** Cluster metrics hooks (set by the server's metrics before start); read by every stream replica. */
   clusterObserver: ClusterObserver | undefined;
   /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
@@ -93,7 +96,30 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         replicaConsumers,
       });
       infos = new OpenStreamInfo(this.consumers, options.domain, this.clustered);
-      catalogue = new ClusteredCatalogue({ cluster: this.clustered, bus, log, advisories: this, infos, accountLimits: this.accountLimits });
+      const account = options.cluster.account;
+      // Every account gossips (its /jsz figures are the cluster's, as nats-server's); without accounts there is
+      // nothing to check ($G is unlimited) and none.
+      if (account !== undefined) {
+        const env = options.cluster;
+        const gossip = new AccountUsageGossip({
+          bus: options.systemBus ?? bus,
+          account,
+          selfName: env.self.name,
+          local: () => this.table.storageBytes(),
+          isPeer: (name) => env.peers().some((p) => p.name === name),
+        });
+        this.usageGossip = gossip;
+        this.accountLimits.clusterUsage = () => gossip.total();
+      }
+      catalogue = new ClusteredCatalogue({
+        cluster: this.clustered,
+        bus,
+        log,
+        advisories: this,
+        infos,
+        accountLimits: this.accountLimits,
+        ...(options.cluster.sharedLoad !== undefined ? { sharedLoad: options.cluster.sharedLoad } : {}),
+      });
     }
     this.streamApi = new StreamApi(this, catalogue, this.table, infos);
     this.localApi = {
@@ -122,6 +148,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   async start(): Promise<void> {
     if (this.clustered !== null) {
       this.subscribeApi();
+      this.usageGossip?.start();
       // Replicas open as the meta log is applied; until a meta leader exists the API answers 10008.
       this.clustered.start();
       return;
@@ -138,6 +165,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   async stop(): Promise<void> {
     for (const u of this.unsubscribeApi.splice(0)) u();
+    this.usageGossip?.stop();
     await this.local?.settled();
     if (this.clustered !== null) {
       // Consumers first, while their streams' Raft groups can still take a last state proposal.
@@ -190,6 +218,11 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain, this.accountLimits.limits, this.reservedBytes());
   }
 
+  /** In a cluster with accounts: the account's bytes on every node (as last reported); null otherwise. */
+  usageOnEveryNode(): { memory: number; storage: number } | null {
+    return this.usageGossip?.total() ?? null;
+  }
+
   /** Single node: the max_bytes of the account's streams. A cluster reports none (yet): this node holds only its replicas. */
   reservedBytes(): ReservedBytes {
     return this.clustered === null ? this.accountLimits.reserved() : { memory: 0, storage: 0 };
@@ -209,8 +242,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     return this.storage.exceeded(kind);
   }
 
-  accountLimitExceeded(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean {
-    return this.accountLimits.publishExceeds(kind, subject, headerBytes, dataBytes);
+  accountLimitExceeded(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number, replicas: number): boolean {
+    return this.accountLimits.publishExceeds(kind, subject, headerBytes, dataBytes, replicas);
   }
 
   // ---- API dispatch -------------------------------------------------------------------------------

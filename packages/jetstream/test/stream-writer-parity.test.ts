@@ -165,6 +165,22 @@ const CASES: Case[] = [
     lastSeq: 2,
   },
   {
+    name: 'Nats-TTL: stored on an allow_msg_ttl stream, 10165 for an invalid value',
+    config: { name: 'S', allow_msg_ttl: true },
+    batches: [[{ headers: [['Nats-TTL', '1h']] }, { headers: [['Nats-TTL', 'soon']] }, { headers: [['Nats-TTL', '500ms']] }, { headers: [['Nats-TTL', 'never']] }]],
+    replies: ['ack 1', 'err 10165 invalid per-message TTL', 'err 10165 invalid per-message TTL', 'ack 2'],
+    stored: [[1, 'm0'], [2, 'm3']],
+    lastSeq: 2,
+  },
+  {
+    name: 'Nats-TTL without allow_msg_ttl: 10166',
+    config: { name: 'S' },
+    batches: [[{ headers: [['Nats-TTL', '1h']] }, {}]],
+    replies: ['err 10166 per-message TTL is disabled', 'ack 1'],
+    stored: [[1, 'm1']],
+    lastSeq: 1,
+  },
+  {
     name: 'no_ack stores silently',
     config: { name: 'S', no_ack: true },
     batches: [[{}, { headers: [id('a')] }, { headers: [id('a')] }]],

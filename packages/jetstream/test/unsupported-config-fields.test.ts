@@ -44,8 +44,6 @@ describe('stream config fields Flotilla does not implement', () => {
     ['sources', { sources: [{ name: 'ORIGIN' }] }],
     ['subject_transform', { subject_transform: { src: 'a.>', dest: 'b.>' } }],
     ['republish', { republish: { src: '>', dest: 'out.>' } }],
-    ['allow_msg_ttl', { allow_msg_ttl: true }],
-    ['subject_delete_marker_ttl', { subject_delete_marker_ttl: 60_000_000_000 }],
     ['allow_msg_counter', { allow_msg_counter: true }],
     ['allow_atomic', { allow_atomic: true }],
     ['allow_msg_schedules', { allow_msg_schedules: true }],

@@ -61,6 +61,20 @@ describe('2.11+ publish headers on a stream without their features', () => {
     expect(screen(entries as unknown as Array<[string, string]>)).toEqual(STORE);
   });
 
+  it.each([
+    ['an invalid value', 'soon', refusal(400, 10165, 'invalid per-message TTL')],
+    ['a duration below 1s', '500ms', refusal(400, 10165, 'invalid per-message TTL')],
+    ['a bare 0 (a Go duration below 1s)', '0', refusal(400, 10165, 'invalid per-message TTL')],
+    ['a negative duration', '-5s', refusal(400, 10165, 'invalid per-message TTL')],
+    ['a duration of 1s', '1s', STORE],
+    ['a Go duration', '1m30s', STORE],
+    ['plain seconds', '90', STORE],
+    ['never', 'NEVER', STORE],
+    ['digits making 0 (no TTL)', '00', STORE],
+  ] as const)('with allow_msg_ttl, Nats-TTL %s: %s', (_name, value, expected) => {
+    expect(screen([['Nats-TTL', value]], view({ allowMsgTtl: true }))).toMatchObject(expected);
+  });
+
   it('a batch on a sealed stream is answered sealed, as the batch path checks that first', () => {
     expect(screen([['Nats-Batch-Id', 'b1']], view({ sealed: true }))).toMatchObject(refusal(400, 10109, 'invalid operation on sealed stream'));
   });

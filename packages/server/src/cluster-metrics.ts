@@ -1,10 +1,12 @@
 // Cluster series for /metrics: Raft group state (meta and stream groups on this node), replication lag
 // per peer, proposal-to-commit and fsync latency histograms, and per-peer link traffic. Group series are
-// capped like the stream series (MAX_GROUPS_EXPORTED, meta group always first).
+// capped like the stream series (MAX_GROUPS_EXPORTED, meta groups always first), over every JetStream
+// account's groups (each series carries its `account`).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { setFsyncObserver } from '@flotilla/store';
 import type { FlotillaServer } from './server.js';
-import { clusterViewOf, type GroupStatus } from './cluster-view.js';
+import { clusterViewOf, type ClusterView, type GroupStatus } from './cluster-view.js';
+import { jetStreamsByAccount, type AccountJetStream } from './monitored-jetstreams.js';
 import type { SeriesFamily } from './metrics.js';
 import { textFamily, type TextFamily } from './exposition-text.js';
 
@@ -36,27 +38,32 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
     buckets: PROPOSAL_BUCKETS_SECONDS,
     registers: [registry],
   });
-  // Stream replicas read `js.clusterObserver` on every commit, so setting it once is enough.
-  const js = server.jetstream;
-  let metaGroup = '';
-  if (js !== null) {
+  // Stream replicas read `js.clusterObserver` on every commit, so setting it once is enough; every JetStream
+  // account's (each has its own meta group and stream groups).
+  const jetStreams = jetStreamsByAccount(server);
+  const metaGroups = new Set<string>();
+  for (const { js } of jetStreams) {
     js.clusterObserver = {
-      proposalCommitted: (group, seconds) => proposals.observe({ kind: group === metaGroup ? 'meta' : 'stream' }, seconds),
+      proposalCommitted: (group, seconds) => proposals.observe({ kind: metaGroups.has(group) ? 'meta' : 'stream' }, seconds),
     };
   }
   const hookObserver = (): void => {
-    if (metaGroup === '') metaGroup = clusterViewOf(js)?.metaStatus().group ?? '';
+    if (metaGroups.size === jetStreams.length) return;
+    for (const { js } of jetStreams) {
+      const group = clusterViewOf(js)?.metaStatus().group;
+      if (group !== undefined) metaGroups.add(group);
+    }
   };
   hookObserver();
 
-  let cached: GroupStatus[] | null = null;
-  const groups = (): GroupStatus[] => {
+  let cached: AccountGroupStatus[] | null = null;
+  const groups = (): AccountGroupStatus[] => {
     hookObserver(); // clustered JetStream may have come up after the registry
-    return (cached ??= groupStatuses(server));
+    return (cached ??= groupStatuses(jetStreams));
   };
-  const labelsOf = (g: GroupStatus) => ({ group: g.group, kind: g.kind, stream: g.stream ?? '' });
+  const labelsOf = (g: AccountGroupStatus) => ({ group: g.group, kind: g.kind, stream: g.stream ?? '', account: g.account });
   const texts: TextFamily[] = [];
-  const groupGauge = (name: string, help: string, read: (g: GroupStatus) => number): void => {
+  const groupGauge = (name: string, help: string, read: (g: AccountGroupStatus) => number): void => {
     texts.push(textFamily(name, help, 'gauge', (emit) => {
       for (const g of groups()) emit(labelsOf(g), read(g));
     }));
@@ -70,7 +77,7 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
   // The meta group's leader counts only while it is reachable (as /healthz and /jsz see it): a cut-off node's
   // Raft state can still name the old leader.
   groupGauge('flotilla_raft_group_has_leader', '1 when this node knows a (reachable, for the meta group) leader for the group.', (g) =>
-    g.leader === 0 ? 0 : g.kind === 'meta' ? (clusterViewOf(server.jetstream)?.metaLeaderName() ? 1 : 0) : 1,
+    g.leader === 0 ? 0 : g.kind === 'meta' ? (g.metaLeaderName() ? 1 : 0) : 1,
   );
   groupGauge('flotilla_raft_group_term', 'Current Raft term.', (g) => g.term);
   groupGauge('flotilla_raft_group_commit_index', 'Highest log index known committed.', (g) => g.commit);
@@ -81,7 +88,7 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
       for (const g of groups()) emit(labelsOf(g), g.leaderChanges);
     }),
   );
-  const replicaGauge = (name: string, help: string, read: (r: GroupStatus['replicas'][number]) => number): void => {
+  const replicaGauge = (name: string, help: string, read: (r: AccountGroupStatus['replicas'][number]) => number): void => {
     texts.push(textFamily(name, help, 'gauge', (emit) => {
       for (const g of groups()) for (const r of g.replicas) emit({ ...labelsOf(g), peer: r.name }, read(r));
     }));
@@ -97,19 +104,32 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
     newScrape: () => (cached = null),
     stop: () => {
       setFsyncObserver(null);
-      if (js !== null) js.clusterObserver = undefined;
+      for (const { js } of jetStreams) js.clusterObserver = undefined;
     },
   };
 }
 
-function groupStatuses(server: FlotillaServer): GroupStatus[] {
-  const view = clusterViewOf(server.jetstream);
-  if (view === null) return [];
-  const out: GroupStatus[] = [view.metaStatus()];
-  const replicas = view.replicas().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const r of replicas) {
-    if (out.length >= MAX_GROUPS_EXPORTED) break;
-    out.push(r.status());
+/** A group's status with the JetStream account it belongs to, and (meta) that account's reachable leader. */
+interface AccountGroupStatus extends GroupStatus {
+  account: string;
+  metaLeaderName(): string;
+}
+
+/** Every account's meta group, then its stream groups by name; at most MAX_GROUPS_EXPORTED in all. */
+function groupStatuses(jetStreams: readonly AccountJetStream[]): AccountGroupStatus[] {
+  const out: AccountGroupStatus[] = [];
+  const views = jetStreams.flatMap(({ account, js }) => {
+    const view = clusterViewOf(js);
+    return view === null ? [] : [{ account, view }];
+  });
+  const leaderOf = (view: ClusterView) => () => view.metaLeaderName();
+  for (const { account, view } of views) out.push({ ...view.metaStatus(), account, metaLeaderName: leaderOf(view) });
+  for (const { account, view } of views) {
+    const replicas = view.replicas().sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    for (const r of replicas) {
+      if (out.length >= MAX_GROUPS_EXPORTED) return out;
+      out.push({ ...r.status(), account, metaLeaderName: leaderOf(view) });
+    }
   }
   return out;
 }

@@ -60,10 +60,13 @@ export function jsz(server: FlotillaServer, params: URLSearchParams): JszAnswer 
     const accounts = acc === null ? all.slice(offset, offset + limit) : all.filter((a) => a.account === acc);
     // No JetStream account: no list, as nats-server; an `acc` without JetStream (or unknown) gets an empty one.
     if (accounts.length > 0 || acc !== null) {
+      // With accounts in a cluster each account has its own meta group (Flotilla's own field; nats-server has one).
+      const perAccountMeta = server.accountJetStreams !== null;
       body['account_details'] = accounts.map((a) => ({
         name: a.account,
         id: a.account,
         ...accountStatsJson(a.js),
+        ...(perAccountMeta && clusterViewOf(a.js) !== null ? { meta_cluster: metaClusterJson(clusterViewOf(a.js)!, server.serverName) } : {}),
         ...(withStreams ? { stream_detail: streamDetails(a.js, clusterViewOf(a.js), withConsumers, withConfig) } : {}),
       }));
     }
@@ -98,12 +101,14 @@ export function jetStreamStatsJson(all: readonly AccountJetStream[], totals: Tot
 }
 
 /**
- * One account's detail figures as nats-server's accountDetail fills them: its usage and API counts, its
+ * One account's detail figures as nats-server's accountDetail fills them: its usage (on every node in a
+ * cluster with accounts) and API counts, its
  * account limits as reserved_* (nats-server writes an unlimited -1 as uint64, 2^64-1; Flotilla writes 0),
  * accounts and ha_assets 0.
  */
 function accountStatsJson(js: JetStreamService): Record<string, unknown> {
-  const t = totalsOf([{ account: '', js }]);
+  // In a cluster with accounts, the account's bytes on every node (nats-server's storageTotals); else this node's.
+  const t = js.usageOnEveryNode() ?? totalsOf([{ account: '', js }]);
   const limits = js.accountLimits.limits;
   const api = js.apiStats();
   return {

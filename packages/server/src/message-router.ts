@@ -274,7 +274,8 @@ export class MessageRouter {
     for (let i = 0; i < plain.length; i++) {
       const sub = plain[i]!;
       if (!isClusterVisible(sub)) continue;
-      this.deliver(sub, subject, reply, headerBytes, message);
+      // The route goes on with it: an import's response mapping (`_R_`) finds its requester by it.
+      this.deliver(sub, subject, reply, headerBytes, message, route);
       delivered++;
     }
     if (queues.length === 0) return delivered;
@@ -284,7 +285,7 @@ export class MessageRouter {
       if (!queues.includes(members[0]!.queue!)) continue;
       const chosen = pickMember(members, -1, true, 0); // the sender chose this node: a local member serves it
       if (chosen === null) continue;
-      this.deliver(chosen, subject, reply, headerBytes, message);
+      this.deliver(chosen, subject, reply, headerBytes, message, route);
       delivered++;
     }
     return delivered;

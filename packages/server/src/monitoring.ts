@@ -1,5 +1,5 @@
 // Monitoring HTTP endpoints with nats-server's JSON shapes: /healthz, /varz, /connz, /subsz, /accountz,
-// /accstatz, /jsz, /routez, and Prometheus /metrics.
+// /accstatz, /jsz, /routez, /leafz, /gatewayz, /raftz, and Prometheus /metrics.
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FlotillaServer } from './server.js';
@@ -9,6 +9,9 @@ import { subsz, subszOptionsOf, SubszError } from './subsz.js';
 import { CpuPercent } from './cpu-percent.js';
 import { healthz } from './healthz.js';
 import { jsz } from './jsz.js';
+import { gatewayz, leafz } from './leafz-gatewayz.js';
+import { queryBool, QueryParamError } from './query-bool.js';
+import { raftzHttp, RaftzNotFound } from './raftz.js';
 import { inLameDuck } from './lame-duck.js';
 import { createMetricsRegistry, type MetricsRegistry } from './metrics.js';
 import { routez } from './peers-view.js';
@@ -16,7 +19,7 @@ import { varz } from './varz.js';
 
 export { formatUptime } from './uptime-format.js';
 
-const ENDPOINTS = ['/healthz', '/varz', '/connz', '/subsz', '/accountz', '/accstatz', '/jsz', '/routez', '/metrics'];
+const ENDPOINTS = ['/healthz', '/varz', '/connz', '/subsz', '/accountz', '/accstatz', '/jsz', '/routez', '/leafz', '/gatewayz', '/raftz', '/metrics'];
 
 export class MonitoringServer {
   private readonly http: Server;
@@ -60,10 +63,23 @@ export class MonitoringServer {
       switch (url.pathname.replace(/\/+$/, '') || '/') {
         case '/':
           return json(200, { endpoints: ENDPOINTS });
-        case '/routez':
-          return json(200, routez(this.server));
+        case '/routez': {
+          // nats-server's decodeSubs: "detail", else a boolean
+          const detail = url.searchParams.get('subs')?.toLowerCase() === 'detail';
+          const subs = detail ? 'detail' : queryBool(url.searchParams, 'subs') ? 'list' : 'none';
+          return json(200, routez(this.server, subs));
+        }
         case '/metrics':
           return this.serveMetrics(res);
+        case '/leafz':
+          queryBool(url.searchParams, 'subs'); // checked as nats-server does; there are no leafs to list
+          return json(200, leafz(this.server));
+        case '/gatewayz':
+          if (url.searchParams.get('subs')?.toLowerCase() !== 'detail') queryBool(url.searchParams, 'subs');
+          queryBool(url.searchParams, 'accs');
+          return json(200, gatewayz(this.server));
+        case '/raftz':
+          return json(200, raftzHttp(this.server, url.searchParams));
         case '/healthz': {
           const answer = healthz(this.server, url.searchParams, inLameDuck(this.server));
           return json(answer.httpStatus, answer.body);
@@ -96,7 +112,12 @@ export class MonitoringServer {
       }
     } catch (err) {
       // What nats-server refuses with a 400 and its error text.
-      if (err instanceof AccountNotFoundError || err instanceof SubszError) {
+      if (err instanceof RaftzNotFound) {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end(err.message);
+        return;
+      }
+      if (err instanceof AccountNotFoundError || err instanceof SubszError || err instanceof QueryParamError) {
         res.writeHead(400, { 'content-type': 'text/plain' });
         res.end(err.message);
         return;

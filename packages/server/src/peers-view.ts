@@ -10,10 +10,13 @@ const STALE_AFTER_MS = 3000;
 
 type Health = 'ok' | 'stale' | 'down';
 
-export function routez(server: FlotillaServer): Record<string, unknown> {
+/** nats-server's `subs`: none, a subject list (`subs=1`), or details with each subscription's account (`subs=detail`). */
+export type RoutezSubs = 'none' | 'list' | 'detail';
+
+export function routez(server: FlotillaServer, subs: RoutezSubs = 'none'): Record<string, unknown> {
   const cluster = server.cluster;
   if (cluster === null) {
-    return { server_id: server.serverId, server_name: server.serverName, num_routes: 0, routes: [], peers: [] };
+    return { server_id: server.serverId, server_name: server.serverName, now: new Date().toISOString(), num_routes: 0, routes: [], peers: [] };
   }
   const now = Date.now();
   const meta = new Map<string, { current: boolean; offline: boolean; lag: number; activeAgoMs: number }>();
@@ -38,10 +41,12 @@ export function routez(server: FlotillaServer): Record<string, unknown> {
     };
   });
   const healthByName = new Map(peers.map((p) => [p.name, p.health]));
-  const base = cluster.routez();
+  const base = cluster.routez(subs);
   const routes = (base['routes'] as Array<Record<string, unknown>>).map((r) => ({
     ...r,
+    // nats-server's RouteInfo.NumSubs: the interest the route carries from that node, every account together
+    subscriptions: r['interest'],
     health: healthByName.get(String(r['remote_name'])) ?? 'ok',
   }));
-  return { ...base, routes, peers };
+  return { ...base, now: new Date().toISOString(), routes, peers };
 }

@@ -351,6 +351,7 @@ export class FlotillaServer implements ClientHost {
     };
     await cluster.start();
     this.cluster = cluster;
+    this.system?.clusterStarted();
     if (faultHookEnabled()) {
       this.faultControl = new FaultControl(this.router, cluster.node);
       this.faultControl.start();

@@ -231,8 +231,12 @@ server_tags: ["az:1", "ssd"]`;
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
+    expect(configError(withConf('port: 1\nauthorization { users: [ { user: a, password: b, proxy_required: true } ] }'))).toBe(
+      "test.conf:2: 'proxy_required' in users is not supported by flotilla yet; ignoring it would let the user connect without the trusted proxy the config requires, so the server refuses to start",
+    );
+    // an account's own nkey is implemented: one that is not a public account key is refused as nats-server does
     expect(configError(withConf('port: 1\naccounts { A: { users: [ { user: a, password: b } ], nkey: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4" } }'))).toBe(
-      "test.conf:2: 'nkey' in account is not supported by flotilla yet; ignoring it would leave the account's own key unchecked, so the server refuses to start",
+      'test.conf:2: Not a valid public nkey for an account: "ADXU4RCSJNZOIQHZNWXHXORDPRTGNJAHAHFRGZNEEJCPQTT2M7NLCNF4"',
     );
     // account limits are implemented: an unknown one is an error, as in nats-server
     expect(configError(withConf('accounts { A: { limits: { max_conns: 1 } } }'))).toBe('test.conf:1: Unknown field "max_conns" parsing account limits');

@@ -30,15 +30,16 @@ describe('only the system account configured', () => {
     expect(plain.authorization).toBeUndefined();
   });
 
-  it('JetStream stays the global account\'s: no account besides the system one, so a cluster may run it', () => {
+  it('JetStream stays the global account\'s: no account besides the system one', () => {
     expect(accountsBesidesSystem(options(SYS_ONLY))).toBe(false);
     expect(accountsBesidesSystem(options(DOLLAR_SYS_ONLY))).toBe(false);
     expect(accountsBesidesSystem(options('accounts { SYS: { users: [ { user: sys, password: sys } ] } }'))).toBe(true);
     expect(accountsBesidesSystem(options('port: 4222'))).toBe(false);
     expect(options(`${SYS_ONLY}\n${CLUSTER}`).jetstream.enabled).toBe(true);
-    expect(configError(`accounts { SYS: { users: [ { user: sys, password: sys } ] }, A: { users: [ { user: a, password: a } ] } }\nsystem_account: SYS\n${CLUSTER}`)).toContain(
-      "'accounts' together with JetStream in a cluster",
-    );
+    // Another account besides the system one: JetStream is per account, in a cluster too.
+    const perAccount = options(`accounts { SYS: { users: [ { user: sys, password: sys } ] }, A: { users: [ { user: a, password: a } ] } }\nsystem_account: SYS\n${CLUSTER}`);
+    expect(accountsBesidesSystem(perAccount)).toBe(true);
+    expect(perAccount.jetstream.enabled).toBe(true);
   });
 
   it('refuses JetStream on the system account when the server runs JetStream, as nats-server does', () => {

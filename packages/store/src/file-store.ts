@@ -238,6 +238,8 @@ export class FileStore extends StoreCore {
       const frames = await s.log.open(); // creates the directory
       await s.db.open();
       await s.load(frames);
+      // Messages that aged or ran out of TTL while the store was closed go at once.
+      s.armAgeTimer();
     } catch (err) {
       // Nothing may stay open (file descriptors above all: running out of them is one way to get here).
       if (s.syncTimer !== null) clearInterval(s.syncTimer);
@@ -893,7 +895,7 @@ export class FileStore extends StoreCore {
         claimed.add(seq);
         e.tombs.push(seq);
       } else if (seq >= floor) {
-        this.recover(seq, cur.subject(), cur.headerLen, cur.dataLen, cur.ts(off));
+        this.recover(seq, cur.subject(), value.subarray(cur.headerStart, cur.dataStart), cur.dataLen, cur.ts(off));
         e.live++;
         // Kept only once damage was seen (a sound frame needs none: it stays where it is).
         if (damaged) liveOffsets.push(off, cur.end);

@@ -2,6 +2,7 @@ export * from './raft-log/index.js';
 export * from './types.js';
 export * from './store-error.js';
 export * from './message-store.js';
+export { type ExpiredMessage, type MessageTtlReader } from './message-expiry.js';
 export { SubjectFilter } from './subject-filter.js';
 export { MemoryStore } from './memory-store.js';
 export type { StoreCoreOptions } from './store-core.js';

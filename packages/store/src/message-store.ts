@@ -1,3 +1,4 @@
+import type { ExpiredMessage } from './message-expiry.js';
 import type {
   AppendInput,
   AppendOptions,
@@ -66,6 +67,11 @@ export interface MessageStore {
   /** Resolves when every mutation so far is synced to disk, whatever the sync policy. */
   sync(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Receives the messages due to expire while limits.expiryReports is set (they stay until removed by the
+   * caller; each is reported again after a while if it stays). Null stops the reports.
+   */
+  onExpired(listener: ((due: readonly ExpiredMessage[]) => void) | null): void;
   /** Damaged runs of records found (and left out) when the store opened; file stores only. */
   damageFound?(): number;
 }

@@ -4,6 +4,7 @@
  * how a record is kept (`keepRecord`/`forgetRecord`/`readRecords`) and when changes are durable.
  */
 import { wallClockNs, type ClockNs } from './clock.js';
+import { ExpiryTable, ReportedExpiries, type ExpiredMessage, type MessageTtlReader } from './message-expiry.js';
 import type { MessageStore } from './message-store.js';
 import { RecordCursor, recordLength, viewOf, writeRecord } from './record-codec.js';
 import { SeqIndex } from './seq-index.js';
@@ -37,11 +38,20 @@ const EMPTY = new Uint8Array(0);
 const SNAPSHOT_FRAME_BYTES = 1024 * 1024;
 /** readRange reads at most this many messages per call whatever the caller asks. */
 const MAX_READ_RANGE = 100_000;
+/** One expiry pass looks at most at this many messages; the rest wait for the next pass, 1 ms later. */
+const EXPIRY_PASS_MAX = 10_000;
+const NS_PER_MS = 1_000_000n;
+/** Messages read per step when TTLs are turned on for a stream that holds messages. */
+const TTL_SCAN_STEP = 1024;
+/** Reporting without a listener yet (the stream is still being set up): look again this much later. */
+const NO_LISTENER_RETRY_NS = 250n * NS_PER_MS;
 
 export interface StoreCoreOptions {
   limits?: Partial<StoreLimits>;
   /** Injected clock (ns) for tests; defaults to the wall clock. */
   clock?: ClockNs;
+  /** Reads a message's TTL from its header (per-message TTL); absent: no message carries one. */
+  messageTtl?: MessageTtlReader;
 }
 
 /** Memoises filter matches per subject id during one scan. */
@@ -77,6 +87,21 @@ export abstract class StoreCore implements MessageStore {
   /** Set while the store is refusing writes after a failed write (until it has recovered). */
   protected writeFailure: StoreError | null = null;
   private ageTimer: NodeJS.Timeout | null = null;
+  /** When the armed age timer fires (ns). */
+  private ageTimerDueNs = 0n;
+  /** The next expiry the last pass found (ns), or null: nothing due later. */
+  private nextExpiryNs: bigint | null = null;
+  private readonly ttlOf: MessageTtlReader | null;
+  /** Expiry times of the messages whose header carries a TTL. */
+  private readonly expiry = new ExpiryTable();
+  /** With limits.expiryReports: messages reported due and not removed yet. */
+  private readonly reported = new ReportedExpiries();
+  private expiredListener: ((due: readonly ExpiredMessage[]) => void) | null = null;
+  /**
+   * The max_age scan past never-expiring and reported messages starts here: every live message below it
+   * is one of those (the reported ones are retried from their own list), so a pass does not walk them again.
+   */
+  private ageScanFromSeq = 0;
   /** The wall-clock reading shared by this synchronous run's appends (see nowNs). */
   private tickNs: bigint | null = null;
   private readonly endTick = (): void => {
@@ -86,6 +111,7 @@ export abstract class StoreCore implements MessageStore {
   constructor(opts: StoreCoreOptions = {}) {
     this.cfg = { ...DEFAULT_LIMITS, ...opts.limits };
     this.clock = opts.clock ?? wallClockNs;
+    this.ttlOf = opts.messageTtl ?? null;
   }
 
   // ---- backend hooks -------------------------------------------------------------------------
@@ -119,7 +145,10 @@ export abstract class StoreCore implements MessageStore {
 
   async updateLimits(limits: Partial<StoreLimits>): Promise<void> {
     this.assertOpen();
+    const ttlsBefore = this.cfg.msgTtl;
     this.cfg = { ...this.cfg, ...limits };
+    this.ageScanFromSeq = 0;
+    if (!ttlsBefore && this.cfg.msgTtl) await this.readTtls();
     const perSubject = this.cfg.maxMsgsPerSubject;
     if (perSubject > 0) {
       const over: number[] = [];
@@ -220,6 +249,8 @@ export abstract class StoreCore implements MessageStore {
     if (id === 0) id = subjects.intern(subject);
     if (this.msgs === 0) this.firstSeq = expected;
     this.index.add(expected, id, size, at, subjects.count[id] === 0 ? 0 : subjects.last[id]);
+    // Only a TTL stream reads headers for a TTL: elsewhere Nats-TTL was refused at publish.
+    const ttlDueNs = hdrLen > 0 && cfg.msgTtl && this.ttlOf !== null ? this.trackTtl(expected, at, header) : null;
     if (subjects.count[id] === 0) subjects.first[id] = expected;
     subjects.count[id]++;
     subjects.last[id] = expected;
@@ -231,18 +262,49 @@ export abstract class StoreCore implements MessageStore {
     if (enforce) {
       if (perSubject > 0 && subjects.count[id] > perSubject) this.enforcePerSubject(id);
       this.enforceMsgAndByteLimits();
-      if (cfg.maxAgeNs > 0n && this.ageTimer === null) this.armAgeTimer();
+      if (cfg.maxAgeNs > 0n && this.ageTimer === null && this.msgs > 0) this.scheduleExpiry(this.index.tsOf(this.firstSeq) + cfg.maxAgeNs);
+      if (ttlDueNs !== null && cfg.msgTtl) this.scheduleExpiry(ttlDueNs);
     }
     return expected;
   }
 
+  /** TTLs were just turned on: the messages already stored get their expiry from their headers (nats-server's recoverTTLState). */
+  private async readTtls(): Promise<void> {
+    if (this.ttlOf === null || this.msgs === 0) return;
+    const end = this.lastSeq;
+    for (let from = this.firstSeq; from <= end; from += TTL_SCAN_STEP) {
+      const seqs: number[] = [];
+      for (let s = from; s < from + TTL_SCAN_STEP && s <= end; s++) if (this.index.isLive(s)) seqs.push(s);
+      if (seqs.length === 0) continue;
+      for (const m of await this.readRecords(seqs)) {
+        // Removed while reading: no entry for it.
+        if (m.header.length > 0 && this.index.isLive(m.seq)) this.trackTtl(m.seq, m.timestampNs, m.header);
+      }
+    }
+  }
+
+  /** Records the expiry of a message whose header carries a TTL; returns its expiry time (null: none, or never). */
+  private trackTtl(seq: number, ts: bigint, header: Uint8Array): bigint | null {
+    const ttlNs = this.ttlOf!(header);
+    if (ttlNs === 0n) return null;
+    if (ttlNs < 0n) {
+      this.expiry.add(seq, ExpiryTable.NEVER);
+      return null;
+    }
+    this.expiry.add(seq, ts + ttlNs);
+    return ts + ttlNs;
+  }
+
   /** Re-indexes a message found on disk at open (sequences arrive in increasing order). */
-  protected recover(seq: number, subject: string, headerLen: number, dataLen: number, ts: bigint): void {
+  protected recover(seq: number, subject: string, header: Uint8Array, dataLen: number, ts: bigint): void {
     const subjects = this.subjects;
     const id = subjects.intern(subject);
+    const headerLen = header.length;
     const size = this.accountedSize(subjects.byteLen[id], headerLen, dataLen);
     if (this.msgs === 0) this.firstSeq = seq;
     this.index.add(seq, id, size, ts, subjects.count[id] === 0 ? 0 : subjects.last[id]);
+    // The expiry comes from the stored message itself, so a restart keeps it exactly.
+    if (headerLen > 0 && this.cfg.msgTtl && this.ttlOf !== null) this.trackTtl(seq, ts, header);
     if (subjects.count[id] === 0) subjects.first[id] = seq;
     subjects.count[id]++;
     subjects.last[id] = seq;
@@ -278,6 +340,8 @@ export abstract class StoreCore implements MessageStore {
       if (subjects.last[id] === seq) subjects.last[id] = index.prevOf(seq);
     }
     this.bytes -= index.sizeOf(seq);
+    if (this.expiry.size > 0) this.expiry.remove(seq);
+    if (this.reported.size > 0) this.reported.removed(seq);
     index.remove(seq);
     this.msgs--;
     if (seq === this.firstSeq) this.advanceFirst();
@@ -309,36 +373,148 @@ export abstract class StoreCore implements MessageStore {
     if (cfg.maxBytes > 0) while (this.bytes > cfg.maxBytes && this.msgs > 0) this.removeSeq(this.firstSeq, false);
   }
 
-  /** Removes messages older than max_age (from the front: timestamps follow sequence order). */
+  /**
+   * One expiry pass: messages past max_age (from the front: timestamps follow sequence order; ones whose TTL
+   * says never are skipped) and messages whose TTL has run out. With limits.expiryReports they are reported
+   * to the expiry listener instead (its removals go through the stream's log), each again after
+   * ReportedExpiries.REPORT_RETRY_MS while it stays. Sets nextExpiryNs; returns the number removed.
+   */
   protected expireAged(): number {
-    const maxAge = this.cfg.maxAgeNs;
-    if (maxAge <= 0n || this.msgs === 0) return 0;
-    const cutoff = this.clock() - maxAge;
+    this.nextExpiryNs = null;
+    const cfg = this.cfg;
+    if (this.msgs === 0) return 0;
+    const maxAge = cfg.maxAgeNs;
+    const ttls = cfg.msgTtl && this.expiry.size > this.expiry.neverCount;
+    const reporting = cfg.expiryReports;
+    if (maxAge <= 0n && !ttls && !(reporting && this.reported.size > 0)) return 0;
+    const now = this.clock();
+    if (reporting && this.expiredListener === null) {
+      this.nextExpiryNs = now + NO_LISTENER_RETRY_NS;
+      return 0;
+    }
+    const nowMs = Number(now / NS_PER_MS);
+    const due: ExpiredMessage[] = [];
     let removed = 0;
-    while (this.msgs > 0 && this.index.tsOf(this.firstSeq) <= cutoff) {
-      this.removeSeq(this.firstSeq, false);
-      removed++;
+    let next: bigint | null = null;
+    const sooner = (t: bigint): void => {
+      if (next === null || t < next) next = t;
+    };
+    let budget = EXPIRY_PASS_MAX;
+    if (maxAge > 0n) {
+      const cutoff = now - maxAge;
+      const skipNevers = cfg.msgTtl && this.expiry.neverCount > 0;
+      if (!reporting && !skipNevers) {
+        while (this.msgs > 0 && this.index.tsOf(this.firstSeq) <= cutoff) {
+          this.removeSeq(this.firstSeq, false);
+          removed++;
+        }
+        if (this.msgs > 0) sooner(this.index.tsOf(this.firstSeq) + maxAge);
+      } else {
+        let s = Math.max(this.firstSeq, this.ageScanFromSeq);
+        for (; s <= this.lastSeq && budget > 0; budget--) {
+          if (!this.index.isLive(s)) {
+            s++;
+            continue;
+          }
+          const ts = this.index.tsOf(s);
+          if (ts > cutoff) {
+            sooner(ts + maxAge);
+            break;
+          }
+          const at = s++;
+          if (skipNevers && this.expiry.isNever(at)) continue;
+          if (reporting) {
+            if (!this.reported.has(at)) this.report(at, nowMs, due);
+          } else {
+            this.removeSeq(at, false);
+            removed++;
+          }
+        }
+        this.ageScanFromSeq = s;
+        if (budget === 0) sooner(now + NS_PER_MS);
+      }
+    }
+    if (ttls && budget > 0) {
+      const seqs = this.expiry.takeDue(now, budget);
+      for (const s of seqs) {
+        if (!this.index.isLive(s)) this.expiry.remove(s);
+        else if (reporting) {
+          if (!this.reported.has(s)) this.report(s, nowMs, due);
+        } else {
+          this.removeSeq(s, false);
+          removed++;
+        }
+      }
+      const t = this.expiry.nextNs();
+      if (t !== null) sooner(t);
+      if (seqs.length === budget) sooner(now + NS_PER_MS);
+    }
+    if (reporting && this.reported.size > 0) {
+      for (const s of this.reported.retryable(nowMs)) {
+        if (!this.index.isLive(s)) this.reported.removed(s);
+        else this.report(s, nowMs, due);
+      }
+      const retryMs = this.reported.nextRetryMs();
+      if (retryMs !== null) sooner(BigInt(retryMs) * NS_PER_MS);
+    }
+    this.nextExpiryNs = next;
+    if (due.length > 0) {
+      due.sort((a, b) => a.seq - b.seq);
+      try {
+        this.expiredListener!(due);
+      } catch {
+        // The listener's failure must not stop expiry; the messages are reported again after the retry time.
+      }
     }
     return removed;
   }
 
+  private report(seq: number, nowMs: number, into: ExpiredMessage[]): void {
+    const id = this.index.subjOf(seq);
+    const subject = this.subjects.names[id]!;
+    const d = this.reported.decide(seq, subject, this.subjects.count[id], nowMs);
+    if (d !== null) into.push({ seq, subject, lastOfSubject: d.last });
+  }
+
+  /**
+   * Hands due messages to `listener` instead of removing them, while limits.expiryReports is set. Setting a
+   * listener (again) reports everything due at once, whatever was reported before: a node that has just
+   * become the one to act need not wait out the retry time.
+   */
+  onExpired(listener: ((due: readonly ExpiredMessage[]) => void) | null): void {
+    this.expiredListener = listener;
+    if (listener === null) return;
+    this.reported.clear();
+    this.ageScanFromSeq = 0;
+    if (this.cfg.expiryReports) this.armAgeTimer();
+  }
+
+  /** Runs an expiry pass soon (limits changed, messages moved, the store opened). */
   protected armAgeTimer(): void {
+    this.stopAgeTimer();
+    if (this.msgs === 0 || this.closed) return;
+    if (this.cfg.maxAgeNs > 0n || (this.cfg.msgTtl && this.expiry.size > 0) || this.reported.size > 0) this.scheduleExpiry(this.clock());
+  }
+
+  /** Arms the age timer for `dueNs` unless it already fires earlier. */
+  private scheduleExpiry(dueNs: bigint): void {
+    if (this.closed) return;
     if (this.ageTimer !== null) {
+      if (this.ageTimerDueNs <= dueNs) return;
       clearTimeout(this.ageTimer);
-      this.ageTimer = null;
     }
-    const maxAge = this.cfg.maxAgeNs;
-    if (maxAge <= 0n || this.msgs === 0 || this.closed) return;
-    const dueNs = this.index.tsOf(this.firstSeq) + maxAge - this.clock();
-    const delayMs = Math.max(1, Math.ceil(nsToMs(Number(dueNs))));
-    this.ageTimer = setTimeout(() => {
-      this.ageTimer = null;
-      if (this.closed) return;
-      if (this.expireAged() > 0) this.durable().catch(() => undefined);
-      this.armAgeTimer();
-    }, delayMs);
+    const delayMs = Math.max(1, Math.ceil(nsToMs(Number(dueNs - this.clock()))));
+    this.ageTimerDueNs = dueNs;
+    this.ageTimer = setTimeout(this.onAgeTimer, delayMs);
     this.ageTimer.unref();
   }
+
+  private readonly onAgeTimer = (): void => {
+    this.ageTimer = null;
+    if (this.closed) return;
+    if (this.expireAged() > 0) this.durable().catch(() => undefined);
+    if (this.nextExpiryNs !== null) this.scheduleExpiry(this.nextExpiryNs);
+  };
 
   protected stopAgeTimer(): void {
     if (this.ageTimer !== null) clearTimeout(this.ageTimer);
@@ -409,6 +585,9 @@ export abstract class StoreCore implements MessageStore {
     this.bytes = 0;
     this.lastSeq = Math.max(this.lastSeq, nextSeq - 1);
     this.firstSeq = nextSeq;
+    this.expiry.clear();
+    this.reported.clear();
+    this.ageScanFromSeq = 0;
     this.forgetAll();
     this.stopAgeTimer();
   }
@@ -444,7 +623,8 @@ export abstract class StoreCore implements MessageStore {
   }
 
   protected ageCutoff(): bigint | null {
-    return this.cfg.maxAgeNs > 0n ? this.clock() - this.cfg.maxAgeNs : null;
+    // With per-message TTLs some old messages never expire: visibility then follows removal (as nats-server).
+    return this.cfg.maxAgeNs > 0n && !this.cfg.msgTtl ? this.clock() - this.cfg.maxAgeNs : null;
   }
 
   async get(seq: number): Promise<StoredMessage | null> {
@@ -677,6 +857,9 @@ export abstract class StoreCore implements MessageStore {
   protected forgetMessages(): void {
     this.subjects.clear();
     this.index.reset(1);
+    this.expiry.clear();
+    this.reported.clear();
+    this.ageScanFromSeq = 0;
     this.msgs = 0;
     this.bytes = 0;
     this.firstSeq = 0;

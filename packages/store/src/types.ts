@@ -22,6 +22,10 @@ export interface StoreLimits {
   discard: DiscardPolicy;
   /** With discard new: reject a message whose subject is at max_msgs_per_subject (`MAX_MSGS_PER_SUBJECT`). */
   discardNewPerSubject: boolean;
+  /** Messages expire by the TTL their header carries (StoreCoreOptions.messageTtl reads it). */
+  msgTtl: boolean;
+  /** Messages past max_age or their TTL are reported to the onExpired listener instead of removed here. */
+  expiryReports: boolean;
 }
 
 export const DEFAULT_LIMITS: StoreLimits = {
@@ -32,6 +36,8 @@ export const DEFAULT_LIMITS: StoreLimits = {
   maxMsgSize: -1,
   discard: 'old',
   discardNewPerSubject: false,
+  msgTtl: false,
+  expiryReports: false,
 };
 
 /** Field names follow JetStream's StreamState so the API layer can copy them. */

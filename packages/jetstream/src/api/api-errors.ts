@@ -56,6 +56,7 @@ export const JsErrors = {
   configValueUnsupported: (kind: 'stream' | 'consumer', field: string, value: string) =>
     jsError('JSStreamInvalidConfigF', { err: `${kind} configuration field '${field}' value '${value}' is not supported` }),
   messageTtlDisabled: () => jsError('JSMessageTTLDisabledErr'),
+  messageTtlInvalid: () => jsError('JSMessageTTLInvalidErr'),
   messageIncrDisabled: () => jsError('JSMessageIncrDisabledErr'),
   messageIncrInvalid: () => jsError('JSMessageIncrInvalidErr'),
   atomicPublishDisabled: () => jsError('JSAtomicPublishDisabledErr'),

@@ -99,6 +99,7 @@ export const JS_ERROR_TABLE = {
   JSConsumerAlreadyExists: { code: 400, errCode: 10148, description: 'consumer already exists' },
   JSConsumerDoesNotExist: { code: 400, errCode: 10149, description: 'consumer does not exist' },
   JSConsumerInactiveThresholdExcess: { code: 400, errCode: 10153, description: 'consumer inactive threshold exceeds system limit of {limit}' },
+  JSMessageTTLInvalidErr: { code: 400, errCode: 10165, description: 'invalid per-message TTL' },
   JSMessageTTLDisabledErr: { code: 400, errCode: 10166, description: 'per-message TTL is disabled' },
   JSMessageIncrDisabledErr: { code: 400, errCode: 10168, description: 'message counters is disabled' },
   JSMessageIncrInvalidErr: { code: 400, errCode: 10171, description: 'message counter increment is invalid' },

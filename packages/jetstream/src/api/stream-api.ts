@@ -60,7 +60,8 @@ export function parseUpdateRequest(name: string, data: Uint8Array): StreamConfig
 /** Extra fields nats-server keeps in an error response of each type (non-omitempty fields). */
 export const ERROR_EXTRA: Record<string, object> = {
   [ResponseType.streamInfo]: NO_PAGE,
-  [ResponseType.streamNames]: NO_PAGE,
+  // nats-server's JSApiStreamNamesResponse leaves Streams nil: `"streams": null`
+  [ResponseType.streamNames]: { ...NO_PAGE, streams: null },
   [ResponseType.streamList]: { ...NO_PAGE, streams: [] },
   [ResponseType.streamPurge]: { purged: 0 },
 };
@@ -175,7 +176,8 @@ export class StreamApi {
       const matched = this.catalogue.names(f.string('subject'));
       const offset = Math.min(f.int('offset') ?? 0, matched.length);
       const streams = matched.slice(offset, offset + NAMES_PAGE_LIMIT);
-      return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams };
+      // nats-server appends to a nil slice: an empty page is `"streams": null` (LIST and consumer NAMES answer [])
+      return { total: matched.length, offset, limit: NAMES_PAGE_LIMIT, streams: streams.length > 0 ? streams : null };
     });
   }
 

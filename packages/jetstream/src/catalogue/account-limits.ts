@@ -104,14 +104,27 @@ export class AccountLimitsCheck {
     if (cap > 0 && cfg.max_bytes > cap) throw JsErrors.streamMaxBytesExceedsAccount();
   }
 
-  /** True when storing this message would take the account over its limit for `storage` (10002). */
-  publishExceeds(storage: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean {
+  /** In a cluster: the account's bytes on every node (cluster/account-usage-gossip.ts), for publishExceeds. */
+  clusterUsage: (() => { readonly memory: number; readonly storage: number }) | undefined;
+
+  /**
+   * True when storing this message would take the account over its limit for `storage` (10002). In a cluster
+   * the usage is every replica's and the message counts once per replica (nats-server's wouldExceedLimits,
+   * un-tiered limits).
+   */
+  publishExceeds(storage: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number, replicas = 1): boolean {
     const limit = storage === 'memory' ? this.limits.max_memory : this.limits.max_storage;
     if (limit < 0) return false;
-    // Exact, O(streams of this account), and only for an account with a limit on this storage type.
     let used = 0;
-    for (const s of this.streams.values()) if (s.config.storage === storage) used += s.store.state().bytes;
-    return used + accountedMessageBytes(storage, Buffer.byteLength(subject), headerBytes, dataBytes) > limit;
+    if (this.clusterUsage !== undefined) {
+      const u = this.clusterUsage();
+      used = storage === 'memory' ? u.memory : u.storage;
+    } else {
+      // Exact, O(streams of this account), and only for an account with a limit on this storage type.
+      for (const s of this.streams.values()) if (s.config.storage === storage) used += s.store.state().bytes;
+    }
+    const copies = this.replicated ? Math.max(1, replicas) : 1;
+    return used + accountedMessageBytes(storage, Buffer.byteLength(subject), headerBytes, dataBytes) * copies > limit;
   }
 
   /** The max_bytes of the account's streams, per storage type (`$JS.API.INFO`'s reserved_*). */

@@ -49,6 +49,18 @@ export class OpenStreams {
     this.byName.clear();
   }
 
+  /** Bytes per storage type over the streams open here. */
+  storageBytes(): { memory: number; storage: number } {
+    let memory = 0;
+    let storage = 0;
+    for (const s of this.byName.values()) {
+      const bytes = s.store.state().bytes;
+      if (s.config.storage === 'memory') memory += bytes;
+      else storage += bytes;
+    }
+    return { memory, storage };
+  }
+
   /** Bytes per storage type and consumers over the streams open here. */
   usage(consumers: ConsumerCounts): AccountUsage {
     let memory = 0;

@@ -1,5 +1,6 @@
 // The seams of clustered JetStream, fixed first so the meta group, the stream groups, consumer replication,
 // monitoring and the server can be built side by side. Extend only additively.
+import type { SharedPlacementLoad } from './meta-placement.js';
 import type { NodeId, RaftLogStore, Transport } from '@flotilla/raft';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 
@@ -32,6 +33,8 @@ export interface ClusterEnvironment {
    * catalogue) and its stream groups carry the name; absent without accounts (the one `_meta_` group).
    */
   account?: string;
+  /** With accounts: every account's catalogue on this node, so placement balances the nodes over them all. */
+  sharedLoad?: SharedPlacementLoad;
 }
 
 /** Test-only behaviour of the stream groups (the server maps FLOTILLA_TEST_* variables to these). */

@@ -17,7 +17,7 @@ import { SubjectIndex } from '../stream/subject-index.js';
 import type { StreamAssignment } from './cluster-contracts.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
-import { placeReplicas, replacePeer, resizePeers, type NodeLoad } from './meta-placement.js';
+import { placeReplicas, replacePeer, resizePeers, type NodeLoad, type SharedPlacementLoad } from './meta-placement.js';
 
 /** CREATE/UPDATE wait this long for the stream group's leader before answering with what is known. */
 export const LEADER_WAIT_MS = 5_000;
@@ -38,12 +38,18 @@ export interface ClusteredCatalogueParts {
   readonly infos: OpenStreamInfo;
   /** The account's limits, counted over this catalogue: the meta leader enforces them (jsClusteredStreamLimitsCheck). */
   readonly accountLimits?: AccountLimitsCheck;
+  /** With accounts: the node's placement load over every account's catalogue (ClusterEnvironment.sharedLoad). */
+  readonly sharedLoad?: SharedPlacementLoad;
 }
 
 export class ClusteredCatalogue implements Catalogue {
   private readonly changes = new SerialQueue();
 
-  constructor(private readonly parts: ClusteredCatalogueParts) {}
+  constructor(private readonly parts: ClusteredCatalogueParts) {
+    const shared = parts.sharedLoad;
+    const account = parts.cluster.account;
+    if (shared !== undefined && account !== undefined) shared.register(account, () => this.ownLoad());
+  }
 
   private get cjs(): ClusteredJetStream {
     return this.parts.cluster;
@@ -150,7 +156,12 @@ export class ClusteredCatalogue implements Catalogue {
     return this.changes.run(fn);
   }
 
+  /** Where new replicas go: the nodes' load over every account's catalogue when there are accounts. */
   private load(): NodeLoad {
+    return this.parts.sharedLoad?.total() ?? this.ownLoad();
+  }
+
+  private ownLoad(): NodeLoad {
     const s = this.cjs.meta.state;
     return { replicas: s.replicaCounts(), leaders: s.preferredLeaderCounts() };
   }

@@ -65,3 +65,28 @@ export function replacePeer(
   if (replacement !== null) return [...rest, replacement[0]!];
   return rest.length > 0 ? rest : null;
 }
+
+/**
+ * With accounts each account has its own catalogue (meta group), and every node follows them all: placement
+ * balances the nodes over every account's streams, as nats-server's one catalogue does, rather than each
+ * account filling the same nodes first. One per node, shared by its accounts' environments.
+ */
+export class SharedPlacementLoad {
+  private readonly sources = new Map<string, () => NodeLoad>();
+
+  /** The catalogue of `account` (a later one for the same account replaces it). */
+  register(account: string, load: () => NodeLoad): void {
+    this.sources.set(account, load);
+  }
+
+  total(): NodeLoad {
+    const replicas = new Map<NodeId, number>();
+    const leaders = new Map<NodeId, number>();
+    for (const source of this.sources.values()) {
+      const l = source();
+      for (const [id, n] of l.replicas) replicas.set(id, (replicas.get(id) ?? 0) + n);
+      for (const [id, n] of l.leaders) leaders.set(id, (leaders.get(id) ?? 0) + n);
+    }
+    return { replicas, leaders };
+  }
+}

@@ -90,6 +90,10 @@ export class NodeStreamReplicaHost implements StreamReplicaHost {
     return this.node.storageExceeded(kind);
   }
 
+  accountLimitExceeded(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number, replicas: number): boolean {
+    return this.node.accountLimitExceeded?.(kind, subject, headerBytes, dataBytes, replicas) ?? false;
+  }
+
   hasConsumerInterest(stream: Stream, subject: string): boolean {
     return this.node.hasConsumerInterest(stream, subject);
   }

@@ -120,6 +120,10 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   storageExceeded(): boolean {
     return this.stream.storageExceeded();
   }
+  /** The account's limits over its usage on every node (messages still in flight are not counted yet). */
+  accountLimitExceeded(subject: string, headerBytes: number, dataBytes: number): boolean {
+    return this.stream.accountLimitExceeded(subject, headerBytes, dataBytes);
+  }
   hasInterest(subject: string): boolean {
     return this.stream.hasInterest(subject);
   }
@@ -131,6 +135,9 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   }
   get denyPurge(): boolean {
     return this.stream.config.deny_purge;
+  }
+  get allowMsgTtl(): boolean {
+    return this.stream.config.allow_msg_ttl === true;
   }
   lastSeq(): number {
     this.resyncIfIdle();
@@ -165,7 +172,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     const cfg = this.stream.config;
     const reply = cfg.no_ack === true ? null : replyTo;
     if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources()), true;
-    const header = rawHeader !== null && rawHeader.length > 0 ? rawHeader : null;
+    let header = rawHeader !== null && rawHeader.length > 0 ? rawHeader : null;
     const ruling = decidePublish(this, subject, header, payload.length);
     switch (ruling.kind) {
       case 'drop':
@@ -174,8 +181,10 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
         return this.reject(reply, ruling.error), true;
       case 'duplicate':
         return this.duplicate(reply, ruling.msgId, ruling.seq), true;
-      case 'skip':
       case 'store':
+        if (ruling.header !== undefined) header = ruling.header;
+        break;
+      case 'skip':
         break;
     }
     const noInterest = ruling.kind === 'skip';

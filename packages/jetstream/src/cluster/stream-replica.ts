@@ -7,6 +7,7 @@ import { type Clock, type ConfChange, type Entry, NONE, type NodeId, RaftNode, S
 import { FileStore, MemoryStore, type MessageStore } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { messagesDir } from '../catalogue/stream-catalogue.js';
+import { messageTtlNs } from '../stream/message-ttl.js';
 import { Stream, storeLimitsOf, type StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type {
@@ -630,9 +631,9 @@ export class StreamReplica implements StreamReplicaView {
 
 function openReplicaStore(cfg: StreamConfig, dir: string, syncIntervalMs: number): Promise<MessageStore> {
   const limits = storeLimitsOf(cfg);
-  if (cfg.storage === 'memory') return Promise.resolve(new MemoryStore({ limits }));
+  if (cfg.storage === 'memory') return Promise.resolve(new MemoryStore({ limits, messageTtl: messageTtlNs }));
   // A failed write is not rolled back: the store must not fall behind what the group applied (the log replays it after a restart).
-  return FileStore.open({ dir: messagesDir(dir), limits, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS, recoverFailedWrites: false });
+  return FileStore.open({ dir: messagesDir(dir), limits, messageTtl: messageTtlNs, sync: { intervalMs: syncIntervalMs }, writeDelayMs: STORE_WRITE_DELAY_MS, recoverFailedWrites: false });
 }
 
 function sleep(ms: number): Promise<void> {

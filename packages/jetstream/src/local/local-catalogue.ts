@@ -15,6 +15,7 @@ import { loadStreams, messagesDir, removeStream, saveStream, streamDir } from '.
 import type { JetStreamLogger } from '../message-bus.js';
 import { checkStreamUpdate, sameStreamConfig } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
+import { messageTtlNs } from '../stream/message-ttl.js';
 import { SubjectIndex } from '../stream/subject-index.js';
 import { subjectsCollide } from '../stream/subjects-collide.js';
 import { Stream, storeLimitsOf, type StreamHost } from '../stream/stream.js';
@@ -215,8 +216,8 @@ export class LocalCatalogue implements Catalogue {
 
   private async openStore(cfg: StreamConfig, dir: string): Promise<MessageStore> {
     const limits = storeLimitsOf(cfg);
-    if (cfg.storage === 'memory') return new MemoryStore({ limits });
-    return FileStore.open({ dir: messagesDir(dir), limits, sync: this.parts.options.fileSync ?? 'always' });
+    if (cfg.storage === 'memory') return new MemoryStore({ limits, messageTtl: messageTtlNs });
+    return FileStore.open({ dir: messagesDir(dir), limits, messageTtl: messageTtlNs, sync: this.parts.options.fileSync ?? 'always' });
   }
 }
 

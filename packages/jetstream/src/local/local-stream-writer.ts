@@ -30,8 +30,9 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     this.pending = new DurableQueue(this);
   }
 
-  publish(subject: string, header: Buffer | null, data: Buffer, replyTo: string | null): void {
+  publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
     const stream = this.stream;
+    let header = published;
     if (stream.isStopped) return;
     const reply = stream.config.no_ack === true ? null : replyTo;
     const plain = header === null || header.length === 0;
@@ -54,12 +55,13 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         return;
       }
       case 'store':
+        if (ruling.header !== undefined) header = ruling.header;
         break;
     }
     let seq: number;
     try {
       // Plain messages (the hot path) carry no header block at all.
-      seq = store.appendNoWait(subject, plain ? undefined : header, data);
+      seq = store.appendNoWait(subject, plain || header === null ? undefined : header, data);
     } catch (err) {
       // Refused by a limit: the rejection carries the reason.
       return this.reject(reply, apiErrorOfStore(err));

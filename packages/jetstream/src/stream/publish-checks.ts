@@ -3,7 +3,8 @@
 import { decodeHeaders, type NatsHeaders } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
-import { FEATURE_HEADER_KEYS, unsupportedHeaderError, type FeatureHeaders } from './unsupported-headers.js';
+import { messageTtlHeaderError } from './message-ttl.js';
+import { FEATURE_HEADER_KEYS, unsupportedBatchOrCounterError, unsupportedScheduleError, type FeatureHeaders } from './unsupported-headers.js';
 
 /** nats-server refuses header blocks above 64 KiB. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -16,6 +17,7 @@ export interface PublishHeaders extends FeatureHeaders {
   expectedLastSubjectSeqSubject?: string;
   expectedLastMsgId?: string;
   rollup?: string;
+  ttl?: string;
 }
 
 const KEYS: Record<string, keyof PublishHeaders> = {
@@ -26,6 +28,7 @@ const KEYS: Record<string, keyof PublishHeaders> = {
   'Nats-Expected-Last-Subject-Sequence-Subject': 'expectedLastSubjectSeqSubject',
   'Nats-Expected-Last-Msg-Id': 'expectedLastMsgId',
   'Nats-Rollup': 'rollup',
+  'Nats-TTL': 'ttl',
   ...FEATURE_HEADER_KEYS,
 };
 
@@ -55,6 +58,8 @@ export interface PublishView {
   lastSeqForSubject(subject: string): number;
   lastMsgId(): string;
   duplicateOf(msgId: string): number | undefined;
+  /** The stream's allow_msg_ttl (absent: false). */
+  readonly allowMsgTtl?: boolean;
 }
 
 export type PublishDecision =
@@ -120,7 +125,12 @@ export function screenPublish(view: PublishView, subject: string, header: Uint8A
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
   const headers = readPublishHeaders(header);
-  const unsupported = headers === null ? null : unsupportedHeaderError(headers, subject, view.sealed);
+  const unsupported =
+    headers === null
+      ? null
+      : (unsupportedBatchOrCounterError(headers, view.sealed) ??
+        messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
+        unsupportedScheduleError(headers, subject));
   if (unsupported !== null) return { kind: 'reject', error: unsupported };
   return checkPublish(headers, subject, view);
 }

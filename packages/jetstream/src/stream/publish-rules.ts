@@ -6,6 +6,7 @@
 // before a sequence is taken, see cluster/stream-replica-limits.ts).
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
+import { messageTtlOf, raiseTtlHeader } from './message-ttl.js';
 import { screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
 
@@ -21,8 +22,11 @@ export interface PublishRulesView extends PublishView {
 }
 
 export type PublishRuling =
-  /** Store it; `msgId` enters the dedupe window, `rollup` purges the older messages once it is stored. */
-  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined }
+  /**
+   * Store it; `msgId` enters the dedupe window, `rollup` purges the older messages once it is stored; `header`,
+   * when set, is stored instead of the one published (a TTL raised to the delete-marker TTL).
+   */
+  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined; header?: Buffer }
   /** Interest retention with nobody interested: consume the sequence, store nothing (the id is still recorded). */
   | { kind: 'skip'; msgId: string | undefined }
   /** A Nats-Msg-Id seen within the window: answer with the original's sequence. */
@@ -51,6 +55,12 @@ export function decidePublish(view: PublishRulesView, subject: string, header: U
   // After the interest skip, as nats-server's wouldExceedLimits: a skipped message stores nothing.
   if (view.accountLimitExceeded?.(subject, header === null ? 0 : header.length, dataLen) === true) {
     return { kind: 'reject', error: JsErrors.accountResourcesExceeded() };
+  }
+  const markerTtlNs = cfg.subject_delete_marker_ttl ?? 0;
+  if (markerTtlNs > 0 && header !== null) {
+    const ttl = messageTtlOf(header);
+    const raised = typeof ttl === 'number' ? raiseTtlHeader(Buffer.from(header), ttl, markerTtlNs, cfg.max_msgs_per_subject) : null;
+    if (raised !== null) return { ...decision, header: raised };
   }
   return decision;
 }

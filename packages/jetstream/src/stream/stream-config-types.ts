@@ -46,4 +46,8 @@ export interface StreamConfig {
   first_seq?: number;
   metadata?: Record<string, string>;
   consumer_limits?: { inactive_threshold?: number; max_ack_pending?: number };
+  /** Messages may carry a Nats-TTL (message-ttl.ts); once on, it stays on. Absent: false. */
+  allow_msg_ttl?: boolean;
+  /** ns; > 0: a message removed by max_age or its TTL leaves a delete marker with this TTL (delete-markers.ts). */
+  subject_delete_marker_ttl?: number;
 }

@@ -8,6 +8,7 @@ import { PLACEMENT_FIELDS, STREAM_CONFIG_FIELDS, STREAM_CONSUMER_LIMITS_FIELDS, 
 import type { StreamConfig } from './stream-config-types.js';
 import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
+import { messageTtlConfig } from './message-ttl-config.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
@@ -137,6 +138,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   const compression = optEnum(o, 'compression');
   if (compression !== undefined && compression !== '') req.compression = compression;
   set('first_seq', optInt(o, 'first_seq'));
+  set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
+  set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
   if (limits !== undefined) {
@@ -233,6 +236,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
       throw JsErrors.streamInvalidConfig('discard new per subject requires max msgs per subject > 0');
     }
   }
+  const ttl = messageTtlConfig(req);
   const noAck = req.no_ack === true;
   const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : [req.name];
   const seen = new Set<string>();
@@ -283,9 +287,11 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     mirror_direct: req.mirror_direct ?? false,
     sealed: req.sealed ?? false,
     deny_delete: req.deny_delete ?? false,
-    deny_purge: req.deny_purge ?? false,
-    allow_rollup_hdrs: req.allow_rollup_hdrs ?? false,
+    deny_purge: ttl.denyPurge,
+    allow_rollup_hdrs: ttl.allowRollup,
     consumer_limits: req.consumer_limits ?? {},
+    ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
+    ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };
   return cfg;
@@ -311,6 +317,7 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
   if (!next.sealed && old.sealed) throw invalid('stream configuration update can not unseal a sealed stream');
   if (!next.deny_delete && old.deny_delete) throw invalid('stream configuration update can not cancel deny message deletes');
   if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
+  if (old.allow_msg_ttl === true && next.allow_msg_ttl !== true) throw invalid('message TTL status can not be disabled');
   if (!next.sealed) return next;
   return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };
 }

@@ -7,6 +7,7 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
+import { DeleteMarkers } from './delete-markers.js';
 import { readPublishHeaders } from './publish-checks.js';
 import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
@@ -23,8 +24,11 @@ export interface StreamHost {
   streamPurged(stream: Stream): void;
   /** True while this storage type is over the server's max_file_store / max_memory_store. */
   storageExceeded(kind: 'file' | 'memory'): boolean;
-  /** True when storing this message would take the stream's account over its limit; absent: no account limits. */
-  accountLimitExceeded?(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number): boolean;
+  /**
+   * True when storing this message would take the stream's account over its limit; absent: no account limits.
+   * `replicas`: the stream's replica count (in a cluster the message is stored once per replica).
+   */
+  accountLimitExceeded?(kind: 'file' | 'memory', subject: string, headerBytes: number, dataBytes: number, replicas: number): boolean;
   /** Interest retention: true when some consumer of `stream` would take a message on `subject`. */
   hasConsumerInterest(stream: Stream, subject: string): boolean;
 }
@@ -67,6 +71,8 @@ export function storeLimitsOf(cfg: StreamConfig): StoreLimits {
     maxMsgSize: cfg.max_msg_size,
     discard: cfg.discard,
     discardNewPerSubject: cfg.discard_new_per_subject === true,
+    msgTtl: cfg.allow_msg_ttl === true,
+    expiryReports: (cfg.subject_delete_marker_ttl ?? 0) > 0,
   };
 }
 
@@ -89,6 +95,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Subscribed to the subjects: while its writer accepts publishes here (a replicated stream's leader). */
   private serving = false;
   private readonly writer: StreamWriter;
+  private readonly markers: DeleteMarkers;
 
   constructor(
     private readonly host: StreamHost,
@@ -101,6 +108,11 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.cfg = config;
     this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.writer = writerFor(this);
+    // Subject delete markers: the store reports what passed max_age or its TTL, the writer removes it.
+    this.markers = new DeleteMarkers(this, () => this.writer, (err) =>
+      host.log.error({ stream: config.name, err: String(err) }, 'expired message removal failed'),
+    );
+    store.onExpired(this.markers.expired);
   }
 
   get name(): string {
@@ -122,6 +134,9 @@ export class Stream implements StreamHandle, PublishRulesView {
   get denyPurge(): boolean {
     return this.cfg.deny_purge;
   }
+  get allowMsgTtl(): boolean {
+    return this.cfg.allow_msg_ttl === true;
+  }
   lastSeq(): number {
     return this.store.state().last_seq;
   }
@@ -139,7 +154,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     return this.host.storageExceeded(this.cfg.storage);
   }
   accountLimitExceeded(subject: string, headerBytes: number, dataBytes: number): boolean {
-    return this.host.accountLimitExceeded?.(this.cfg.storage, subject, headerBytes, dataBytes) ?? false;
+    return this.host.accountLimitExceeded?.(this.cfg.storage, subject, headerBytes, dataBytes, this.cfg.num_replicas) ?? false;
   }
   hasInterest(subject: string): boolean {
     return this.host.hasConsumerInterest(this, subject);
@@ -156,6 +171,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Unsubscribes; the store stays open (the owner closes it). */
   stop(): void {
     this.stopped = true;
+    this.store.onExpired(null);
     this.serving = false;
     for (const u of this.unsubscribes.splice(0)) u();
   }
@@ -169,8 +185,11 @@ export class Stream implements StreamHandle, PublishRulesView {
   setServing(serving: boolean): void {
     if (this.stopped || serving === this.serving) return;
     this.serving = serving;
-    if (serving) this.subscribe(this.cfg.subjects);
-    else for (const u of this.unsubscribes.splice(0)) u();
+    if (serving) {
+      this.subscribe(this.cfg.subjects);
+      // What fell due while another node (or nobody) acted is acted on now.
+      this.store.onExpired(this.markers.expired);
+    } else for (const u of this.unsubscribes.splice(0)) u();
   }
 
   get isServing(): boolean {

@@ -38,7 +38,6 @@ export interface UnsupportedConfigField {
 }
 
 const bool = { type: 'bool' } as const;
-const int = { type: 'int' } as const;
 const object = { type: 'object' } as const;
 
 /** In nats-server's struct order, so the first refused field of a request is the one named. */
@@ -47,8 +46,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
   { scope: 'stream', field: 'sources', shape: { type: 'array', items: 'object' }, issue: 19 },
   { scope: 'stream', field: 'subject_transform', shape: object, issue: 19 },
   { scope: 'stream', field: 'republish', shape: object, issue: 19 },
-  { scope: 'stream', field: 'allow_msg_ttl', shape: bool, issue: 20 },
-  { scope: 'stream', field: 'subject_delete_marker_ttl', shape: int, issue: 20 },
   { scope: 'stream', field: 'allow_msg_counter', shape: bool, issue: 20 },
   { scope: 'stream', field: 'allow_atomic', shape: bool, issue: 20 },
   { scope: 'stream', field: 'allow_msg_schedules', shape: bool, issue: 20 },

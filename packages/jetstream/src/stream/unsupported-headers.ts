@@ -1,13 +1,14 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
-// (allow_atomic, allow_msg_counter, allow_msg_ttl, allow_msg_schedules). Flotilla refuses those fields
+// (allow_atomic, allow_msg_counter, allow_msg_schedules). Flotilla refuses those fields
 // (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
 // them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
-// meant nothing. Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
+// meant nothing. (Nats-TTL is implemented: message-ttl.ts, checked between the two groups below, as 2.14 does.)
+// Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
 //   Nats-Incr (non-empty)          → 10171 message counter increment is invalid (not a base-10 integer),
 //                                    else 10168 message counters is disabled
-//   Nats-TTL (non-empty)           → 10166 per-message TTL is disabled (the clustered check: any value, valid or not)
+//   (Nats-TTL here)
 //   Nats-Schedule (non-empty), or Nats-Schedule-Time-Zone empty or not a zone
 //                                  → 10188 message schedules is disabled
 //   Nats-Schedule-Next other than `purge`, or without a valid Nats-Scheduler, or Nats-Scheduler alone
@@ -25,7 +26,6 @@ import { JsErrors } from '../api/api-errors.js';
 export interface FeatureHeaders {
   batchId?: string;
   incr?: string;
-  ttl?: string;
   schedule?: string;
   scheduleTimeZone?: string;
   scheduleNext?: string;
@@ -36,7 +36,6 @@ export interface FeatureHeaders {
 export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>> = {
   'Nats-Batch-Id': 'batchId',
   'Nats-Incr': 'incr',
-  'Nats-TTL': 'ttl',
   'Nats-Schedule': 'schedule',
   'Nats-Schedule-Time-Zone': 'scheduleTimeZone',
   'Nats-Schedule-Next': 'scheduleNext',
@@ -59,11 +58,15 @@ function isTimeZone(name: string): boolean {
 
 const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
 
-/** The error a 2.14 stream without the 2.11+ features answers `h` with, or null when it would go on. */
-export function unsupportedHeaderError(h: FeatureHeaders, subject: string, sealed: boolean): ApiError | null {
+/** The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on. */
+export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean): ApiError | null {
   if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
   if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
-  if (h.ttl) return JsErrors.messageTtlDisabled();
+  return null;
+}
+
+/** The error a 2.14 stream without schedules answers `h` with, or null when it would go on. */
+export function unsupportedScheduleError(h: FeatureHeaders, subject: string): ApiError | null {
   if (h.schedule) return JsErrors.messageSchedulesDisabled();
   if (h.scheduleTimeZone !== undefined && !isTimeZone(h.scheduleTimeZone)) return JsErrors.messageSchedulesDisabled();
   if (h.scheduleNext) {

@@ -11,7 +11,14 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { subjectMatchesFilter } from '@flotilla/protocol';
-import { JetStreamService, ServerStreams, serveJetStreamNotEnabled, type AccountLimits, type ClusterEnvironment } from '@flotilla/jetstream';
+import {
+  JetStreamService,
+  ServerStreams,
+  SharedPlacementLoad,
+  serveJetStreamNotEnabled,
+  type AccountLimits,
+  type ClusterEnvironment,
+} from '@flotilla/jetstream';
 import type { AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
 import { InternalBus } from '../internal-bus.js';
 import type { Accounts } from './accounts.js';
@@ -30,10 +37,13 @@ export interface AccountJetStreamsParts {
   readonly cluster?: ClusterEnvironment;
 }
 
-/** The node's environment as one account's members see it: the same plumbing, their account named. */
-function accountEnvironment(env: ClusterEnvironment, account: string): ClusterEnvironment {
+/**
+ * The node's environment as one account's members see it: the same plumbing, their account named, and the
+ * placement load shared by the node's accounts.
+ */
+function accountEnvironment(env: ClusterEnvironment, account: string, sharedLoad: SharedPlacementLoad): ClusterEnvironment {
   // A prototype, not a spread: the environment's getters (clusterName) stay live.
-  return Object.assign(Object.create(env) as ClusterEnvironment, { account });
+  return Object.assign(Object.create(env) as ClusterEnvironment, { account, sharedLoad });
 }
 
 function limitsOf(o: AccountJetStreamOptions): AccountLimits {
@@ -85,6 +95,10 @@ export class AccountJetStreams {
     if (problem !== undefined) throw new Error(`Can't start JetStream: Error enabling jetstream on configured accounts: ${problem}`);
     const out = new AccountJetStreams();
     const serverStreams = new ServerStreams();
+    const sharedLoad = new SharedPlacementLoad();
+    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
+    const system = p.accounts.system;
+    const systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
     const o = p.options;
     try {
       for (const account of p.accounts.all()) {
@@ -108,7 +122,8 @@ export class AccountJetStreams {
             serverId: p.serverId,
             accountLimits: limitsOf(conf.jetstream),
             serverStreams,
-            ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name) } : {}),
+            ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, sharedLoad) } : {}),
+            ...(systemBus !== undefined ? { systemBus } : {}),
           },
           log,
         );

@@ -127,8 +127,11 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     return () => this.peerListeners.delete(fn);
   }
 
-  /** Route information in the spirit of nats-server's /routez, for the monitoring endpoint. */
-  routez(): Record<string, unknown> {
+  /**
+   * Route information in the spirit of nats-server's /routez, for the monitoring endpoint; `subs` adds each
+   * route's interest as nats-server's subscriptions_list (subjects) or subscriptions_list_detail.
+   */
+  routez(subs: 'none' | 'list' | 'detail' = 'none'): Record<string, unknown> {
     const peers = this.node.peers();
     return {
       server_id: this.options.serverId,
@@ -150,6 +153,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
         raft_node_id: p.raftNodeId,
         interest: this.sumOver((r) => r.remoteInterest.entriesOf(p.serverId)),
         interest_by_account: this.byAccount((r) => r.remoteInterest.entriesOf(p.serverId)),
+        ...this.subscriptionLists(p.serverId, subs),
       })),
     };
   }
@@ -250,6 +254,36 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   private byAccount(figure: (route: AccountRoute) => number): Record<string, number> {
     const out: Record<string, number> = { [GLOBAL_ACCOUNT_NAME]: figure(this.global) };
     for (const [name, r] of this.named) out[name] = figure(r);
+    return out;
+  }
+
+  /**
+   * nats-server's subscriptions_list / subscriptions_list_detail, both omitted when the route carries none. A
+   * route subscription's sid is `<account> <subject>[ <queue>]` there, which is how it names the account; the
+   * per-entry msgs and cid (the route connection's) are not tracked here and are left out.
+   */
+  private subscriptionLists(peerId: string, subs: 'none' | 'list' | 'detail'): Record<string, unknown> {
+    if (subs === 'none') return {};
+    const interest = this.interestOf(peerId);
+    if (interest.length === 0) return {};
+    if (subs === 'list') return { subscriptions_list: interest.map((e) => e.subject) };
+    return {
+      subscriptions_list_detail: interest.map((e) => ({
+        subject: e.subject,
+        ...(e.queue !== null ? { qgroup: e.queue } : {}),
+        sid: e.queue !== null ? `${e.account} ${e.subject} ${e.queue}` : `${e.account} ${e.subject}`,
+      })),
+    };
+  }
+
+  /** A peer's interest in every account. */
+  private interestOf(peerId: string): Array<{ account: string; subject: string; queue: string | null }> {
+    const out: Array<{ account: string; subject: string; queue: string | null }> = [];
+    const add = (account: string, r: AccountRoute): void => {
+      for (const e of r.remoteInterest.interestOf(peerId)) out.push({ account, subject: e.subject, queue: e.queue });
+    };
+    add(GLOBAL_ACCOUNT_NAME, this.global);
+    for (const [name, r] of this.named) add(name, r);
     return out;
   }
 

@@ -11,7 +11,8 @@ import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
 import { accountLinkProblems } from './account-links.js';
 import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
-import { isValidPublicUserKey } from '../security/nkey-signature.js';
+import { isValidPublicAccountKey, isValidPublicUserKey } from '../security/nkey-signature.js';
+import { storeDirNameProblem } from './account-store-dir-name.js';
 import {
   DEFAULT_TLS_TIMEOUT_MS,
   type AccountExport,
@@ -35,6 +36,17 @@ import {
 
 /** The account of users outside `accounts {}` (nats-server's globalAccountName); no account may take the name. */
 export const GLOBAL_ACCOUNT = '$G';
+
+/** Go's `%q` of a config value: a string double-quoted, an integer as the rune it codes ('\f' for 12). */
+function goQuoted(v: unknown): string {
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= 0x10ffff) {
+    const named: Record<number, string> = { 7: '\\a', 8: '\\b', 9: '\\t', 10: '\\n', 11: '\\v', 12: '\\f', 13: '\\r', 39: "\\'", 92: '\\\\' };
+    const c = named[v] ?? (v < 0x20 || v === 0x7f ? `\\x${v.toString(16).padStart(2, '0')}` : String.fromCodePoint(v));
+    return `'${c}'`;
+  }
+  if (typeof v === 'boolean') return `%!q(bool=${v})`;
+  return JSON.stringify(v);
+}
 
 /** nats-server's allow_responses: true (one response within two minutes). */
 const DEFAULT_RESPONSE_PERMISSION: ResponsePermission = { maxMsgs: 1, expiresMs: 2 * 60_000 };
@@ -618,7 +630,11 @@ class ConfApplier {
           this.error(ae, `"${name}" is a Reserved Account`);
           continue;
         }
-        accounts.push(this.parseAccount(name, ae.value as Record<string, unknown>));
+        const acc = this.parseAccount(name, ae.value as Record<string, unknown>);
+        // An account with JetStream keeps its streams in a directory named after it.
+        const dirProblem = acc.jetstream !== undefined ? storeDirNameProblem(name) : undefined;
+        if (dirProblem !== undefined) this.error(ae, dirProblem);
+        accounts.push(acc);
       }
     }
     if (this.errors.length > errorsBefore) return;
@@ -635,6 +651,12 @@ class ConfApplier {
       switch (k.toLowerCase()) {
         case 'users':
           acc.users = this.parseUsers(item) ?? [];
+          break;
+        case 'nkey':
+          // nats-server: `Not a valid public nkey for an account: %q` (for a value of any type)
+          if (typeof item.value !== 'string' || !isValidPublicAccountKey(item.value)) {
+            this.error(item, `Not a valid public nkey for an account: ${goQuoted(item.value)}`);
+          } else acc.nkey = item.value;
           break;
         case 'exports':
           acc.exports = this.parseExports(item);
@@ -843,8 +865,8 @@ class ConfApplier {
           if ((n = size(item)) !== undefined) limits.maxAckPending = n;
           break;
         case 'cluster_traffic':
-          // Which account carries the account's Raft traffic: there is none on one node (and accounts with
-          // JetStream in a cluster are refused), so only the value is checked.
+          // Which account carries the account's Raft traffic ($NRG.>): Flotilla's Raft traffic runs over the
+          // nodes' gRPC links, in no account, so either value gives the same behaviour; only the value is checked.
           if (item.value !== 'system' && item.value !== 'owner' && item.value !== '') {
             this.error(item, `Expected 'system' or 'owner' string value for "${item.name}", got ${String(item.value)}`);
           }

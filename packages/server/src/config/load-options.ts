@@ -10,7 +10,7 @@ import { applyConfDocument } from './conf-to-options.js';
 import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type TlsOptions } from './options.js';
 import { USAGE_TEXT } from './usage-text.js';
 import { systemAccountProblem } from './system-account-name.js';
-import { accountsBesidesSystem, addSystemOnlyNoAuthUser } from './system-account-only.js';
+import { addSystemOnlyNoAuthUser } from './system-account-only.js';
 import { websocketOptionsProblem } from '../websocket/websocket-options-check.js';
 
 export { USAGE_TEXT };
@@ -119,11 +119,7 @@ export function resolveOptions(
   return { kind: 'run', options, warnings };
 }
 
-/**
- * no_auth_user must name a configured user (nats-server's validateNoAuthUser); and accounts with JetStream run
- * on one node only for now: in a cluster the meta group's catalogue is not keyed by account, so it would put
- * streams where the config does not.
- */
+/** no_auth_user must name a configured user (nats-server's validateNoAuthUser). */
 function accountsCombinationProblem(o: ServerOptions): string | undefined {
   const noAuth = o.noAuthUser;
   if (noAuth !== undefined) {
@@ -132,15 +128,6 @@ function accountsCombinationProblem(o: ServerOptions): string | undefined {
     if (!users.some((u) => u.user === noAuth)) {
       return `no_auth_user: "${noAuth}" not present as user or nkey in authorization block or account configuration`;
     }
-  }
-  if (o.accounts === undefined || o.accounts.length === 0) return undefined;
-  const refusal = 'is not supported by flotilla yet, so the server refuses to start';
-  const c = o.cluster;
-  // Only the system account configured: JetStream is the global account's, which a cluster runs (the Helm chart's setup).
-  // FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER=1 lifts it for the tests of the per-account meta groups (not finished).
-  const lifted = process.env['FLOTILLA_TEST_ACCOUNTS_JS_CLUSTER'] === '1';
-  if (c !== undefined && (c.listen !== undefined || c.routes.length > 0) && o.jetstream.enabled && accountsBesidesSystem(o) && !lifted) {
-    return `'accounts' together with JetStream in a cluster ${refusal} (the meta group's catalogue is not keyed by account)`;
   }
   return undefined;
 }

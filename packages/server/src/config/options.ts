@@ -75,6 +75,11 @@ export interface AccountJetStreamOptions {
 /** `accounts { NAME: { users, exports, imports, default_permissions, jetstream } }` */
 export interface AccountOptions {
   name: string;
+  /**
+   * the account's own public nkey (`nkey: "A..."`): nats-server 2.14 checks it and keeps it on the account
+   * (Account.Nkey) without using it further: names, imports and events stay by account name.
+   */
+  nkey?: string;
   users: UserEntry[];
   exports: AccountExport[];
   imports: AccountImport[];

@@ -129,7 +129,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
   },
   // inside one account of `accounts {}`
   account: {
-    nkey: refuse("leave the account's own key unchecked"),
     msg_trace: WARN,
     trace_dest: WARN,
   },

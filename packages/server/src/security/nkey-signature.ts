@@ -12,7 +12,16 @@ export function newNonce(): string {
 
 /** A well-formed public user key (nats-server's nkeys.IsValidPublicUserKey). */
 export function isValidPublicUserKey(key: string): boolean {
-  if (!key.startsWith('U')) return false;
+  return isValidPublicKey(key, 'U');
+}
+
+/** A well-formed public account key (nats-server's nkeys.IsValidPublicAccountKey). */
+export function isValidPublicAccountKey(key: string): boolean {
+  return isValidPublicKey(key, 'A');
+}
+
+function isValidPublicKey(key: string, prefix: 'U' | 'A'): boolean {
+  if (!key.startsWith(prefix)) return false;
   try {
     nkeys.fromPublic(key);
     return true;

@@ -12,8 +12,12 @@ export function connectionsOf(server: FlotillaServer, accountName: string): Clie
   return out;
 }
 
-/** Whether `accountName` has JetStream here: the global account has the server's own, when enabled. */
+/**
+ * Whether `accountName` has JetStream here: with JetStream accounts, each has its own; otherwise the global
+ * account has the server's, when enabled.
+ */
 export function jetStreamEnabledFor(server: FlotillaServer, accountName: string): boolean {
+  if (server.accountJetStreams !== null) return server.accountJetStreams.of(accountName) !== undefined;
   return server.jetstream !== null && accountName === server.accounts.global.name;
 }
 

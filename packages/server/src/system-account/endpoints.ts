@@ -5,6 +5,8 @@ import { accountDetail, accountStatz, accountz, AccountNotFoundError } from '../
 import { connz } from '../connz.js';
 import { healthz } from '../healthz.js';
 import { jsz } from '../jsz.js';
+import { gatewayz, leafz } from '../leafz-gatewayz.js';
+import { raftz } from '../raftz.js';
 import { inLameDuck } from '../lame-duck.js';
 import { routez } from '../peers-view.js';
 import type { FlotillaServer } from '../server.js';
@@ -45,7 +47,8 @@ export function serverEndpoints(server: FlotillaServer, cpu: CpuPercent): Record
   return {
     VARZ: () => varz(server, server.httpPort, cpu.sample()),
     CONNZ: (o) => connz(server, connzParams(o)),
-    ROUTEZ: () => routez(server),
+    // RoutezOptions {subscriptions, subscriptions_detail}
+    ROUTEZ: (o) => routez(server, o['subscriptions_detail'] === true ? 'detail' : o['subscriptions'] === true ? 'list' : 'none'),
     SUBSZ: (o) => subszOf(server, o),
     JSZ: (o) => {
       const answer = jsz(server, jszParams(o));
@@ -58,6 +61,13 @@ export function serverEndpoints(server: FlotillaServer, cpu: CpuPercent): Record
       return { ...answer.body, status_code: answer.httpStatus };
     },
     ACCOUNTZ: (o) => refusing(() => accountz(server, stringOption(o['account']))),
+    LEAFZ: () => leafz(server),
+    GATEWAYZ: () => gatewayz(server),
+    RAFTZ: (o) => {
+      const account = stringOption(o['account']);
+      const group = stringOption(o['group']);
+      return raftz(server, { ...(account !== undefined ? { account } : {}), ...(group !== undefined ? { group } : {}) });
+    },
   };
 }
 
@@ -67,6 +77,7 @@ export function accountEndpoints(server: FlotillaServer): Record<string, (accoun
     CONNZ: (account) => (o) => connz(server, connzParams({ ...o, acc: account })),
     SUBSZ: (account) => (o) => subszOf(server, o, account),
     INFO: (account) => () => refusing(() => accountDetail(server, account)),
+    LEAFZ: () => () => leafz(server),
     JSZ: (account) => (o) => accountJsz(server, account, o),
     STATZ: (account) => (o) => {
       // `$SYS.REQ.ACCOUNT.PING.STATZ` has its own subscription: not an account called PING

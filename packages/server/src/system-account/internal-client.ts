@@ -70,6 +70,12 @@ export class InternalClient {
     return this.router.publish(subject, null, -1, Buffer.from(json), 0, true) > 0;
   }
 
+  /** Publishes `body` with the header block `header` (none when null); false when nothing received it. */
+  publishMessage(subject: string, header: Buffer | null, body: Buffer): boolean {
+    const message = header === null ? body : Buffer.concat([header, body]);
+    return this.router.publish(subject, null, header === null ? -1 : header.length, message, 0, true) > 0;
+  }
+
   hasInterest(subject: string): boolean {
     return this.router.hasInterest(subject);
   }

@@ -11,8 +11,10 @@ import { connectEvent, disconnectEvent, newEventId } from './client-events.js';
 import { filteredOut, type EventFilter } from './event-filter.js';
 import { accountEndpoints, serverEndpoints, statzOrSkip } from './endpoints.js';
 import { InternalClient, type SystemRequest } from './internal-client.js';
+import { acceptedEncoding, encodeAnswer } from './response-encoding.js';
 import { ServerInfoStamp } from './server-info.js';
 import { serverStats } from './statsz.js';
+import { StatszHeartbeat } from './statsz-heartbeat.js';
 import {
   ACCOUNT_REQ_ACCOUNT_TOKEN,
   ACCOUNT_REQ_TOKENS,
@@ -33,9 +35,6 @@ import { importsFor, type ImportedEndpoint } from './system-imports.js';
 import { userInfo } from './user-info.js';
 import { requestOptions, zAnswer, type Endpoint } from './z-request.js';
 
-/** nats-server sends the first STATSZ after 250 ms and doubles the interval up to statsHBInterval (10 s). */
-const FIRST_HEARTBEAT_MS = 250;
-const HEARTBEAT_MS = 10_000;
 const ACCOUNT_CONNS_TYPE = 'io.nats.server.advisory.v1.account_connections';
 
 export class SystemAccount {
@@ -43,8 +42,8 @@ export class SystemAccount {
   private readonly cpu = new CpuPercent();
   private readonly sys: InternalClient;
   private readonly clients: InternalClient[] = [];
-  private heartbeatMs = FIRST_HEARTBEAT_MS;
-  private heartbeat: NodeJS.Timeout | null = null;
+  private readonly heartbeat: StatszHeartbeat;
+  private peerHook: (() => void) | null = null;
   private stopped = false;
   private readonly failed = (err: unknown, subject: string): void => {
     const e = err instanceof Error ? err : new Error(String(err));
@@ -58,6 +57,7 @@ export class SystemAccount {
     this.stamp = new ServerInfoStamp(server);
     this.sys = new InternalClient(account.router, this.failed);
     this.clients.push(this.sys);
+    this.heartbeat = new StatszHeartbeat(() => this.broadcastStatsz());
   }
 
   start(): void {
@@ -82,7 +82,17 @@ export class SystemAccount {
       this.answer(sys, r, (o) => statzOrSkip(s, Array.isArray(o['accounts']) ? (o['accounts'] as string[]) : [], o['include_unused'] === true)),
     );
     for (const account of s.accounts.all()) this.wireImports(account);
-    this.scheduleHeartbeat();
+    this.heartbeat.start();
+  }
+
+  /** Once the cluster links exist (they start after this): a peer that links up gets a STATSZ. */
+  clusterStarted(): void {
+    const cluster = this.server.cluster;
+    if (cluster === null || this.peerHook !== null || this.stopped) return;
+    this.peerHook = cluster.addPeerListener((_peer, up) => {
+      // after the link's own bookkeeping (interest sync) is done
+      if (up) setImmediate(() => this.heartbeat.broadcast());
+    });
   }
 
   /** After CONNECT: `$SYS.ACCOUNT.<acc>.CONNECT`, and the account's connection count. */
@@ -128,25 +138,30 @@ export class SystemAccount {
     if (this.stopped) return;
     const routed = this.sys.publish(serverShutdown(this.server.serverId), JSON.stringify(this.stamp.next()));
     this.stopped = true;
-    if (this.heartbeat !== null) clearTimeout(this.heartbeat);
+    this.heartbeat.stop();
+    this.peerHook?.();
     for (const c of this.clients) c.close();
     if (routed && this.server.cluster !== null) await new Promise<void>((resolve) => setImmediate(resolve));
   }
 
   // ---- requests ------------------------------------------------------------------------------
 
-  private answer(client: InternalClient, r: SystemRequest, endpoint: Endpoint): void {
-    if (r.reply === null) return;
-    const json = zAnswer(this.server, this.stamp, r.body, endpoint);
-    if (json !== null) this.reply(client, r.reply, json);
+  /** nats-server's zReq; `compressible`: a successful answer honours Accept-Encoding (USER.INFO's does not). */
+  private answer(client: InternalClient, r: SystemRequest, endpoint: Endpoint, compressible = true): void {
+    if (r.reply === null || this.stopped) return;
+    const answer = zAnswer(this.server, this.stamp, r.body, endpoint);
+    if (answer === null) return;
+    const encoded = encodeAnswer(answer.json, compressible && !answer.failed ? acceptedEncoding(r.header) : 'none');
+    client.publishMessage(r.reply, encoded.header, encoded.body);
   }
 
   private reply(client: InternalClient, reply: string | null, json: string): void {
     if (reply !== null && !this.stopped) client.publish(reply, json);
   }
 
-  /** nats-server's statszReq: no reply means "broadcast on the STATSZ subject". */
+  /** nats-server's statszReq: no reply means "broadcast on the STATSZ subject" (the rate window cleared first). */
   private statsz(client: InternalClient, r: SystemRequest): void {
+    if (r.reply === null && r.body.length === 0) return this.heartbeat.broadcastNow();
     let options: Record<string, unknown>;
     try {
       options = requestOptions(r.body);
@@ -154,7 +169,17 @@ export class SystemAccount {
       return this.reply(client, r.reply ?? serverStatsz(this.server.serverId), JSON.stringify({ server: this.stamp.next(), error: { code: 400, description: (err as Error).message } }));
     }
     if (filteredOut(this.server, options as EventFilter)) return;
-    this.reply(client, r.reply ?? serverStatsz(this.server.serverId), this.statszJson());
+    if (r.reply === null) return this.heartbeat.broadcastNow();
+    this.reply(client, r.reply, this.statszJson());
+  }
+
+  private broadcastStatsz(): void {
+    const subject = serverStatsz(this.server.serverId);
+    // Nobody listening here or on a peer: nats-server's publish would reach no one (and its internal client's
+    // messages are not in /varz in_msgs); Flotilla's router counts every publish, so it is not made.
+    this.guarded(subject, () => {
+      if (!this.stopped && this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
+    });
   }
 
   private statszJson(): string {
@@ -204,7 +229,7 @@ export class SystemAccount {
       'USER.INFO': (r) => {
         const requester = this.server.clients.get(r.publisherCid);
         if (requester === undefined || requester.account !== account.name) return;
-        this.answer(client, r, () => userInfo(requester));
+        this.answer(client, r, () => userInfo(requester), false);
       },
     };
     // USER.INFO reads the requester's connection, which only its own node has (a peer would find another client by its cid).
@@ -218,22 +243,6 @@ export class SystemAccount {
     } catch (err) {
       this.failed(err, subject);
     }
-  }
-
-  // ---- heartbeat -----------------------------------------------------------------------------
-
-  private scheduleHeartbeat(): void {
-    this.heartbeat = setTimeout(() => {
-      if (this.stopped) return;
-      // One node and nobody listening: nothing to send (nats-server checks interest when standalone).
-      const subject = serverStatsz(this.server.serverId);
-      this.guarded(subject, () => {
-        if (this.sys.hasInterest(subject)) this.sys.publish(subject, this.statszJson());
-      });
-      this.heartbeatMs = Math.min(this.heartbeatMs * 2, HEARTBEAT_MS);
-      this.scheduleHeartbeat();
-    }, this.heartbeatMs);
-    this.heartbeat.unref();
   }
 }
 

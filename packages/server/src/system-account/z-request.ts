@@ -26,13 +26,18 @@ export function requestOptions(body: Buffer): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
-/** The JSON answer to a monitoring request, or null when this server does not answer it. */
-export function zAnswer(server: FlotillaServer, stamp: ServerInfoStamp, body: Buffer, endpoint: Endpoint): string | null {
+/** The JSON answer to a monitoring request (`failed`: an error answer), or null when this server does not answer it. */
+export interface ZAnswer {
+  json: string;
+  failed: boolean;
+}
+
+export function zAnswer(server: FlotillaServer, stamp: ServerInfoStamp, body: Buffer, endpoint: Endpoint): ZAnswer | null {
   let options: Record<string, unknown>;
   try {
     options = requestOptions(body);
   } catch (err) {
-    return JSON.stringify({ server: stamp.next(), error: { code: 400, description: (err as Error).message } });
+    return { json: JSON.stringify({ server: stamp.next(), error: { code: 400, description: (err as Error).message } }), failed: true };
   }
   if (filteredOut(server, options as EventFilter)) return null;
   let data: unknown;
@@ -40,8 +45,8 @@ export function zAnswer(server: FlotillaServer, stamp: ServerInfoStamp, body: Bu
     data = endpoint(options);
   } catch (err) {
     if (!(err instanceof SystemRequestError)) throw err;
-    return JSON.stringify({ server: stamp.next(), data: null, error: { code: 500, description: err.message } });
+    return { json: JSON.stringify({ server: stamp.next(), data: null, error: { code: 500, description: err.message } }), failed: true };
   }
   if (data === SKIP) return null;
-  return JSON.stringify({ server: stamp.next(), data });
+  return { json: JSON.stringify({ server: stamp.next(), data }), failed: false };
 }
