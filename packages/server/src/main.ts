@@ -5,6 +5,8 @@ import { gracefulShutdown } from './graceful-shutdown.js';
 import { enterLameDuck, lameDuckTimingFrom } from './lame-duck.js';
 import { createLogger } from './logger.js';
 import { handleOperatorSignals } from './operator-signals.js';
+import { removePidFile, writePidFile } from './pid-file.js';
+import { runSignalCommand, SignalCommandError } from './signal-command.js';
 import { FlotillaServer } from './server.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
 
@@ -34,6 +36,15 @@ export async function main(argv: string[]): Promise<number | null> {
     case 'help':
       process.stdout.write(result.text);
       return 0;
+    case 'signal':
+      try {
+        runSignalCommand(result.expr);
+      } catch (err) {
+        if (!(err instanceof SignalCommandError)) throw err;
+        process.stderr.write(`flotilla: ${err.message}\n`);
+        return 1;
+      }
+      return 0;
     case 'usage-error':
       process.stderr.write(`${result.message}\n${result.usage}`);
       return 2;
@@ -51,6 +62,18 @@ export async function main(argv: string[]): Promise<number | null> {
   const log = createLogger(options.logLevel, options.logFile);
   handleOperatorSignals(log);
   for (const w of result.warnings) log.warn(w);
+  const pidFile = options.pidFile;
+  if (pidFile) {
+    try {
+      writePidFile(pidFile);
+    } catch (err) {
+      log.fatal({ err: (err as Error).message }, 'could not write pidfile');
+      process.stderr.write(`flotilla: Could not write pidfile: ${(err as Error).message}\n`);
+      log.flush();
+      return 1;
+    }
+    process.once('exit', () => removePidFile(pidFile));
+  }
   const server = new FlotillaServer(options, log);
   // Signals are handled from the start: a SIGTERM while starting (npm start's Ctrl-C, say) waits for the
   // start to settle and then shuts down cleanly instead of killing the process half-way.
@@ -80,7 +103,7 @@ export async function main(argv: string[]): Promise<number | null> {
   const lameDuck = (): void => {
     if (stopping || inLameDuck) return;
     inLameDuck = true;
-    const timing = lameDuckTimingFrom(process.env);
+    const timing = lameDuckTimingFrom(options, process.env);
     setTimeout(() => exitAfterFlush(log, 1), timing.durationMs + SHUTDOWN_TIMEOUT_MS).unref();
     finish(starting.then(() => enterLameDuck(server, log, timing)));
   };

@@ -34,6 +34,10 @@ export interface CliFlags {
   /** user info of --routes URLs, keyed by the normalised route */
   routeCredentials?: Record<string, ClusterAuthorization>;
   portsFileDir?: string;
+  /** -P / --pid: where the process id is written */
+  pidFile?: string;
+  /** -sl / --signal: `command[=pid]` to send to a running server (nats-server's processSignal) */
+  signal?: string;
   /** --tls, --tlscert, --tlskey, --tlsverify, --tlscacert: any of them turns client TLS on */
   tls?: boolean;
   tlsCert?: string;
@@ -132,8 +136,9 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['tlskey'], kind: 'string', apply: (f, v) => void (f.tlsKey = v as string) },
   { names: ['tlsverify'], kind: 'bool', apply: (f, v) => void (f.tlsVerify = v as boolean) },
   { names: ['tlscacert'], kind: 'string', apply: (f, v) => void (f.tlsCaCert = v as string) },
+  { names: ['P', 'pid'], kind: 'string', apply: (f, v) => void (f.pidFile = v as string) },
+  { names: ['sl', 'signal'], kind: 'string', apply: (f, v) => void (v === '' ? delete f.signal : (f.signal = v as string)) },
   // Accepted for nats-server compatibility, no effect in Flotilla (reported as warnings).
-  { names: ['P', 'pid'], kind: 'string' },
   { names: ['ms', 'https_port'], kind: 'int' },
   { names: ['client_advertise'], kind: 'string' },
   { names: ['T', 'logtime'], kind: 'bool' },
@@ -145,11 +150,6 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['cluster_advertise'], kind: 'string' },
   { names: ['connect_retries'], kind: 'int' },
   { names: ['profile'], kind: 'int' },
-  {
-    names: ['sl', 'signal'],
-    kind: 'string',
-    apply: (_f, _v, shown) => `flag -${shown} is not supported by flotilla: stop a running server with SIGTERM or SIGINT`,
-  },
 ];
 
 const SPEC_BY_NAME = new Map<string, FlagSpec>();

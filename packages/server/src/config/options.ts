@@ -196,6 +196,11 @@ export interface ServerOptions {
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
   portsFileDir?: string;
+  /** `pid_file` / `-P`: written at start (pid-file.ts) */
+  pidFile?: string;
+  /** `lame_duck_duration` (nats-server default 2m, at least 30 s) and `lame_duck_grace_period` (default 10s) */
+  lameDuckDurationMs?: number;
+  lameDuckGracePeriodMs?: number;
   /** blocks accepted but not served yet, each warned about once */
   ignoredBlocks: string[];
   /** path of the config file this came from, if any */

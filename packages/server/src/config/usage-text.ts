@@ -13,7 +13,9 @@ Server Options:
     -c, --config <file>              Configuration file (nats-server syntax)
     -t                               Check the configuration file and exit
         --ports_file_dir <dir>       Write <executable>_<pid>.ports into this directory
-    -P, --pid <file>                 (ignored)
+    -P, --pid <file>                 File to store PID
+    -sl,--signal <signal>[=<pid>]    Send signal to a flotilla process (ldm, stop, quit, term, reopen, reload)
+                                     <pid> can be either a PID (e.g. 1) or the path to a PID file (e.g. /var/run/flotilla.pid)
     -ms,--https_port <port>          (ignored)
         --client_advertise <string>  (ignored)
 
