@@ -115,6 +115,15 @@ export class ClientAuth {
     return null;
   }
 
+  /**
+   * Whether `name` (a user name or an nkey) is a user here, and its account (undefined: the global one) —
+   * a config reload closes connections whose user is gone or moved (nats-server's clientHasMovedToDifferentAccount).
+   */
+  accountOfUser(name: string): { account: string | undefined } | undefined {
+    const record = this.nkeys.get(name) ?? this.users.get(name);
+    return record === undefined ? undefined : { account: record.account };
+  }
+
   /** Stops the bcrypt worker. */
   close(): Promise<void> {
     return this.bcrypt.close();

@@ -31,7 +31,7 @@ import {
   permissionsViolationPublish,
   permissionsViolationSubscribe,
 } from '@flotilla/protocol';
-import type { AuthResult } from './client-auth.js';
+import type { AuthResult, ConnectCredentials } from './client-auth.js';
 import { certificateIdentities } from './security/certificate-identity.js';
 import { redactedConnect } from './security/connect-redaction.js';
 import { ErrorRateBound } from './security/error-rate-bound.js';
@@ -106,6 +106,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   account: string;
   /** the user's permissions; null when unrestricted */
   permissions: UserPermissions | null = null;
+  /** CONNECT's credentials and certificate names, kept so a config reload can check them again (as nats-server's c.opts) */
+  connectCredentials: ConnectCredentials | null = null;
+  certIdentities: readonly string[] | null = null;
   /** allow_responses permits, when the user has them */
   private responsePermits: ResponsePermits | null = null;
   /** set once a wildcard subscription overlaps the subscribe deny list */
@@ -213,6 +216,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     }
     const identities =
       this.host.auth.mapsCertificates && this.socket instanceof TLSSocket ? certificateIdentities(this.socket.getPeerX509Certificate()) : null;
+    this.connectCredentials = opts;
+    this.certIdentities = identities;
     const auth = this.host.auth.check(opts, identities, this.remoteIp, this.nonce);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
@@ -269,12 +274,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       account.clientConnections++;
       this.countedIn = account;
     }
-    // The account's per-connection limits, under the server's.
-    const accountSubs = account.limits?.maxSubscriptions ?? -1;
-    const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
-    this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
-    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
-    if (accountPayload >= 0) this.parser.setMaxPayloadBytes(Math.min(accountPayload, this.host.options.maxPayloadBytes));
+    this.applyLimits(account);
     this.router = account.router;
     this.account = account.name;
     this.permissions = auth.permissions;
@@ -585,6 +585,42 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.connected || !this.host.auth.required) return true;
     this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     return false;
+  }
+
+  /** The account's per-connection limits, under the server's. */
+  private applyLimits(account: Account): void {
+    const accountSubs = account.limits?.maxSubscriptions ?? -1;
+    const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
+    this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
+    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
+    this.parser.setMaxPayloadBytes(accountPayload >= 0 ? Math.min(accountPayload, this.host.options.maxPayloadBytes) : this.host.options.maxPayloadBytes);
+  }
+
+  /** A config reload changed max_payload / max_subscriptions (config-reload.ts): what is parsed and subscribed from now on. */
+  reloadLimits(): void {
+    this.applyLimits(this.countedIn ?? this.host.accounts.global);
+  }
+
+  /**
+   * A config reload gave this user new permissions: they apply to the next publish, and each subscription
+   * they no longer allow is removed with nats-server's -ERR (processSubsOnConfigReload). Returns the removed ones.
+   */
+  reloadPermissions(permissions: UserPermissions | null): Subscription[] {
+    this.permissions = permissions;
+    const responses = permissions?.responses ?? null;
+    this.responsePermits = responses === null ? null : new ResponsePermits(responses);
+    this.filterDeliveries = false;
+    const removed: Subscription[] = [];
+    if (permissions === null) return removed;
+    for (const sub of [...this.subs.values()]) {
+      if (!permissions.canSubscribe(sub.subject, sub.queue)) {
+        removed.push(sub);
+        this.removeSub(sub);
+        const queue = sub.queue !== null ? ` using queue "${sub.queue}"` : '';
+        this.enqueue(encodeErr(`Permissions Violation for Subscription to "${sub.subject}"${queue} (sid "${sub.sid}")`));
+      } else if (permissions.subscriptionNeedsDeliveryFilter(sub.subject)) this.filterDeliveries = true;
+    }
+    return removed;
   }
 
   private removeSub(sub: Subscription): void {

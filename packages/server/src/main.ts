@@ -1,10 +1,11 @@
 // The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals
-// (SIGUSR1/SIGHUP: operator-signals.ts).
+// (SIGUSR1/SIGHUP: operator-signals.ts; SIGHUP reloads the config file: config-reload.ts).
 import { resolveOptions, type OptionsResult } from './config/load-options.js';
 import { gracefulShutdown } from './graceful-shutdown.js';
 import { enterLameDuck, lameDuckTimingFrom } from './lame-duck.js';
 import { createLogger } from './logger.js';
-import { handleOperatorSignals } from './operator-signals.js';
+import { ConfigReloader } from './config-reload.js';
+import { handleOperatorSignals, handleReloadSignal } from './operator-signals.js';
 import { removePidFile, writePidFile } from './pid-file.js';
 import { runSignalCommand, SignalCommandError } from './signal-command.js';
 import { FlotillaServer } from './server.js';
@@ -79,6 +80,8 @@ export async function main(argv: string[]): Promise<number | null> {
   // start to settle and then shuts down cleanly instead of killing the process half-way.
   const starting = server.start();
   starting.catch(() => undefined);
+  const reloader = new ConfigReloader(server, log, { argv, env: process.env });
+  handleReloadSignal(log, () => starting.then(() => reloader.reload()));
   let stopping = false;
   let inLameDuck = false;
   const finish = (p: Promise<void>): void => {

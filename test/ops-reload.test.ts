@@ -1,0 +1,167 @@
+// Config reload on SIGHUP (and `--signal reload`), against real server processes: permissions change on a
+// live connection, users come and go without a restart, a broken or non-reloadable config keeps the old
+// one, /varz config_load_time moves. Exact wire texts are checked with raw sockets, staying connected with
+// the stock client. E2E_SERVER=nats-server runs the same against nats-server.
+import { afterAll, describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from 'nats';
+import { FLOTILLA_NODE_ARGS, startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { RawClient } from './helpers/raw-client.js';
+import { untilEvery } from './helpers/until.js';
+
+const until = untilEvery(20);
+const againstNatsServer = process.env['E2E_SERVER'] === 'nats-server';
+const dir = mkdtempSync(join(tmpdir(), 'flotilla-reload-'));
+const servers: FlotillaProcess[] = [];
+const conns: NatsConnection[] = [];
+const raws: RawClient[] = [];
+afterAll(async () => {
+  for (const r of raws) r.close();
+  await Promise.all(conns.map((nc) => nc.close().catch(() => undefined)));
+  await Promise.all(servers.map((s) => s.stop()));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let files = 0;
+interface Reloadable {
+  server: FlotillaProcess;
+  conf: string;
+  /** writes the config and sends SIGHUP; resolves with the outcome line once the server logged it */
+  reload(text: string): Promise<'reloaded' | 'failed'>;
+}
+
+const OK_LINE = 'Reloaded server configuration';
+const FAIL_LINE = 'Failed to reload server configuration';
+const count = (text: string, needle: string): number => text.split(needle).length - 1;
+
+async function serverOn(text: string, extraArgs: string[] = []): Promise<Reloadable> {
+  const conf = join(dir, `reload-${++files}.conf`);
+  writeFileSync(conf, text);
+  const server = await startFlotilla({ args: ['-c', conf, ...extraArgs] });
+  servers.push(server);
+  const reload = async (next: string, send: () => void = () => server.proc.kill('SIGHUP')): Promise<'reloaded' | 'failed'> => {
+    const ok = count(server.output(), OK_LINE);
+    const failed = count(server.output(), FAIL_LINE);
+    writeFileSync(conf, next);
+    send();
+    await until(() => count(server.output(), OK_LINE) > ok || count(server.output(), FAIL_LINE) > failed, 10_000, 'the reload outcome');
+    return count(server.output(), OK_LINE) > ok ? 'reloaded' : 'failed';
+  };
+  return { server, conf, reload: (next) => reload(next) };
+}
+
+async function raw(port: number, connectJson: Record<string, unknown>, ops = ''): Promise<RawClient> {
+  const r = await RawClient.connect(port);
+  raws.push(r);
+  r.send(`CONNECT ${JSON.stringify({ verbose: false, pedantic: false, ...connectJson })}\r\n${ops}`);
+  await r.flush();
+  return r;
+}
+
+async function client(s: FlotillaProcess, user: string, pass: string): Promise<NatsConnection> {
+  const nc = await connect({ servers: s.url, user, pass, reconnect: false });
+  conns.push(nc);
+  return nc;
+}
+
+async function varzOf(s: FlotillaProcess): Promise<Record<string, unknown>> {
+  return (await (await fetch(`http://127.0.0.1:${s.httpPort}/varz`)).json()) as Record<string, unknown>;
+}
+
+const users = (entries: string): string => `authorization { users = [ ${entries} ] }\n`;
+
+describe.concurrent('config reload', () => {
+  it('a permission change applies to a live connection: publish refused, a no longer allowed subscription removed', async () => {
+    const before = users(`{user: a, password: a, permissions: {publish: ">", subscribe: ">"}}`);
+    const { server, reload } = await serverOn(before);
+    const nc = await client(server, 'a', 'a');
+    const r = await raw(server.port, { user: 'a', pass: 'a' }, 'SUB secret.> 1\r\nSUB ok.> 2\r\n');
+    const after = users(`{user: a, password: a, permissions: {publish: "ok.>", subscribe: "ok.>"}}`);
+    expect(await reload(after)).toBe('reloaded');
+    await r.waitFor(/-ERR 'Permissions Violation for Subscription to "secret\.>" \(sid "1"\)'\r\n/);
+    r.clear();
+    r.send('PUB secret.x 2\r\nhi\r\nPUB ok.x 2\r\nhi\r\n');
+    await r.waitFor(/-ERR 'Permissions Violation for Publish to "secret\.x"'\r\n/);
+    await r.flush();
+    // ok.x still reaches the connection's own allowed subscription; the removed one gets nothing
+    expect(r.received).toMatch(/MSG ok\.x 2 2\r\nhi\r\n/);
+    expect(r.received).not.toContain('MSG secret');
+    expect(r.closed).toBe(false);
+    // the stock client stays connected and keeps working within the new permissions
+    const got = nc.subscribe('ok.y', { max: 1 });
+    nc.publish('ok.y', 'still here');
+    for await (const m of got) expect(m.string()).toBe('still here');
+    expect(nc.isClosed()).toBe(false);
+  });
+
+  it('an added user logs in without a restart; a removed user is disconnected; a changed password is an authorization violation', async () => {
+    const { server, reload } = await serverOn(users(`{user: a, password: a}, {user: b, password: b}, {user: c, password: c}`));
+    await expect(connect({ servers: server.url, user: 'd', pass: 'd', reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    const a = await client(server, 'a', 'a');
+    const b = await raw(server.port, { user: 'b', pass: 'b' });
+    const c = await raw(server.port, { user: 'c', pass: 'c' });
+    expect(await reload(users(`{user: a, password: a}, {user: c, password: changed}, {user: d, password: d}`))).toBe('reloaded');
+    // nats-server closes a removed user's connection without an -ERR (the user "moved" out of its account)
+    await b.waitClosed();
+    expect(b.received).not.toContain('-ERR');
+    await c.waitFor(/-ERR 'Authorization Violation'\r\n/);
+    await c.waitClosed();
+    const d = await client(server, 'd', 'd');
+    await d.flush();
+    await a.flush();
+    expect(a.isClosed()).toBe(false);
+  });
+
+  it('a config with an error keeps the old one and says why; config_load_time moves only on success', async () => {
+    const good = `http: 127.0.0.1:-1\n${users(`{user: a, password: a}`)}`;
+    const { server, reload } = await serverOn(good, ['-m', '-1']);
+    const loadedAt = (await varzOf(server))['config_load_time'] as string;
+    expect(Date.parse(loadedAt)).toBeGreaterThan(Date.now() - 60_000);
+    const a = await client(server, 'a', 'a');
+    expect(await reload(`${users(`{user: a, password: a}, {user: b, password: b}`)}\nport: [ broken`)).toBe('failed');
+    expect((await varzOf(server))['config_load_time']).toBe(loadedAt);
+    await expect(connect({ servers: server.url, user: 'b', pass: 'b', reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    await a.flush();
+    expect(await reload(`${users(`{user: a, password: a}, {user: b, password: b}`)}`)).toBe('reloaded');
+    await (await client(server, 'b', 'b')).flush();
+    expect(Date.parse((await varzOf(server))['config_load_time'] as string)).toBeGreaterThan(Date.parse(loadedAt));
+  });
+
+  it("a key that cannot change at run time fails the reload with nats-server's text, and nothing of that config applies", async () => {
+    const { server, reload } = await serverOn(`server_name: before\n${users(`{user: a, password: a}`)}`);
+    const a = await client(server, 'a', 'a');
+    expect(await reload(`server_name: after\n${users(`{user: a, password: a}, {user: b, password: b}`)}`)).toBe('failed');
+    expect(server.output()).toContain('config reload not supported for ServerName: old=before, new=after');
+    await expect(connect({ servers: server.url, user: 'b', pass: 'b', reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    await a.flush();
+    expect(a.info?.server_name).toBe('before');
+  });
+
+  it('max_payload applies to live connections and new INFO; max_subscriptions is not reloadable (as nats-server)', async () => {
+    const { server, reload } = await serverOn(`max_subscriptions: 10\n`);
+    const r = await raw(server.port, {}, 'SUB a 1\r\n');
+    expect(await reload(`max_subscriptions: 2\n`)).toBe('failed');
+    expect(server.output()).toContain('config reload not supported for MaxSubs: old=10, new=2');
+    expect(await reload(`max_subscriptions: 10\nmax_payload: 8\n`)).toBe('reloaded');
+    r.send('PUB a 9\r\n123456789\r\n');
+    await r.waitFor(/-ERR 'Maximum Payload Violation'\r\n/);
+    const fresh = await RawClient.connect(server.port);
+    raws.push(fresh);
+    expect(fresh.received).toMatch(/"max_payload":8[,}]/);
+  });
+
+  it('--signal reload=<pid file> reloads the config', async () => {
+    const pidFile = join(dir, 'reload.pid');
+    const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);
+    const ok = count(server.output(), OK_LINE);
+    writeFileSync(conf, `pid_file: "${pidFile}"\n${users(`{user: a, password: a}, {user: b, password: b}`)}`);
+    const [cmd, args] = againstNatsServer ? ['nats-server', ['--signal', `reload=${pidFile}`]] : [process.execPath, [...FLOTILLA_NODE_ARGS, '--signal', `reload=${pidFile}`]];
+    const code = await new Promise<number | null>((resolve) => spawn(cmd, args, { stdio: 'ignore' }).once('close', resolve));
+    expect(code).toBe(0);
+    await until(() => count(server.output(), OK_LINE) > ok, 10_000, 'the reload');
+    await (await client(server, 'b', 'b')).flush();
+  });
+});
