@@ -19,6 +19,8 @@ export type ReloadableLimit =
 export type ReloadChange =
   | { kind: 'limit'; key: ReloadableLimit; value: number }
   | { kind: 'logLevel'; level: LogLevel }
+  /** log_file (a file before and after: flotilla cannot switch between stdout and a file), its limits */
+  | { kind: 'logFile'; path: string; sizeLimitBytes: number; maxFiles: number }
   /** users, passwords, tokens, nkeys, permissions, no_auth_user, auth timeout: a new ClientAuth */
   | { kind: 'authorization' }
   | { kind: 'tls' }
@@ -48,7 +50,6 @@ const FIXED_KEYS: Partial<Record<keyof ServerOptions, string>> = {
   maxSubscriptions: 'MaxSubs',
   maxPendingBytes: 'MaxPending',
   // reloadable in nats-server, not yet in flotilla: refused rather than silently kept
-  logFile: 'LogFile',
   portsFileDir: 'PortsFileDir',
 };
 
@@ -68,6 +69,7 @@ export function diffOptions(old: ServerOptions, next: ServerOptions): ReloadChan
   const changes: ReloadChange[] = [];
   const keys = new Set([...Object.keys(old), ...Object.keys(next)]) as Set<keyof ServerOptions>;
   let authChanged = false;
+  let logFileChanged = false;
   for (const key of keys) {
     const a = old[key];
     const b = next[key];
@@ -81,6 +83,15 @@ export function diffOptions(old: ServerOptions, next: ServerOptions): ReloadChan
     switch (key) {
       case 'logLevel':
         changes.push({ kind: 'logLevel', level: next.logLevel });
+        continue;
+      case 'logFile':
+        if (old.logFile === undefined || next.logFile === undefined) throw refused('LogFile', old.logFile ?? '', next.logFile ?? '');
+        logFileChanged = true;
+        continue;
+      case 'logSizeLimitBytes':
+      case 'logMaxFiles':
+        if (old.logFile === undefined || next.logFile === undefined) throw refused(key === 'logMaxFiles' ? 'LogMaxFiles' : 'LogSizeLimit', shown(key, a), shown(key, b));
+        logFileChanged = true;
         continue;
       case 'authorization':
       case 'noAuthUser':
@@ -111,6 +122,7 @@ export function diffOptions(old: ServerOptions, next: ServerOptions): ReloadChan
     }
   }
   if (authChanged) changes.push({ kind: 'authorization' });
+  if (logFileChanged) changes.push({ kind: 'logFile', path: next.logFile!, sizeLimitBytes: next.logSizeLimitBytes ?? 0, maxFiles: next.logMaxFiles ?? 0 });
   return changes;
 }
 

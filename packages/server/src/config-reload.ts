@@ -12,6 +12,7 @@ import { diffOptions, type ReloadChange } from './config-reload-diff.js';
 import { reauthorizeClients } from './config-reload-clients.js';
 import { removePidFile, writePidFile } from './pid-file.js';
 import { ClientTls } from './security/client-tls.js';
+import { reconfigureLogFile, setLogLevel } from './logger.js';
 import { SubjectMappings } from './accounts/subject-mappings.js';
 import type { FlotillaServer } from './server.js';
 
@@ -86,7 +87,7 @@ export class ConfigReloader {
       }
       case 'logLevel':
         o.logLevel = change.level;
-        this.log.level = change.level;
+        setLogLevel(this.log, change.level);
         server.traceEnabled = change.level === 'trace';
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
@@ -101,6 +102,13 @@ export class ConfigReloader {
         this.log.info(counts, 'Reloaded: authorization users');
         return;
       }
+      case 'logFile':
+        reconfigureLogFile(this.log, change.path, { sizeLimitBytes: change.sizeLimitBytes, maxFiles: change.maxFiles });
+        o.logFile = change.path;
+        setOrDelete(o, 'logSizeLimitBytes', next.logSizeLimitBytes);
+        setOrDelete(o, 'logMaxFiles', next.logMaxFiles);
+        this.log.info(`Reloaded: ${describe(change)}`);
+        return;
       case 'tls':
         server.clientTls?.reload(next.tls!);
         o.tls = next.tls!;
@@ -178,6 +186,8 @@ function describe(change: ReloadChange): string {
       return `${LIMIT_NAMES[change.key]} = ${change.value}`;
     case 'logLevel':
       return `log level = ${change.level}`;
+    case 'logFile':
+      return `log_file = ${change.path} (size limit ${change.sizeLimitBytes}, max files ${change.maxFiles})`;
     case 'authorization':
       return 'authorization';
     case 'tls':

@@ -60,7 +60,7 @@ export async function main(argv: string[]): Promise<number | null> {
       break;
   }
   const options = result.options;
-  const log = createLogger(options.logLevel, options.logFile);
+  const log = createLogger(options.logLevel, options.logFile, { sizeLimitBytes: options.logSizeLimitBytes ?? 0, maxFiles: options.logMaxFiles ?? 0 });
   handleOperatorSignals(log);
   for (const w of result.warnings) log.warn(w);
   const pidFile = options.pidFile;

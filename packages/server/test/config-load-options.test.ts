@@ -277,6 +277,13 @@ server_tags: ["az:1", "ssd"]`;
     expect(runOptions(withConf('pidfile: /tmp/n.pid', ['-P', '/tmp/flag.pid'])).options.pidFile).toBe('/tmp/flag.pid');
   });
 
+  it('reads logfile_size_limit / logfile_max_num (and their short names); --log_size_limit overrides', () => {
+    const { options } = runOptions(withConf('log_file: /tmp/a.log\nlogfile_size_limit: 1MB\nlogfile_max_num: 5'));
+    expect(options).toMatchObject({ logFile: '/tmp/a.log', logSizeLimitBytes: 1024 * 1024, logMaxFiles: 5 });
+    expect(runOptions(withConf('log_size_limit: 100\nlog_max_num: 2')).options).toMatchObject({ logSizeLimitBytes: 100, logMaxFiles: 2 });
+    expect(runOptions(withConf('log_size_limit: 100', ['--log_size_limit', '300'])).options.logSizeLimitBytes).toBe(300);
+  });
+
   it("refuses lame-duck durations nats-server refuses, with its messages", () => {
     expect(configError(withConf('lame_duck_duration: "10s"'))).toContain('invalid lame_duck_duration of 10s, minimum is 30 seconds');
     expect(configError(withConf('lame_duck_duration: "29.5s"'))).toContain('invalid lame_duck_duration of 29.5s, minimum is 30 seconds');

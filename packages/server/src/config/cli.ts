@@ -24,6 +24,8 @@ export interface CliFlags {
   debug?: boolean;
   trace?: boolean;
   logFile?: string;
+  /** --log_size_limit: rotate the log file past this many bytes */
+  logSizeLimitBytes?: number;
   clusterName?: string;
   /** --cluster / --cluster_listen; null when given as "" (which disables clustering in nats-server) */
   clusterListen?: HostPort | null;
@@ -96,6 +98,15 @@ const FLAG_SPECS: FlagSpec[] = [
     },
   },
   { names: ['l', 'log'], kind: 'string', apply: (f, v) => void (f.logFile = v as string) },
+  {
+    names: ['log_size_limit'],
+    kind: 'int',
+    apply: (f, v, shown) => {
+      if ((v as number) < 0) return `invalid value "${v}" for flag -${shown}: must not be negative`;
+      f.logSizeLimitBytes = v as number;
+      return undefined;
+    },
+  },
   { names: ['cluster_name'], kind: 'string', apply: (f, v) => void (f.clusterName = v as string) },
   {
     names: ['cluster', 'cluster_listen'],
@@ -144,7 +155,6 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['T', 'logtime'], kind: 'bool' },
   { names: ['s', 'syslog'], kind: 'bool' },
   { names: ['r', 'remote_syslog'], kind: 'string' },
-  { names: ['log_size_limit'], kind: 'int' },
   { names: ['max_traced_msg_len'], kind: 'int' },
   { names: ['no_advertise'], kind: 'bool' },
   { names: ['cluster_advertise'], kind: 'string' },

@@ -277,6 +277,18 @@ class ConfApplier {
         if (s !== undefined) o.logFile = s;
         return;
       }
+      case 'logfile_size_limit':
+      case 'log_size_limit': {
+        const n = this.count(e);
+        if (n !== undefined) o.logSizeLimitBytes = n;
+        return;
+      }
+      case 'logfile_max_num':
+      case 'log_max_num': {
+        const n = this.count(e);
+        if (n !== undefined) o.logMaxFiles = n;
+        return;
+      }
       case 'pidfile':
       case 'pid_file': {
         const s = this.str(e);

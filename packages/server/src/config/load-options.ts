@@ -157,6 +157,7 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
   if (flags.jetstream !== undefined) options.jetstream.enabled = flags.jetstream;
   if (flags.storeDir !== undefined) options.jetstream.storeDir = flags.storeDir;
   if (flags.logFile !== undefined) options.logFile = flags.logFile;
+  if (flags.logSizeLimitBytes !== undefined) options.logSizeLimitBytes = flags.logSizeLimitBytes;
   if (flags.portsFileDir !== undefined) options.portsFileDir = flags.portsFileDir;
   if (flags.pidFile !== undefined) options.pidFile = flags.pidFile;
 

@@ -181,6 +181,10 @@ export interface ServerOptions {
   writeDeadlineMs: number; // default 10000
   logLevel: LogLevel;
   logFile?: string;
+  /** `logfile_size_limit`: rotate the log file past this size (log-file-sink.ts); absent/0: never */
+  logSizeLimitBytes?: number;
+  /** `logfile_max_num`: keep this many log files, the live one included; absent/0: all */
+  logMaxFiles?: number;
   authorization?: AuthorizationOptions;
   /** accounts other than the global one ($G); their users are not in `authorization.users` */
   accounts?: AccountOptions[];

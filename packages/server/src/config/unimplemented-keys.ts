@@ -36,8 +36,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     https: WARN,
     https_port: WARN,
     http_base_path: WARN,
-    logfile_size_limit: WARN,
-    log_size_limit: WARN,
     syslog: WARN,
     remote_syslog: WARN,
     prof_port: WARN,

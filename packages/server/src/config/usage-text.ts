@@ -29,7 +29,7 @@ Logging Options:
     -T, --logtime                    (ignored; entries always carry time stamps)
     -s, --syslog                     (ignored)
     -r, --remote_syslog <addr>       (ignored)
-        --log_size_limit <limit>     (ignored)
+        --log_size_limit <limit>     Logfile size limit (bytes) past which it is rotated
         --max_traced_msg_len <len>   (ignored)
 
 JetStream Options:
