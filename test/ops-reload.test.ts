@@ -153,6 +153,32 @@ describe.concurrent('config reload', () => {
     expect(fresh.received).toMatch(/"max_payload":8[,}]/);
   });
 
+  it("an account's imports and exports change on reload: a removed stream import stops delivering, a new one starts", async () => {
+    const accounts = (importSubject: string): string => `accounts {
+  SRC: { users: [ {user: src, password: src} ], exports: [ {stream: "orders.>"}, {stream: "audit.>"} ] }
+  DST: { users: [ {user: dst, password: dst} ], imports: [ {stream: {account: SRC, subject: "${importSubject}"}} ] }
+}
+`;
+    const { server, reload } = await serverOn(accounts('orders.>'));
+    const src = await client(server, 'src', 'src');
+    const dst = await client(server, 'dst', 'dst');
+    const got: string[] = [];
+    dst.subscribe('>', { callback: (_e, m) => got.push(`${m.subject}:${m.string()}`) });
+    await dst.flush();
+    src.publish('orders.1', 'a');
+    src.publish('audit.1', 'b');
+    await src.flush();
+    await until(() => got.length >= 1, 5_000, 'the imported order');
+    expect(await reload(accounts('audit.>'))).toBe('reloaded');
+    src.publish('orders.2', 'c');
+    src.publish('audit.2', 'd');
+    await src.flush();
+    await until(() => got.length >= 2, 5_000, 'the newly imported audit message');
+    await dst.flush();
+    expect(got).toEqual(['orders.1:a', 'audit.2:d']);
+    expect(dst.isClosed()).toBe(false);
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

@@ -29,6 +29,8 @@ export type ReloadChange =
   /** an account's `limits {}` or `mappings {}` (null: the global account's top-level mappings) */
   | { kind: 'accountLimits'; account: string }
   | { kind: 'mappings'; account: string | null }
+  /** imports and exports between the same accounts */
+  | { kind: 'accountLinks' }
   | { kind: 'pidFile'; oldPath: string | undefined; newPath: string | undefined };
 
 export class ReloadRefused extends Error {
@@ -152,20 +154,19 @@ function noAuthUserProblem(old: ServerOptions, next: ServerOptions): void {
 }
 
 /**
- * Users and permissions of accounts reload (as part of the new ClientAuth); limits and mappings of an
- * account apply in place. Adding or removing accounts, and changing their imports, exports or JetStream,
- * is refused: their subject spaces are held by connections, JetStream and the routes.
+ * Users and permissions of accounts reload (as part of the new ClientAuth); limits, mappings, imports and
+ * exports of an account apply in place. Adding or removing accounts, and changing their JetStream, is
+ * refused: their subject spaces are held by connections, JetStream and the routes.
  */
 function diffAccounts(old: readonly AccountOptions[], next: readonly AccountOptions[], changes: ReloadChange[]): boolean {
   const names = (list: readonly AccountOptions[]): string[] => list.map((a) => a.name).sort();
   if (!isDeepStrictEqual(names(old), names(next))) throw refused('Accounts', `[${names(old).join(' ')}]`, `[${names(next).join(' ')}]`);
   let usersChanged = false;
+  let linksChanged = false;
   for (const b of next) {
     const a = old.find((o) => o.name === b.name)!;
     if (!isDeepStrictEqual(a.users, b.users)) usersChanged = true;
-    if (!isDeepStrictEqual(a.exports, b.exports) || !isDeepStrictEqual(a.imports, b.imports)) {
-      throw new ReloadRefused(`config reload not supported for imports and exports of account ${b.name}`);
-    }
+    if (!isDeepStrictEqual(a.exports, b.exports) || !isDeepStrictEqual(a.imports, b.imports)) linksChanged = true;
     if (!isDeepStrictEqual(a.jetstream, b.jetstream)) throw new ReloadRefused(`config reload not supported for jetstream limits of account ${b.name}`);
     if (!isDeepStrictEqual(a.limits, b.limits)) {
       if (a.limits === undefined || b.limits === undefined) throw new ReloadRefused(`config reload not supported for adding or removing limits of account ${b.name}`);
@@ -179,6 +180,7 @@ function diffAccounts(old: readonly AccountOptions[], next: readonly AccountOpti
       }
     }
   }
+  if (linksChanged) changes.push({ kind: 'accountLinks' });
   return usersChanged;
 }
 

@@ -70,6 +70,7 @@ export class ConfigReloader {
       : null;
     for (const w of resolved.warnings) this.log.warn(w);
     for (const change of changes) await this.apply(change, next, auth);
+    if (changes.some((c) => c.kind === 'accountLinks' || c.kind === 'accountLimits' || c.kind === 'mappings')) setOrDelete(server.options, 'accounts', next.accounts);
     server.configLoadMs = Date.now();
     this.log.info({ changes: changes.map(describe) }, 'Reloaded server configuration');
   }
@@ -146,6 +147,10 @@ export class ConfigReloader {
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
       }
+      case 'accountLinks':
+        server.accounts.rewire(next.accounts ?? []);
+        this.log.info('Reloaded: accounts imports and exports');
+        return;
       case 'pidFile':
         if (change.newPath) writePidFile(change.newPath);
         if (change.oldPath && change.oldPath !== change.newPath) removePidFile(change.oldPath);
@@ -200,6 +205,8 @@ function describe(change: ReloadChange): string {
       return `limits of account ${change.account}`;
     case 'mappings':
       return `mappings of account ${change.account ?? '$G'}`;
+    case 'accountLinks':
+      return 'accounts imports and exports';
     case 'pidFile':
       return `pid_file = ${change.newPath ?? ''}`;
   }

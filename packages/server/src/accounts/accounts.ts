@@ -14,7 +14,8 @@ export class Accounts {
   /** null with no_system_account */
   readonly system: Account | null;
   private readonly byName = new Map<string, Account>();
-  private readonly unwire: Array<() => void> = [];
+  private unwire: Array<() => void> = [];
+  private nextImportSid = 1;
 
   /** `globalMappings`: the top-level `mappings {}`, which belong to the global account. */
   constructor(
@@ -35,14 +36,23 @@ export class Accounts {
       this.byName.set(systemAccountName, new Account(systemAccountName, new MessageRouter()));
     }
     this.system = systemAccountName === null ? null : this.byName.get(systemAccountName)!;
-    let sid = 1;
+    this.wire(configured);
+  }
+
+  /** A config reload's imports and exports between the same accounts (config-reload.ts): every import wired afresh. */
+  rewire(configured: readonly AccountOptions[]): void {
+    for (const undo of this.unwire.splice(0)) undo();
+    this.wire(configured);
+  }
+
+  private wire(configured: readonly AccountOptions[]): void {
     // The config loader checked every link (account-links.ts): each import has its granting export.
     for (const a of configured) {
       const importer = this.byName.get(a.name)!;
       for (const imp of a.imports) {
         const source = configured.find((c) => c.name === imp.account)!;
         const exported = exportCovering(source, imp.kind, imp.subject)!;
-        this.unwire.push(wireImport(importer, this.byName.get(imp.account)!, imp, exported, `$sys.import.${sid++}`));
+        this.unwire.push(wireImport(importer, this.byName.get(imp.account)!, imp, exported, `$sys.import.${this.nextImportSid++}`));
       }
     }
   }
