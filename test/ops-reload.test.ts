@@ -179,6 +179,23 @@ describe.concurrent('config reload', () => {
     expect(dst.isClosed()).toBe(false);
   });
 
+  it('JetStream limits may grow at run time (nats-server 2.14; 2.9.10 refuses any change), never shrink; store_dir is fixed', async () => {
+    const store = join(dir, `js-${++files}`);
+    const js = (mem: string, file: string, storeDir = store): string => `http: "127.0.0.1:-1"\njetstream { store_dir: "${storeDir}", max_mem_store: ${mem}, max_file_store: ${file} }\n`;
+    const { server, reload } = await serverOn(js('1MB', '10MB'));
+    const limits = async (): Promise<unknown> => ((await varzOf(server))['jetstream'] as { config: Record<string, unknown> }).config;
+    expect(await limits()).toMatchObject({ max_memory: 1024 * 1024, max_storage: 10 * 1024 * 1024 });
+    expect(await reload(js('1MB', '5MB'))).toBe('failed');
+    expect(server.output()).toMatch(/config reload not supported for (decreasing )?jetstream max memory and store/);
+    expect(await reload(js('1MB', '10MB', join(dir, 'elsewhere')))).toBe('failed');
+    expect(server.output()).toContain('config reload not supported for jetstream storage directory');
+    if (!againstNatsServer) {
+      expect(await reload(js('2MB', '20MB'))).toBe('reloaded');
+      expect(await limits()).toMatchObject({ max_memory: 2 * 1024 * 1024, max_storage: 20 * 1024 * 1024 });
+    }
+    expect(await limits()).toMatchObject({ max_storage: againstNatsServer ? 10 * 1024 * 1024 : 20 * 1024 * 1024 });
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);
