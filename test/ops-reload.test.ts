@@ -7,9 +7,12 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as netConnect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import { connect, type NatsConnection } from 'nats';
 import { FLOTILLA_NODE_ARGS, startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { RawClient } from './helpers/raw-client.js';
+import { makeTestCertificates } from './security-certificates.js';
 import { untilEvery } from './helpers/until.js';
 
 const until = untilEvery(20);
@@ -18,7 +21,9 @@ const dir = mkdtempSync(join(tmpdir(), 'flotilla-reload-'));
 const servers: FlotillaProcess[] = [];
 const conns: NatsConnection[] = [];
 const raws: RawClient[] = [];
+const certDirs: string[] = [];
 afterAll(async () => {
+  for (const d of certDirs) rmSync(d, { recursive: true, force: true });
   for (const r of raws) r.close();
   await Promise.all(conns.map((nc) => nc.close().catch(() => undefined)));
   await Promise.all(servers.map((s) => s.stop()));
@@ -69,6 +74,22 @@ async function client(s: FlotillaProcess, user: string, pass: string): Promise<N
 
 async function varzOf(s: FlotillaProcess): Promise<Record<string, unknown>> {
   return (await (await fetch(`http://127.0.0.1:${s.httpPort}/varz`)).json()) as Record<string, unknown>;
+}
+
+/** The common name of the certificate a new TLS handshake gets (INFO in plain text first, as nats-server 2.9). */
+function peerCommonName(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = netConnect({ host: '127.0.0.1', port });
+    socket.once('error', reject);
+    socket.once('data', () => {
+      const secure = tlsConnect({ socket, rejectUnauthorized: false, servername: 'localhost' }, () => {
+        const cn = secure.getPeerCertificate().subject?.CN;
+        secure.destroy();
+        resolve(Array.isArray(cn) ? cn.join(',') : (cn ?? ''));
+      });
+      secure.once('error', reject);
+    });
+  });
 }
 
 const users = (entries: string): string => `authorization { users = [ ${entries} ] }\n`;
@@ -194,6 +215,22 @@ describe.concurrent('config reload', () => {
       expect(await limits()).toMatchObject({ max_memory: 2 * 1024 * 1024, max_storage: 20 * 1024 * 1024 });
     }
     expect(await limits()).toMatchObject({ max_storage: againstNatsServer ? 10 * 1024 * 1024 : 20 * 1024 * 1024 });
+  });
+
+  it('new TLS certificates serve the next handshakes; connected TLS clients stay', async () => {
+    const certs = makeTestCertificates();
+    certDirs.push(certs.dir);
+    const tlsConf = (pair: { cert: string; key: string }): string => `tls { cert_file: "${pair.cert}", key_file: "${pair.key}" }\n`;
+    const { server, reload } = await serverOn(tlsConf(certs.server));
+    const nc = await connect({ servers: server.url, tls: { caFile: certs.caFile }, reconnect: false });
+    conns.push(nc);
+    expect(await peerCommonName(server.port)).toBe('localhost');
+    expect(await reload(tlsConf(certs.carol))).toBe('reloaded');
+    expect(await peerCommonName(server.port)).toBe('carol');
+    await nc.flush();
+    expect(nc.isClosed()).toBe(false);
+    expect(await reload(tlsConf({ cert: join(dir, 'missing.pem'), key: certs.carol.key }))).toBe('failed');
+    expect(await peerCommonName(server.port)).toBe('carol');
   });
 
   it('--signal reload=<pid file> reloads the config', async () => {
