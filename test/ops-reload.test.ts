@@ -233,6 +233,19 @@ describe.concurrent('config reload', () => {
     expect(await peerCommonName(server.port)).toBe('carol');
   });
 
+  it('a config whose only account is the system account reloads (its generated no_auth_user stays)', async () => {
+    const conf = (maxPayload: number): string => `max_payload: ${maxPayload}\nsystem_account: SYS\naccounts { SYS: { users: [ {user: sys, password: sys} ] } }\n`;
+    const { server, reload } = await serverOn(conf(4096));
+    const anonymous = await connect({ servers: server.url, reconnect: false });
+    conns.push(anonymous);
+    expect(await reload(conf(2048))).toBe('reloaded');
+    await anonymous.flush();
+    expect(anonymous.isClosed()).toBe(false);
+    const fresh = await connect({ servers: server.url, reconnect: false });
+    conns.push(fresh);
+    expect(fresh.info?.max_payload).toBe(2048);
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

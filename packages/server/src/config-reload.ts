@@ -58,6 +58,7 @@ export class ConfigReloader {
     if (resolved.kind === 'usage-error') throw new ReloadFailed(resolved.message);
     if (resolved.kind !== 'run') throw new ReloadFailed(`unexpected result of reading the options: ${resolved.kind}`);
     const next = resolved.options;
+    carryGeneratedNoAuthUser(server.options, next);
     const changes = diffOptions(server.options, next);
     // Everything that can fail is built before anything is applied.
     const tlsChange = changes.some((c) => c.kind === 'tls') && next.tls !== undefined;
@@ -168,6 +169,18 @@ export class ConfigReloader {
     for (const c of clients.slice(-over)) c.close('Maximum Connections Exceeded');
     this.log.info(`Closed ${over} connections to fall within max_connections`);
   }
+}
+
+/**
+ * A system-account-only config gets a no_auth_user with a random name each time it is read
+ * (system-account-only.ts): the running one is kept, or every reload of such a config would be refused.
+ */
+function carryGeneratedNoAuthUser(old: ServerOptions, next: ServerOptions): void {
+  const generated = (o: ServerOptions): boolean =>
+    o.noAuthUser !== undefined && /^nats-\d+$/.test(o.noAuthUser) && o.authorization?.users?.length === 1 && o.authorization.users[0]!.user === o.noAuthUser && Object.keys(o.authorization).length === 1;
+  if (!generated(old) || !generated(next)) return;
+  next.noAuthUser = old.noAuthUser!;
+  next.authorization = old.authorization!;
 }
 
 function setOrDelete<K extends keyof ServerOptions>(o: ServerOptions, key: K, value: ServerOptions[K] | undefined): void {
