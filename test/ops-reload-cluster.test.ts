@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from 'nats';
-import { addStream, readStream, useJsCluster, type JsCluster, type JsClusterNode } from './helpers/js-cluster.js';
+import { addStream, failoverWindowBoundMs, readStream, useJsCluster, type JsCluster, type JsClusterNode } from './helpers/js-cluster.js';
 import { AckedPublisher, ackProblems } from './helpers/js-cluster-publisher.js';
 import { untilEvery } from './helpers/until.js';
 
@@ -74,6 +74,10 @@ it('kill -HUP of every node under R3 publishes drops no allowed client and loses
   }
   await publisher.stop();
   expect(publisher.giveUpError).toBeNull();
+  // a reload does not stall the stream: no wait for an ack beyond a (load-aware) failover bound
+  const { boundMs, load } = failoverWindowBoundMs();
+  const { gapMs } = publisher.longestGapMs();
+  expect(gapMs, `longest gap without an ack at load ${load}`).toBeLessThan(boundMs);
   expect(publisher.acks.length).toBeGreaterThanOrEqual(50);
   const content = await readStream(jsm, 'RELOADED');
   expect(ackProblems(publisher.acks, content, publisher.attempted)).toEqual([]);

@@ -246,6 +246,22 @@ describe.concurrent('config reload', () => {
     expect(fresh.info?.max_payload).toBe(2048);
   });
 
+  it('a lowered max_connections closes connections until the count fits; debug turned on logs debug lines', async () => {
+    const { server, reload } = await serverOn('max_connections: 10\n');
+    const clients = await Promise.all([0, 1, 2, 3].map(() => raw(server.port, {})));
+    expect(await reload('max_connections: 2\ndebug: true\n')).toBe('reloaded');
+    await until(() => clients.filter((c) => c.closed).length === 2, 5_000, 'two connections closed');
+    for (const c of clients.filter((x) => !x.closed)) await c.flush();
+    const refused = await RawClient.connect(server.port);
+    raws.push(refused);
+    await refused.waitFor(/-ERR 'maximum connections exceeded'\r\n/);
+    // a connection's close is logged at debug level now (nats-server: [DBG] lines; flotilla: level 20)
+    const debugLine = /\[DBG\].*onnection closed|"level":20.*onnection closed/;
+    const before = server.output().length;
+    clients.find((c) => !c.closed)!.close();
+    await until(() => debugLine.test(server.output().slice(before)), 5_000, 'a debug line');
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

@@ -109,6 +109,8 @@ export function diffOptions(old: ServerOptions, next: ServerOptions): ReloadChan
       case 'tls':
         if (old.tls === undefined || next.tls === undefined) throw refused('TLSConfig', old.tls ? 'enabled' : 'none', next.tls ? 'enabled' : 'none');
         changes.push({ kind: 'tls' });
+        // verify_and_map decides how clients authenticate: the auth is rebuilt with the new TLS options
+        if (old.tls.verifyAndMap !== next.tls.verifyAndMap) authChanged = true;
         continue;
       case 'jetstream':
         diffJetStream(old.jetstream, next.jetstream, changes);
