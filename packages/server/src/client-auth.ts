@@ -124,6 +124,20 @@ export class ClientAuth {
     return record === undefined ? undefined : { account: record.account };
   }
 
+  /**
+   * After a reload: `user`'s identity here when its secret (password or hash, token, nkey) is the one `before`
+   * had — the connection proved it then, so it is not checked again (a bcrypt check per client would take
+   * seconds with many clients). Undefined when the secret changed: check the credentials again.
+   */
+  unchangedIdentity(user: string, before: ClientAuth): AuthResult | undefined {
+    if (user === '') return this.token === before.token && this.required === before.required ? NO_AUTH : undefined;
+    const nkey = this.nkeys.get(user);
+    if (nkey !== undefined) return before.nkeys.has(user) ? resultOf(user, nkey) : undefined;
+    const record = this.users.get(user);
+    const old = before.users.get(user);
+    return record !== undefined && old !== undefined && record.password === old.password ? resultOf(user, record) : undefined;
+  }
+
   /** Stops the bcrypt worker. */
   close(): Promise<void> {
     return this.bcrypt.close();

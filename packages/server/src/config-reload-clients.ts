@@ -17,6 +17,7 @@ export interface ReauthorizeCounts {
 export async function reauthorizeClients(
   clients: Iterable<ClientConnection>,
   auth: ClientAuth,
+  before: ClientAuth,
   globalAccount: string,
   log: Logger,
 ): Promise<ReauthorizeCounts> {
@@ -30,7 +31,9 @@ export async function reauthorizeClients(
         return conn.close('Client Closed');
       }
     }
-    const result = await auth.check(conn.connectCredentials ?? {}, conn.certIdentities, conn.remoteIp, conn.nonce);
+    // no_auth_user and certificate-mapped clients are looked up again; a changed secret is checked again
+    const unchanged = conn.certIdentities === null && !isNoAuthUser(conn) ? auth.unchangedIdentity(conn.user, before) : undefined;
+    const result = unchanged ?? (await auth.check(conn.connectCredentials ?? {}, conn.certIdentities, conn.remoteIp, conn.nonce));
     if (conn.closed) return;
     if (result === null) {
       counts.closedUnauthorized++;
@@ -49,4 +52,10 @@ export async function reauthorizeClients(
   });
   await Promise.all(checks);
   return counts;
+}
+
+/** A client that gave no credentials (it is the no_auth_user, if it is anyone). */
+function isNoAuthUser(conn: ClientConnection): boolean {
+  const c = conn.connectCredentials ?? {};
+  return [c.user, c.pass, c.auth_token, c.nkey].every((v) => v === undefined || v === '');
 }

@@ -99,7 +99,7 @@ export class ConfigReloader {
         setOrDelete(o, 'authorization', next.authorization);
         setOrDelete(o, 'noAuthUser', next.noAuthUser);
         setOrDelete(o, 'accounts', next.accounts);
-        const counts = await reauthorizeClients(server.clients.values(), auth!, server.accounts.global.name, this.log);
+        const counts = await reauthorizeClients(server.clients.values(), auth!, old, server.accounts.global.name, this.log);
         await old.close();
         this.log.info(counts, 'Reloaded: authorization users');
         return;
