@@ -279,6 +279,32 @@ describe.concurrent('config reload', () => {
     expect(clients.filter((nc) => nc.isClosed())).toEqual([]);
   });
 
+  it('accounts come and go on reload: an added one serves its users and imports, a removed one closes its clients', async () => {
+    const one = `accounts {
+  A: { users: [ {user: a, password: a} ], exports: [ {stream: "news.>"} ] }
+}
+`;
+    const two = `accounts {
+  A: { users: [ {user: a, password: a} ], exports: [ {stream: "news.>"} ] }
+  B: { users: [ {user: b, password: b} ], imports: [ {stream: {account: A, subject: "news.>"}} ] }
+}
+`;
+    const { server, reload } = await serverOn(one);
+    const a = await client(server, 'a', 'a');
+    await expect(connect({ servers: server.url, user: 'b', pass: 'b', reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    expect(await reload(two)).toBe('reloaded');
+    const b = await raw(server.port, { user: 'b', pass: 'b' }, 'SUB news.> 1\r\n');
+    await b.flush();
+    a.publish('news.today', 'hello');
+    await a.flush();
+    await b.waitFor(/MSG news\.today 1 5\r\nhello\r\n/);
+    expect(await reload(one)).toBe('reloaded');
+    await b.waitClosed();
+    await expect(connect({ servers: server.url, user: 'b', pass: 'b', reconnect: false })).rejects.toThrow(/Authorization Violation/i);
+    await a.flush();
+    expect(a.isClosed()).toBe(false);
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

@@ -5,7 +5,8 @@
 // a new option is not reloadable until someone says how.
 import { isDeepStrictEqual } from 'node:util';
 import { formatGoDuration } from './config/go-duration.js';
-import type { AccountOptions, ClusterOptions, JetStreamOptions, LogLevel, ServerOptions } from './config/options.js';
+import type { ClusterOptions, JetStreamOptions, LogLevel, ServerOptions } from './config/options.js';
+import { accountsBesidesSystem } from './config/system-account-only.js';
 
 /** Limits read per use (or per connection, applied to the live ones by reloadLimits). */
 export type ReloadableLimit =
@@ -29,8 +30,10 @@ export type ReloadChange =
   /** an account's `limits {}` or `mappings {}` (null: the global account's top-level mappings) */
   | { kind: 'accountLimits'; account: string }
   | { kind: 'mappings'; account: string | null }
-  /** imports and exports between the same accounts */
+  /** imports and exports between the accounts */
   | { kind: 'accountLinks' }
+  | { kind: 'accountsAdded'; names: string[] }
+  | { kind: 'accountsRemoved'; names: string[] }
   | { kind: 'pidFile'; oldPath: string | undefined; newPath: string | undefined };
 
 export class ReloadRefused extends Error {
@@ -101,7 +104,7 @@ export function diffOptions(old: ServerOptions, next: ServerOptions): ReloadChan
         authChanged = true;
         continue;
       case 'accounts':
-        authChanged = diffAccounts(old.accounts ?? [], next.accounts ?? [], changes) || authChanged;
+        authChanged = diffAccounts(old, next, changes) || authChanged;
         continue;
       case 'mappings':
         changes.push({ kind: 'mappings', account: null });
@@ -157,16 +160,28 @@ function noAuthUserProblem(old: ServerOptions, next: ServerOptions): void {
 
 /**
  * Users and permissions of accounts reload (as part of the new ClientAuth); limits, mappings, imports and
- * exports of an account apply in place. Adding or removing accounts, and changing their JetStream, is
- * refused: their subject spaces are held by connections, JetStream and the routes.
+ * exports of an account apply in place; accounts without JetStream may come and go (a removed account's
+ * clients are closed). An account's JetStream is fixed: its streams are held by JetStream and the routes.
  */
-function diffAccounts(old: readonly AccountOptions[], next: readonly AccountOptions[], changes: ReloadChange[]): boolean {
-  const names = (list: readonly AccountOptions[]): string[] => list.map((a) => a.name).sort();
-  if (!isDeepStrictEqual(names(old), names(next))) throw refused('Accounts', `[${names(old).join(' ')}]`, `[${names(next).join(' ')}]`);
-  let usersChanged = false;
-  let linksChanged = false;
+function diffAccounts(oldOptions: ServerOptions, nextOptions: ServerOptions, changes: ReloadChange[]): boolean {
+  const old = oldOptions.accounts ?? [];
+  const next = nextOptions.accounts ?? [];
+  const added = next.filter((b) => !old.some((a) => a.name === b.name));
+  const removed = old.filter((a) => !next.some((b) => b.name === a.name));
+  let usersChanged = added.length > 0 || removed.length > 0;
+  let linksChanged = usersChanged;
+  for (const a of [...added, ...removed]) {
+    if (a.jetstream !== undefined) throw new ReloadRefused(`config reload not supported for adding or removing account ${a.name} with jetstream`);
+  }
+  // JetStream runs either as the global account's or per account (system-account-only.ts): that is fixed at start
+  if (oldOptions.jetstream.enabled && accountsBesidesSystem(oldOptions) !== accountsBesidesSystem(nextOptions)) {
+    throw new ReloadRefused('config reload not supported for accounts: JetStream would move between the global account and per-account JetStream');
+  }
+  if (added.length > 0) changes.push({ kind: 'accountsAdded', names: added.map((a) => a.name) });
+  if (removed.length > 0) changes.push({ kind: 'accountsRemoved', names: removed.map((a) => a.name) });
   for (const b of next) {
-    const a = old.find((o) => o.name === b.name)!;
+    const a = old.find((o) => o.name === b.name);
+    if (a === undefined) continue;
     if (!isDeepStrictEqual(a.users, b.users)) usersChanged = true;
     if (!isDeepStrictEqual(a.exports, b.exports) || !isDeepStrictEqual(a.imports, b.imports)) linksChanged = true;
     if (!isDeepStrictEqual(a.jetstream, b.jetstream)) throw new ReloadRefused(`config reload not supported for jetstream limits of account ${b.name}`);

@@ -31,6 +31,8 @@ export interface ReloadSource {
 export class ConfigReloader {
   private running: Promise<void> | null = null;
   private queued: Promise<void> | null = null;
+  /** routers of reload-added accounts already answering $JS.API with 10039 (an account may come back) */
+  private readonly notEnabledServed = new WeakSet<object>();
 
   constructor(
     private readonly server: FlotillaServer,
@@ -59,7 +61,8 @@ export class ConfigReloader {
     if (resolved.kind !== 'run') throw new ReloadFailed(`unexpected result of reading the options: ${resolved.kind}`);
     const next = resolved.options;
     carryGeneratedNoAuthUser(server.options, next);
-    const changes = diffOptions(server.options, next);
+    // Accounts exist before the auth that logs users into them, and go after it closed their clients.
+    const changes = diffOptions(server.options, next).sort((a, b) => APPLY_ORDER[a.kind] - APPLY_ORDER[b.kind]);
     // Everything that can fail is built before anything is applied.
     const tlsChange = changes.some((c) => c.kind === 'tls') && next.tls !== undefined;
     if (tlsChange) new ClientTls(next.tls!);
@@ -71,7 +74,7 @@ export class ConfigReloader {
       : null;
     for (const w of resolved.warnings) this.log.warn(w);
     for (const change of changes) await this.apply(change, next, auth);
-    if (changes.some((c) => c.kind === 'accountLinks' || c.kind === 'accountLimits' || c.kind === 'mappings')) setOrDelete(server.options, 'accounts', next.accounts);
+    if (changes.some((c) => c.kind === 'accountLinks' || c.kind === 'accountLimits' || c.kind === 'mappings' || c.kind === 'accountsAdded' || c.kind === 'accountsRemoved')) setOrDelete(server.options, 'accounts', next.accounts);
     server.configLoadMs = Date.now();
     this.log.info({ changes: changes.map(describe) }, 'Reloaded server configuration');
   }
@@ -148,6 +151,17 @@ export class ConfigReloader {
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
       }
+      case 'accountsAdded':
+        for (const name of change.names) await this.addAccount(next, name);
+        this.log.info(`Reloaded: ${describe(change)}`);
+        return;
+      case 'accountsRemoved':
+        for (const name of change.names) {
+          for (const c of [...server.clients.values()]) if (c.account === name) c.close('Client Closed');
+          server.accounts.remove(name);
+        }
+        this.log.info(`Reloaded: ${describe(change)}`);
+        return;
       case 'accountLinks':
         server.accounts.rewire(next.accounts ?? []);
         this.log.info('Reloaded: accounts imports and exports');
@@ -158,6 +172,19 @@ export class ConfigReloader {
         setOrDelete(o, 'pidFile', change.newPath);
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
+    }
+  }
+
+  /** An account without JetStream: its subject space, routed to the peers, with the system account's imports and JetStream's 10039. */
+  private async addAccount(next: ServerOptions, name: string): Promise<void> {
+    const server = this.server;
+    const account = server.accounts.add(next.accounts!.find((a) => a.name === name)!);
+    server.cluster?.addAccount(name, account.router);
+    server.system?.accountAdded(account);
+    if ((server.jetstream !== null || server.accountJetStreams !== null) && !this.notEnabledServed.has(account.router)) {
+      this.notEnabledServed.add(account.router);
+      const [{ serveJetStreamNotEnabled }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
+      serveJetStreamNotEnabled(new InternalBus(account.router, server.cluster !== null), next.jetstream.domain || undefined);
     }
   }
 
@@ -187,6 +214,22 @@ function setOrDelete<K extends keyof ServerOptions>(o: ServerOptions, key: K, va
   if (value === undefined) delete o[key];
   else o[key] = value;
 }
+
+const APPLY_ORDER: Record<ReloadChange['kind'], number> = {
+  accountsAdded: 0,
+  limit: 1,
+  logLevel: 1,
+  logFile: 1,
+  tls: 1,
+  routesAdded: 1,
+  jetstreamLimits: 1,
+  accountLimits: 1,
+  mappings: 1,
+  pidFile: 1,
+  authorization: 2,
+  accountLinks: 3,
+  accountsRemoved: 4,
+};
 
 const LIMIT_NAMES: Record<string, string> = {
   maxPayloadBytes: 'max_payload',
@@ -220,6 +263,10 @@ function describe(change: ReloadChange): string {
       return `mappings of account ${change.account ?? '$G'}`;
     case 'accountLinks':
       return 'accounts imports and exports';
+    case 'accountsAdded':
+      return `accounts added: ${change.names.join(', ')}`;
+    case 'accountsRemoved':
+      return `accounts removed: ${change.names.join(', ')}`;
     case 'pidFile':
       return `pid_file = ${change.newPath ?? ''}`;
   }

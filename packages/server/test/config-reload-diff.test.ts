@@ -69,6 +69,21 @@ describe('config reload diff', () => {
     expect(refusal((o) => (o.cluster!.routes = []))).toBe('config reload not supported for removing cluster routes: h1:6222');
   });
 
+  it('adds and removes accounts without JetStream; JetStream accounts and a change of JetStream mode are refused', () => {
+    const acc = (name: string, js = false): NonNullable<ServerOptions['accounts']>[number] => ({
+      name,
+      users: [{ user: name.toLowerCase(), password: 'p' }],
+      exports: [],
+      imports: [],
+      ...(js ? { jetstream: { maxMemoryStoreBytes: -1, maxStoreBytes: -1, maxStreams: -1, maxConsumers: -1, maxAckPending: -1, memoryMaxStreamBytes: -1, storeMaxStreamBytes: -1, maxBytesRequired: false } } : {}),
+    });
+    const withAccounts = (...names: Array<[string, boolean?]>): ServerOptions => ({ ...base(), accounts: names.map(([n, js]) => acc(n, js)) });
+    expect(diffOptions(withAccounts(['A']), withAccounts(['A'], ['B'])).map((c) => c.kind).sort()).toEqual(['accountLinks', 'accountsAdded', 'authorization']);
+    expect(diffOptions(withAccounts(['A'], ['B']), withAccounts(['A'])).map((c) => c.kind).sort()).toEqual(['accountLinks', 'accountsRemoved', 'authorization']);
+    expect(() => diffOptions(withAccounts(['A']), withAccounts(['A'], ['B', true]))).toThrow('config reload not supported for adding or removing account B with jetstream');
+    expect(() => diffOptions(base(), withAccounts(['A']))).toThrow('config reload not supported for accounts: JetStream would move between the global account and per-account JetStream');
+  });
+
   it('refuses a key it does not know, naming it', () => {
     expect(refusal((o) => Object.assign(o, { somethingNew: true }))).toBe('config reload not supported for somethingNew: old=, new=true');
   });

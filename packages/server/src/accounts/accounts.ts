@@ -15,6 +15,8 @@ export class Accounts {
   readonly system: Account | null;
   private readonly byName = new Map<string, Account>();
   private unwire: Array<() => void> = [];
+  /** accounts a reload removed: their routers come back if the account does (the routes and internal clients hold them) */
+  private readonly retired = new Map<string, Account>();
   private nextImportSid = 1;
 
   /** `globalMappings`: the top-level `mappings {}`, which belong to the global account. */
@@ -37,6 +39,25 @@ export class Accounts {
     }
     this.system = systemAccountName === null ? null : this.byName.get(systemAccountName)!;
     this.wire(configured);
+  }
+
+  /** A config reload's new account (config-reload.ts); wire imports with `rewire` once all are added. */
+  add(a: AccountOptions): Account {
+    const router = this.retired.get(a.name)?.router ?? new MessageRouter();
+    this.retired.delete(a.name);
+    router.mappings = a.mappings !== undefined && a.mappings.length > 0 ? new SubjectMappings(a.mappings) : null;
+    const account = new Account(a.name, router, a.limits ?? null);
+    this.byName.set(a.name, account);
+    return account;
+  }
+
+  /** A config reload dropped the account (its clients were closed first). Never the global or system account. */
+  remove(name: string): void {
+    const account = this.byName.get(name);
+    if (account === undefined || account === this.global || account === this.system) return;
+    this.byName.delete(name);
+    account.close();
+    this.retired.set(name, account);
   }
 
   /** A config reload's imports and exports between the same accounts (config-reload.ts): every import wired afresh. */
