@@ -56,4 +56,16 @@ it('a route added by reload is dialed: the nodes mesh and route messages without
   }
   expect(got.length).toBeGreaterThan(0);
   expect(a.isClosed() || b.isClosed()).toBe(false);
+
+  // Removed again: n2 no longer dials n1 — after n1 restarts (same cluster port) the two stay apart.
+  // (nats-server also closes the route at once; flotilla keeps a live link until it closes.)
+  writeFileSync(f2, conf('n2', p2, []));
+  n2.proc.kill('SIGHUP');
+  await until(() => /Removed route/.test(n2.output()), 10_000, 'the route removal');
+  await n1.stop();
+  const again = await startFlotilla({ args: ['-c', f1] });
+  servers.push(again);
+  await new Promise((r) => setTimeout(r, 3_000));
+  expect(await routesOf(n2)).toBe(0);
+  expect(await routesOf(again)).toBe(0);
 });

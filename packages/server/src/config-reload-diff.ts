@@ -26,6 +26,7 @@ export type ReloadChange =
   | { kind: 'authorization' }
   | { kind: 'tls' }
   | { kind: 'routesAdded'; routes: string[] }
+  | { kind: 'routesRemoved'; routes: string[] }
   | { kind: 'jetstreamLimits'; maxMemoryStoreBytes: number; maxFileStoreBytes: number }
   /** an account's `limits {}` or `mappings {}` (null: the global account's top-level mappings) */
   | { kind: 'accountLimits'; account: string }
@@ -224,7 +225,7 @@ function diffJetStream(old: JetStreamOptions, next: JetStreamOptions, changes: R
   if (memory || file) changes.push({ kind: 'jetstreamLimits', maxMemoryStoreBytes: next.maxMemoryStoreBytes, maxFileStoreBytes: next.maxFileStoreBytes });
 }
 
-/** Routes may be added; the listener (nats-server's texts), name, auth, TLS and removing routes are refused. */
+/** Routes may be added and removed; the listener (nats-server's texts), name, auth and TLS are refused. */
 function diffCluster(old: ClusterOptions | undefined, next: ClusterOptions | undefined, changes: ReloadChange[]): void {
   if (old === undefined || next === undefined) throw refused('Cluster', old ? 'enabled' : 'none', next ? 'enabled' : 'none');
   const oldHost = old.listen?.host ?? '';
@@ -240,7 +241,7 @@ function diffCluster(old: ClusterOptions | undefined, next: ClusterOptions | und
   const rest = (c: ClusterOptions): ClusterOptions => ({ ...c, routes: [], listen: { host: '', port: 0 }, name: '', authorization: {}, tls: undefined, routeCredentials: {} });
   if (!isDeepStrictEqual(rest(old), rest(next))) throw refused('Cluster', '{...}', '{...}');
   const removed = old.routes.filter((r) => !next.routes.includes(r));
-  if (removed.length > 0) throw new ReloadRefused(`config reload not supported for removing cluster routes: ${removed.join(', ')}`);
+  if (removed.length > 0) changes.push({ kind: 'routesRemoved', routes: removed });
   const added = next.routes.filter((r) => !old.routes.includes(r));
   if (added.length > 0) changes.push({ kind: 'routesAdded', routes: added });
 }

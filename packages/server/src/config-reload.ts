@@ -124,6 +124,12 @@ export class ConfigReloader {
         o.cluster!.routes = [...next.cluster!.routes];
         this.log.info({ routes: change.routes }, 'Reloaded: cluster routes');
         return;
+      case 'routesRemoved':
+        for (const route of change.routes) server.cluster?.node.removeRoute(route);
+        o.cluster!.routes = [...next.cluster!.routes];
+        for (const route of change.routes) this.log.info(`Removed route ${route}`);
+        this.log.info(`Reloaded: ${describe(change)}`);
+        return;
       case 'jetstreamLimits': {
         const services = server.accountJetStreams !== null ? [...server.accountJetStreams.entries()].map(([, js]) => js) : server.jetstream ? [server.jetstream] : [];
         for (const js of services) {
@@ -222,6 +228,7 @@ const APPLY_ORDER: Record<ReloadChange['kind'], number> = {
   logFile: 1,
   tls: 1,
   routesAdded: 1,
+  routesRemoved: 1,
   jetstreamLimits: 1,
   accountLimits: 1,
   mappings: 1,
@@ -255,6 +262,8 @@ function describe(change: ReloadChange): string {
       return 'tls';
     case 'routesAdded':
       return `cluster routes + ${change.routes.join(',')}`;
+    case 'routesRemoved':
+      return `cluster routes - ${change.routes.join(',')}`;
     case 'jetstreamLimits':
       return `JetStream max_mem_store = ${change.maxMemoryStoreBytes}, max_file_store = ${change.maxFileStoreBytes}`;
     case 'accountLimits':
