@@ -3,7 +3,7 @@
 // limit — renamed to `<file>.YYYY.MM.DD.hh.mm.ss.nnnnnnnnn` and started afresh with a "Rotated log" line;
 // with `logfile_max_num` only that many files (the live one included) are kept, the oldest backups purged.
 // A config reload can point it at another file or change the limits.
-import { readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
 import pino from 'pino';
 
@@ -94,6 +94,12 @@ export class LogFileSink {
       this.limits = { ...this.limits, sizeLimitBytes: this.limits.sizeLimitBytes * 2 };
       this.dest.write(this.note('error', `Unable to rotate logfile (${(err as Error).message}), will attempt next rotation at size ${this.limits.sizeLimitBytes}`));
       return;
+    }
+    // the name never points nowhere (the reopen below is asynchronous): tools tailing it keep finding a file
+    try {
+      writeFileSync(this.path, '', { flag: 'a' });
+    } catch {
+      // the reopen reports it
     }
     this.dest.reopen();
     const line = this.note('info', `Rotated log, backup saved as ${JSON.stringify(backup)}`);
