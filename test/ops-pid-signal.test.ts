@@ -3,7 +3,7 @@
 // nats-server's (exit 1, "<binary>: <message>"). E2E_SERVER=nats-server runs the same against nats-server.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'nats';
 import { FLOTILLA_NODE_ARGS, startFlotilla } from './helpers/flotilla-process.js';
@@ -63,6 +63,24 @@ describe.concurrent('pid file and --signal', () => {
     expect(await runBinary(['--signal', `stop=${server.proc.pid}`])).toMatchObject({ code: 0, stderr: '' });
     await exited(server.proc);
     expect(server.proc.signalCode).toBe('SIGKILL');
+    await server.stop();
+  });
+
+  it('a reload moves pid_file: the new file holds the pid (flotilla also removes the old, and the new at exit)', async () => {
+    const [first, second] = [join(dir, 'first.pid'), join(dir, 'second.pid')];
+    const conf = writeConf(`pid_file: "${first}"`);
+    const server = await startFlotilla({ args: ['-c', conf] });
+    expect(readFileSync(first, 'utf8').trim()).toBe(String(server.proc.pid));
+    writeFileSync(conf, `pid_file: "${second}"\n`);
+    expect(await runBinary(['--signal', `reload=${first}`])).toMatchObject({ code: 0 });
+    await until(() => existsSync(second), 5_000, 'the new pid file');
+    expect(readFileSync(second, 'utf8').trim()).toBe(String(server.proc.pid));
+    expect(await runBinary(['--signal', `quit=${second}`])).toMatchObject({ code: 0 });
+    await exited(server.proc);
+    if (!againstNatsServer) {
+      expect(existsSync(first)).toBe(false);
+      expect(existsSync(second)).toBe(false);
+    }
     await server.stop();
   });
 

@@ -173,7 +173,12 @@ export class ConfigReloader {
         this.log.info('Reloaded: accounts imports and exports');
         return;
       case 'pidFile':
-        if (change.newPath) writePidFile(change.newPath);
+        // nothing fails half-way through applying: an unwritable pid file is logged, the reload goes on
+        try {
+          if (change.newPath) writePidFile(change.newPath);
+        } catch (err) {
+          this.log.error({ err: (err as Error).message }, `Could not write pidfile ${change.newPath}`);
+        }
         if (change.oldPath && change.oldPath !== change.newPath) removePidFile(change.oldPath);
         setOrDelete(o, 'pidFile', change.newPath);
         this.log.info(`Reloaded: ${describe(change)}`);

@@ -73,8 +73,11 @@ export async function main(argv: string[]): Promise<number | null> {
       log.flush();
       return 1;
     }
-    process.once('exit', () => removePidFile(pidFile));
   }
+  // the pid file named at exit: a reload may have moved it
+  process.once('exit', () => {
+    if (options.pidFile) removePidFile(options.pidFile);
+  });
   const server = new FlotillaServer(options, log);
   // Signals are handled from the start: a SIGTERM while starting (npm start's Ctrl-C, say) waits for the
   // start to settle and then shuts down cleanly instead of killing the process half-way.
