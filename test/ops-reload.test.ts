@@ -305,6 +305,14 @@ describe.concurrent('config reload', () => {
     expect(a.isClosed()).toBe(false);
   });
 
+  it.skipIf(againstNatsServer)('a new ping_interval re-arms the PINGs of live connections (nats-server: after the current period)', async () => {
+    const { server, reload } = await serverOn('ping_interval: "1m"\nping_max: 1000\n');
+    const r = await raw(server.port, {});
+    r.clear();
+    expect(await reload('ping_interval: "100ms"\nping_max: 1000\n')).toBe('reloaded');
+    await until(() => (r.received.match(/PING\r\n/g) ?? []).length >= 3, 3_000, 'three PINGs at the new interval');
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

@@ -168,11 +168,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.host.auth.timeoutMs);
       this.authTimer.unref();
     }
+    this.armPingTimer();
+  }
+
+  /** Server PINGs every ping_interval; a reload's new interval re-arms it (nats-server reads it at each ping). */
+  armPingTimer(): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
     const intervalMs = this.host.options.pingIntervalMs;
-    if (intervalMs > 0) {
-      this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
-      this.pingTimer.unref();
-    }
+    if (this.closed || intervalMs <= 0) return;
+    this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
+    this.pingTimer.unref();
   }
 
   onData(chunk: Buffer): void {

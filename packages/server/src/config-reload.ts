@@ -86,6 +86,7 @@ export class ConfigReloader {
       case 'limit': {
         o[change.key] = change.value;
         if (change.key === 'maxPayloadBytes') for (const c of server.clients.values()) c.reloadLimits();
+        if (change.key === 'pingIntervalMs') for (const c of server.clients.values()) c.armPingTimer();
         if (change.key === 'maxConnections') this.closeOverMaxConnections(change.value);
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
