@@ -313,6 +313,16 @@ describe.concurrent('config reload', () => {
     await until(() => (r.received.match(/PING\r\n/g) ?? []).length >= 3, 3_000, 'three PINGs at the new interval');
   });
 
+  it('a lowered max_control_line applies to a live connection', async () => {
+    const { server, reload } = await serverOn('max_control_line: 4096\n');
+    const r = await raw(server.port, {}, `SUB ${'a'.repeat(100)} 1\r\n`);
+    expect(r.received).not.toContain('-ERR');
+    expect(await reload('max_control_line: 64\n')).toBe('reloaded');
+    r.send(`SUB ${'b'.repeat(100)} 2\r\n`);
+    await r.waitFor(/-ERR 'maximum control line exceeded'\r\n/);
+    await r.waitClosed();
+  });
+
   it('--signal reload=<pid file> reloads the config', async () => {
     const pidFile = join(dir, 'reload.pid');
     const { server, conf } = await serverOn(`pid_file: "${pidFile}"\n${users(`{user: a, password: a}`)}`);

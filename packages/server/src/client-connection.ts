@@ -605,6 +605,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   /** A config reload changed max_payload / max_subscriptions (config-reload.ts): what is parsed and subscribed from now on. */
   reloadLimits(): void {
     this.applyLimits(this.countedIn ?? this.host.accounts.global);
+    this.parser.setMaxControlLineBytes(this.host.options.maxControlLineBytes);
   }
 
   /**

@@ -85,7 +85,7 @@ export class ConfigReloader {
     switch (change.kind) {
       case 'limit': {
         o[change.key] = change.value;
-        if (change.key === 'maxPayloadBytes') for (const c of server.clients.values()) c.reloadLimits();
+        if (change.key === 'maxPayloadBytes' || change.key === 'maxControlLineBytes') for (const c of server.clients.values()) c.reloadLimits();
         if (change.key === 'pingIntervalMs') for (const c of server.clients.values()) c.armPingTimer();
         if (change.key === 'maxConnections') this.closeOverMaxConnections(change.value);
         this.log.info(`Reloaded: ${describe(change)}`);
