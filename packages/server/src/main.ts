@@ -83,10 +83,13 @@ export async function main(argv: string[]): Promise<number | null> {
   // start to settle and then shuts down cleanly instead of killing the process half-way.
   const starting = server.start();
   starting.catch(() => undefined);
-  const reloader = new ConfigReloader(server, log, { argv, env: process.env });
-  handleReloadSignal(log, () => starting.then(() => reloader.reload()));
   let stopping = false;
   let inLameDuck = false;
+  const reloader = new ConfigReloader(server, log, { argv, env: process.env });
+  // A reload waits for the start; a server that is going away reloads nothing.
+  handleReloadSignal(log, () =>
+    stopping || inLameDuck ? Promise.reject(new Error('the server is shutting down')) : starting.then(() => reloader.reload()),
+  );
   const finish = (p: Promise<void>): void => {
     void p.then(
       () => exitAfterFlush(log, 0),
