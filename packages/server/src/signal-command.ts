@@ -86,7 +86,7 @@ export function defaultSignalDeps(): SignalDeps {
   };
 }
 
-/** Processes whose launcher (argv[0] or argv[1]) is `flotilla` / `flotilla.js`; bounded by /proc's size. */
+/** Processes whose launcher is `flotilla` / `flotilla.js`; bounded by /proc's size. */
 function flotillaPids(): number[] {
   const pids: number[] = [];
   let entries: string[];
@@ -103,7 +103,9 @@ function flotillaPids(): number[] {
     } catch {
       continue; // exited meanwhile, or not ours to read
     }
-    if (argv.slice(0, 2).some((a) => a !== '' && (basename(a) === PROCESS_NAME || basename(a) === `${PROCESS_NAME}.js`))) pids.push(Number(entry));
+    // the launcher itself (a `flotilla` executable), or node's script after its flags (`node --flag …/flotilla.js`)
+    const script = argv.slice(1).find((a) => !a.startsWith('-'));
+    if ([argv[0], script].some((a) => a !== undefined && a !== '' && (basename(a) === PROCESS_NAME || basename(a) === `${PROCESS_NAME}.js`))) pids.push(Number(entry));
   }
   return pids;
 }
