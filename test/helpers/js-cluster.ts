@@ -50,6 +50,11 @@ export interface JsClusterOptions {
   metaLeaderTimeoutMs?: number;
   /** Start only these nodes (the others are configured in everyone's routes but stay down until `restart`); no wait for a meta leader. */
   startOnly?: string[];
+  /**
+   * A node's whole command line instead of the default flags (a config file, say; it must write the ports file
+   * into `portsDir`). nats-server 2.9's reload does not re-apply most flags, so a reload test configures by file.
+   */
+  argsOf?: (node: JsClusterNode, all: readonly JsClusterNode[], portsDir: string) => string[];
 }
 
 interface ApiError {
@@ -72,6 +77,7 @@ export class JsCluster {
     readonly faultHook: boolean,
     root: string,
     nodes: JsClusterNode[],
+    private readonly customArgs?: (node: JsClusterNode, all: readonly JsClusterNode[], portsDir: string) => string[],
   ) {
     this.root = root;
     this.nodes = nodes;
@@ -87,7 +93,7 @@ export class JsCluster {
       const [clientPort, clusterPort, httpPort] = [await freePort(), await freePort(), await freePort()];
       nodes.push({ name: `n${i}`, clientPort, clusterPort, httpPort, storeDir, url: `127.0.0.1:${clientPort}`, proc: null, paused: false, output: () => '' });
     }
-    const cluster = new JsCluster(o.clusterName ?? 'JSC', o.faultHook ?? false, root, nodes);
+    const cluster = new JsCluster(o.clusterName ?? 'JSC', o.faultHook ?? false, root, nodes, o.argsOf);
     for (const n of nodes) n.output = () => cluster.outputs.get(n.name) ?? '';
     try {
       if (o.startOnly !== undefined) {
@@ -111,6 +117,7 @@ export class JsCluster {
 
   /** Every node's flags: the same cluster port list for all, as a nats-server deployment is written. */
   private argsOf(n: JsClusterNode): string[] {
+    if (this.customArgs !== undefined) return this.customArgs(n, this.nodes, join(this.root, n.name));
     const routes = this.nodes.map((x) => `nats://127.0.0.1:${x.clusterPort}`).join(',');
     return [
       '-a', '127.0.0.1', '-p', String(n.clientPort), '-m', String(n.httpPort),

@@ -273,6 +273,17 @@ export class ClusterNode implements LinkOwner, DialerHost {
     if (!configured) void dialer.done.then(() => this.dialers.get(url) === dialer && this.dialers.delete(url));
   }
 
+  /**
+   * A config reload removed `url`: it is dialed no more. A link it made stays up until it closes (the peer
+   * may still route to this node, and a Raft group should not lose a link to a reload).
+   */
+  removeRoute(url: string): void {
+    const dialer = this.dialers.get(url);
+    if (dialer === undefined) return;
+    this.dialers.delete(url);
+    dialer.cancel();
+  }
+
   /** Linked peers. */
   peers(): PeerView[] {
     return [...this.active.values()].map((l) => viewOf(l));

@@ -33,6 +33,8 @@ export class RouteDialer {
   private readonly backoff: Backoff;
   private wake: (() => void) | null = null;
   private failuresInARow = 0;
+  /** set when a config reload removed this route: no more dials */
+  private cancelled = false;
   done: Promise<void> = Promise.resolve();
 
   constructor(
@@ -58,7 +60,7 @@ export class RouteDialer {
 
   private async run(): Promise<void> {
     const host = this.host;
-    while (!host.stopped && !this.isSelf) {
+    while (!host.stopped && !this.isSelf && !this.cancelled) {
       if (this.peerId !== null && host.isPeerActive(this.peerId)) {
         await host.waitForPeerDown(this.peerId);
         continue;
@@ -89,6 +91,12 @@ export class RouteDialer {
         resolve();
       };
     });
+  }
+
+  /** Dials no more (the route was removed); a link it made stays until it closes. */
+  cancel(): void {
+    this.cancelled = true;
+    this.wake?.();
   }
 
   /** Wakes a sleeping dialer so it sees `stopped`. */

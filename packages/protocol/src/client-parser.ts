@@ -111,6 +111,11 @@ export class ClientParser {
     this.opts.maxPayloadBytes = bytes;
   }
 
+  /** A config reload's max_control_line, for what is parsed from now on. */
+  setMaxControlLineBytes(bytes: number): void {
+    this.opts.maxControlLineBytes = bytes;
+  }
+
   get failed(): boolean {
     return this.state === ST_FAILED;
   }

@@ -115,6 +115,29 @@ export class ClientAuth {
     return null;
   }
 
+  /**
+   * Whether `name` (a user name or an nkey) is a user here, and its account (undefined: the global one) —
+   * a config reload closes connections whose user is gone or moved (nats-server's clientHasMovedToDifferentAccount).
+   */
+  accountOfUser(name: string): { account: string | undefined } | undefined {
+    const record = this.nkeys.get(name) ?? this.users.get(name);
+    return record === undefined ? undefined : { account: record.account };
+  }
+
+  /**
+   * After a reload: `user`'s identity here when its secret (password or hash, token, nkey) is the one `before`
+   * had — the connection proved it then, so it is not checked again (a bcrypt check per client would take
+   * seconds with many clients). Undefined when the secret changed: check the credentials again.
+   */
+  unchangedIdentity(user: string, before: ClientAuth): AuthResult | undefined {
+    if (user === '') return this.token === before.token && this.required === before.required ? NO_AUTH : undefined;
+    const nkey = this.nkeys.get(user);
+    if (nkey !== undefined) return before.nkeys.has(user) ? resultOf(user, nkey) : undefined;
+    const record = this.users.get(user);
+    const old = before.users.get(user);
+    return record !== undefined && old !== undefined && record.password === old.password ? resultOf(user, record) : undefined;
+  }
+
   /** Stops the bcrypt worker. */
   close(): Promise<void> {
     return this.bcrypt.close();

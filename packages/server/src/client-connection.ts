@@ -30,7 +30,7 @@ import {
   permissionsViolationPublish,
   permissionsViolationSubscribe,
 } from '@flotilla/protocol';
-import type { AuthResult, ClientAuth } from './client-auth.js';
+import type { AuthResult, ClientAuth, ConnectCredentials } from './client-auth.js';
 import type { ClientTransport } from './client-transport.js';
 import { certificateIdentities } from './security/certificate-identity.js';
 import { redactedConnect } from './security/connect-redaction.js';
@@ -109,6 +109,16 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   account: string;
   /** the user's permissions; null when unrestricted */
   permissions: UserPermissions | null = null;
+  /** CONNECT's credentials and certificate names, kept so a config reload can check them again (as nats-server's c.opts) */
+  connectCredentials: ConnectCredentials | null = null;
+  /**
+   * False for a WebSocket client authenticated by the websocket block's own credentials: a reload re-checks
+   * clients against the server's users, which are not the ones this client proved.
+   */
+  readonly usesServerAuth: boolean;
+  /** the websocket block's ping_interval, when it differs from the server's */
+  private ownPingIntervalMs: number | undefined = undefined;
+  certIdentities: readonly string[] | null = null;
   /** allow_responses permits, when the user has them */
   private responsePermits: ResponsePermits | null = null;
   /** set once a wildcard subscription overlaps the subscribe deny list */
@@ -142,6 +152,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     /** /connz `type`: 'nats' (TCP) or 'websocket' */
     readonly type: 'nats' | 'websocket' = 'nats',
   ) {
+    this.usesServerAuth = auth === host.auth;
     this.router = host.accounts.global.router;
     this.account = host.accounts.global.name;
     const o = host.options;
@@ -175,11 +186,21 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       this.authTimer = setTimeout(() => this.fail(ERR_AUTH_TIMEOUT, 'Authentication Timeout'), this.auth.timeoutMs);
       this.authTimer.unref();
     }
-    const intervalMs = pingIntervalMs;
-    if (intervalMs > 0) {
-      this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
-      this.pingTimer.unref();
-    }
+    if (pingIntervalMs !== this.host.options.pingIntervalMs) this.ownPingIntervalMs = pingIntervalMs;
+    this.armPingTimer();
+  }
+
+  /**
+   * Server PINGs every ping_interval; a reload's new interval re-arms it (nats-server reads it at each ping).
+   * A WebSocket client with the websocket block's own ping_interval keeps it.
+   */
+  armPingTimer(): void {
+    if (this.pingTimer !== null) clearInterval(this.pingTimer);
+    this.pingTimer = null;
+    const intervalMs = this.ownPingIntervalMs ?? this.host.options.pingIntervalMs;
+    if (this.closed || intervalMs <= 0) return;
+    this.pingTimer = setInterval(() => this.onPingTimer(), intervalMs);
+    this.pingTimer.unref();
   }
 
   onData(chunk: Buffer): void {
@@ -226,6 +247,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     const identities = this.auth.mapsCertificates
       ? certificateIdentities(this.socket instanceof TLSSocket ? this.socket.getPeerX509Certificate() : this.socket.peerCertificate?.())
       : null;
+    this.connectCredentials = opts;
+    this.certIdentities = identities;
     const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
@@ -282,12 +305,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       account.clientConnections++;
       this.countedIn = account;
     }
-    // The account's per-connection limits, under the server's.
-    const accountSubs = account.limits?.maxSubscriptions ?? -1;
-    const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
-    this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
-    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
-    if (accountPayload >= 0) this.parser.setMaxPayloadBytes(Math.min(accountPayload, this.host.options.maxPayloadBytes));
+    this.applyLimits(account);
     this.router = account.router;
     this.account = account.name;
     this.permissions = auth.permissions;
@@ -598,6 +616,43 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (this.connected || !this.auth.required) return true;
     this.fail(ERR_AUTH_VIOLATION, 'Authentication Failure');
     return false;
+  }
+
+  /** The account's per-connection limits, under the server's. */
+  private applyLimits(account: Account): void {
+    const accountSubs = account.limits?.maxSubscriptions ?? -1;
+    const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
+    this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
+    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
+    this.parser.setMaxPayloadBytes(accountPayload >= 0 ? Math.min(accountPayload, this.host.options.maxPayloadBytes) : this.host.options.maxPayloadBytes);
+  }
+
+  /** A config reload changed max_payload / max_subscriptions (config-reload.ts): what is parsed and subscribed from now on. */
+  reloadLimits(): void {
+    this.applyLimits(this.countedIn ?? this.host.accounts.global);
+    this.parser.setMaxControlLineBytes(this.host.options.maxControlLineBytes);
+  }
+
+  /**
+   * A config reload gave this user new permissions: they apply to the next publish, and each subscription
+   * they no longer allow is removed with nats-server's -ERR (processSubsOnConfigReload). Returns the removed ones.
+   */
+  reloadPermissions(permissions: UserPermissions | null): Subscription[] {
+    this.permissions = permissions;
+    const responses = permissions?.responses ?? null;
+    this.responsePermits = responses === null ? null : new ResponsePermits(responses);
+    this.filterDeliveries = false;
+    const removed: Subscription[] = [];
+    if (permissions === null) return removed;
+    for (const sub of [...this.subs.values()]) {
+      if (!permissions.canSubscribe(sub.subject, sub.queue)) {
+        removed.push(sub);
+        this.removeSub(sub);
+        const queue = sub.queue !== null ? ` using queue "${sub.queue}"` : '';
+        this.enqueue(encodeErr(`Permissions Violation for Subscription to "${sub.subject}"${queue} (sid "${sub.sid}")`));
+      } else if (permissions.subscriptionNeedsDeliveryFilter(sub.subject)) this.filterDeliveries = true;
+    }
+    return removed;
   }
 
   private removeSub(sub: Subscription): void {

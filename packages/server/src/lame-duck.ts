@@ -3,11 +3,12 @@
 // reconnect to the other nodes gradually instead of all at once, and finally shut down.
 import type { Logger } from 'pino';
 import type { FlotillaServer } from './server.js';
+import type { ServerOptions } from './config/options.js';
 import { gracefulShutdown, handOffLeaderships } from './graceful-shutdown.js';
 
-/** nats-server: lame_duck_duration 2m, lame_duck_grace_period 10s; shorter here, overridable by env. */
-export const DEFAULT_LAME_DUCK_DURATION_MS = 30_000;
-export const DEFAULT_LAME_DUCK_GRACE_MS = 5_000;
+/** nats-server's defaults of lame_duck_duration and lame_duck_grace_period. */
+export const DEFAULT_LAME_DUCK_DURATION_MS = 120_000;
+export const DEFAULT_LAME_DUCK_GRACE_MS = 10_000;
 /** Clients are closed in at most this many rounds. */
 const CLOSE_ROUNDS_MAX = 50;
 
@@ -22,10 +23,16 @@ export interface LameDuckTiming {
   graceMs: number;
 }
 
-export function lameDuckTimingFrom(env: NodeJS.ProcessEnv): LameDuckTiming {
+/**
+ * The config's `lame_duck_duration` / `lame_duck_grace_period`, else nats-server's defaults. The env knobs
+ * FLOTILLA_LAME_DUCK_DURATION_MS / _GRACE_MS stand in for unset keys (tests need durations under the
+ * config's 30 s minimum). The grace period never outlasts the duration.
+ */
+export function lameDuckTimingFrom(options: Pick<ServerOptions, 'lameDuckDurationMs' | 'lameDuckGracePeriodMs'>, env: NodeJS.ProcessEnv): LameDuckTiming {
   const num = (v: string | undefined, d: number): number => (v !== undefined && Number.isFinite(Number(v)) && Number(v) >= 0 ? Number(v) : d);
-  const durationMs = num(env['FLOTILLA_LAME_DUCK_DURATION_MS'], DEFAULT_LAME_DUCK_DURATION_MS);
-  return { durationMs, graceMs: Math.min(num(env['FLOTILLA_LAME_DUCK_GRACE_MS'], DEFAULT_LAME_DUCK_GRACE_MS), durationMs) };
+  const durationMs = options.lameDuckDurationMs ?? num(env['FLOTILLA_LAME_DUCK_DURATION_MS'], DEFAULT_LAME_DUCK_DURATION_MS);
+  const graceMs = options.lameDuckGracePeriodMs ?? num(env['FLOTILLA_LAME_DUCK_GRACE_MS'], DEFAULT_LAME_DUCK_GRACE_MS);
+  return { durationMs, graceMs: Math.min(graceMs, durationMs) };
 }
 
 /** Runs lame-duck mode to its end (the server is shut down when this resolves). */

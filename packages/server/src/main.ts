@@ -1,10 +1,13 @@
 // The `flotilla` process: resolve options (flags over config file over defaults), start, stop on signals
-// (SIGUSR1/SIGHUP: operator-signals.ts).
+// (SIGUSR1/SIGHUP: operator-signals.ts; SIGHUP reloads the config file: config-reload.ts).
 import { resolveOptions, type OptionsResult } from './config/load-options.js';
 import { gracefulShutdown } from './graceful-shutdown.js';
 import { enterLameDuck, lameDuckTimingFrom } from './lame-duck.js';
 import { createLogger } from './logger.js';
-import { handleOperatorSignals } from './operator-signals.js';
+import { ConfigReloader } from './config-reload.js';
+import { handleOperatorSignals, handleReloadSignal } from './operator-signals.js';
+import { removePidFile, writePidFile } from './pid-file.js';
+import { runSignalCommand, SignalCommandError } from './signal-command.js';
 import { FlotillaServer } from './server.js';
 import { ADVERTISED_NATS_VERSION, FLOTILLA_VERSION } from './version.js';
 
@@ -34,6 +37,15 @@ export async function main(argv: string[]): Promise<number | null> {
     case 'help':
       process.stdout.write(result.text);
       return 0;
+    case 'signal':
+      try {
+        runSignalCommand(result.expr);
+      } catch (err) {
+        if (!(err instanceof SignalCommandError)) throw err;
+        process.stderr.write(`flotilla: ${err.message}\n`);
+        return 1;
+      }
+      return 0;
     case 'usage-error':
       process.stderr.write(`${result.message}\n${result.usage}`);
       return 2;
@@ -48,9 +60,24 @@ export async function main(argv: string[]): Promise<number | null> {
       break;
   }
   const options = result.options;
-  const log = createLogger(options.logLevel, options.logFile);
+  const log = createLogger(options.logLevel, options.logFile, { sizeLimitBytes: options.logSizeLimitBytes ?? 0, maxFiles: options.logMaxFiles ?? 0 });
   handleOperatorSignals(log);
   for (const w of result.warnings) log.warn(w);
+  const pidFile = options.pidFile;
+  if (pidFile) {
+    try {
+      writePidFile(pidFile);
+    } catch (err) {
+      log.fatal({ err: (err as Error).message }, 'could not write pidfile');
+      process.stderr.write(`flotilla: Could not write pidfile: ${(err as Error).message}\n`);
+      log.flush();
+      return 1;
+    }
+  }
+  // the pid file named at exit: a reload may have moved it
+  process.once('exit', () => {
+    if (options.pidFile) removePidFile(options.pidFile);
+  });
   const server = new FlotillaServer(options, log);
   // Signals are handled from the start: a SIGTERM while starting (npm start's Ctrl-C, say) waits for the
   // start to settle and then shuts down cleanly instead of killing the process half-way.
@@ -58,6 +85,11 @@ export async function main(argv: string[]): Promise<number | null> {
   starting.catch(() => undefined);
   let stopping = false;
   let inLameDuck = false;
+  const reloader = new ConfigReloader(server, log, { argv, env: process.env });
+  // A reload waits for the start; a server that is going away reloads nothing.
+  handleReloadSignal(log, () =>
+    stopping || inLameDuck ? Promise.reject(new Error('the server is shutting down')) : starting.then(() => reloader.reload()),
+  );
   const finish = (p: Promise<void>): void => {
     void p.then(
       () => exitAfterFlush(log, 0),
@@ -80,7 +112,7 @@ export async function main(argv: string[]): Promise<number | null> {
   const lameDuck = (): void => {
     if (stopping || inLameDuck) return;
     inLameDuck = true;
-    const timing = lameDuckTimingFrom(process.env);
+    const timing = lameDuckTimingFrom(options, process.env);
     setTimeout(() => exitAfterFlush(log, 1), timing.durationMs + SHUTDOWN_TIMEOUT_MS).unref();
     finish(starting.then(() => enterLameDuck(server, log, timing)));
   };

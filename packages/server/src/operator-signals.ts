@@ -1,8 +1,8 @@
 // The signals a NATS operator sends besides stop and lame duck (main.ts): SIGUSR1 reopens the log file
-// (logrotate, as nats-server), SIGHUP would reload the config — not implemented yet, so it is logged and
-// the server keeps running instead of dying with Node's default action. A listener on SIGUSR1 also stops
-// Node from opening its inspector (a debugger on 127.0.0.1:9229) on that signal; bin/flotilla.js installs
-// a placeholder before anything loads so the window before main() is covered too.
+// (logrotate, as nats-server), SIGHUP reloads the config file (config-reload.ts; a reload that fails is
+// logged and the server keeps its old config). A listener on SIGUSR1 also stops Node from opening its
+// inspector (a debugger on 127.0.0.1:9229) on that signal; bin/flotilla.js installs placeholders before
+// anything loads so the window before main() is covered too (SIGHUP would otherwise end the process).
 import type { Logger } from 'pino';
 import { reopenLogFile } from './logger.js';
 
@@ -16,7 +16,16 @@ export function handleOperatorSignals(log: Logger): void {
       log.warn({ signal: 'SIGUSR1', err: (err as Error).message }, 'log file reopen failed');
     }
   });
+}
+
+/** SIGHUP: `reload` resolves once the new config is applied, rejects with why it was not. */
+export function handleReloadSignal(log: Logger, reload: () => Promise<void>): void {
+  // The placeholder bin/flotilla.js installed would otherwise stay beside this one; it does nothing.
   process.on('SIGHUP', () => {
-    log.warn({ signal: 'SIGHUP' }, 'config reload is not supported by flotilla yet; SIGHUP ignored, the server keeps running');
+    log.info({ signal: 'SIGHUP' }, 'Trapped "hangup" signal: reloading the configuration');
+    reload().catch((err: unknown) => {
+      // nats-server's wording; the old configuration stays in force
+      log.error({ signal: 'SIGHUP', code: (err as { code?: string }).code }, `Failed to reload server configuration: ${(err as Error).message}`);
+    });
   });
 }

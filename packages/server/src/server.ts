@@ -53,12 +53,15 @@ const CLOSED_CONNECTIONS_KEPT = 1000;
 export class FlotillaServer implements ClientHost {
   readonly serverId = newServerId();
   readonly serverName: string;
-  readonly auth: ClientAuth;
+  /** replaced by a config reload (config-reload.ts) */
+  auth: ClientAuth;
   readonly router = new MessageRouter();
   /** $G (on `router`) and the accounts of `accounts {}`, each with its own router */
   readonly accounts: Accounts;
-  readonly traceEnabled: boolean;
+  traceEnabled: boolean;
   readonly startMs = Date.now();
+  /** when the options were last loaded: start, then each successful reload (/varz config_load_time) */
+  configLoadMs = Date.now();
   readonly clients = new Map<number, ClientConnection>();
   /** Recently closed connections for /connz?state=closed; bounded ring. */
   readonly closedClients: ClosedConnectionRecord[] = [];
@@ -81,14 +84,14 @@ export class FlotillaServer implements ClientHost {
   private flushScheduled = false;
   private clientPort = 0;
   /** client TLS when configured (tls {} or --tls...) */
-  private readonly clientTls: ClientTls | null;
+  readonly clientTls: ClientTls | null;
   private shuttingDown = false;
   /** `$SYS` on this server (null with no_system_account) */
   readonly system: SystemAccount | null = null;
   /** the `websocket {}` listener, when it has a port */
   private websocket: WebsocketListener | null = null;
   /** who may connect over WebSocket: the websocket block's auth override, or the server's */
-  readonly websocketAuth: ClientAuth;
+  websocketAuth: ClientAuth;
 
   constructor(
     readonly options: ServerOptions,

@@ -44,6 +44,7 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number): R
         : {},
     write_deadline: msToNs(o.writeDeadlineMs),
     start: new Date(s.startMs).toISOString(),
+    config_load_time: new Date(s.configLoadMs).toISOString(),
     now: new Date(now).toISOString(),
     uptime: formatUptime(now - s.startMs),
     mem: process.memoryUsage.rss(),

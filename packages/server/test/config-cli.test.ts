@@ -90,8 +90,13 @@ describe('cli: flag forms', () => {
   });
 
   it('accepts nats-server-only flags and lists them as ignored', () => {
-    const f = flagsOf(['-P', '/tmp/pid', '-T=false', '--connect_retries', '3', '-ms', '8443']);
-    expect(f.ignoredFlags).toEqual(['P', 'T', 'connect_retries', 'ms']);
+    const f = flagsOf(['-T=false', '--connect_retries', '3', '-ms', '8443']);
+    expect(f.ignoredFlags).toEqual(['T', 'connect_retries', 'ms']);
+  });
+
+  it('takes -P/--pid as the pid file', () => {
+    expect(flagsOf(['-P', '/tmp/pid']).pidFile).toBe('/tmp/pid');
+    expect(flagsOf(['--pid=/tmp/b.pid']).pidFile).toBe('/tmp/b.pid');
   });
 });
 
@@ -159,7 +164,9 @@ describe('cli: usage errors', () => {
     expect(usageMessage(['-=x'])).toBe('bad flag syntax: -=x');
   });
 
-  it('rejects --signal, which flotilla cannot honour', () => {
-    expect(usageMessage(['--signal', 'stop'])).toContain('not supported');
+  it('takes -sl/--signal with its command and pid', () => {
+    expect(flagsOf(['--signal', 'stop']).signal).toBe('stop');
+    expect(flagsOf(['-sl', 'reload=/var/run/flotilla.pid']).signal).toBe('reload=/var/run/flotilla.pid');
+    expect(usageMessage(['-sl'])).toBe('flag needs an argument: -sl');
   });
 });

@@ -96,9 +96,9 @@ describe('resolveOptions: no config file', () => {
   });
 
   it('warns about accepted-but-ignored nats-server flags', () => {
-    const { warnings } = runOptions(resolveOptions(['-P', '/tmp/x.pid', '--syslog'], {}));
+    const { warnings } = runOptions(resolveOptions(['-T', '--syslog'], {}));
     expect(warnings).toHaveLength(2);
-    expect(warnings[0]).toContain('-P');
+    expect(warnings[0]).toContain('-T');
   });
 
   it('reports an unreadable config file as a config error', () => {
@@ -268,9 +268,30 @@ server_tags: ["az:1", "ssd"]`;
   });
 
   it('accepts other nats-server keys flotilla does not act on, with a warning', () => {
-    const { options, warnings } = runOptions(withConf('pid_file: /tmp/n.pid\nlame_duck_duration: "30s"'));
-    expect(options.ignoredBlocks).toEqual(['pid_file', 'lame_duck_duration']);
+    const { options, warnings } = runOptions(withConf('prof_port: 6060\nsyslog: true'));
+    expect(options.ignoredBlocks).toEqual(['prof_port', 'syslog']);
     expect(warnings).toHaveLength(2);
+  });
+
+  it('reads pid_file and the lame-duck durations; -P overrides pid_file', () => {
+    const { options, warnings } = runOptions(withConf('pid_file: /tmp/n.pid\nlame_duck_duration: "1m30s"\nlame_duck_grace_period: "0s"'));
+    expect(options).toMatchObject({ pidFile: '/tmp/n.pid', lameDuckDurationMs: 90_000, lameDuckGracePeriodMs: 0 });
+    expect(warnings).toEqual([]);
+    expect(runOptions(withConf('pidfile: /tmp/n.pid', ['-P', '/tmp/flag.pid'])).options.pidFile).toBe('/tmp/flag.pid');
+  });
+
+  it('reads logfile_size_limit / logfile_max_num (and their short names); --log_size_limit overrides', () => {
+    const { options } = runOptions(withConf('log_file: /tmp/a.log\nlogfile_size_limit: 1MB\nlogfile_max_num: 5'));
+    expect(options).toMatchObject({ logFile: '/tmp/a.log', logSizeLimitBytes: 1024 * 1024, logMaxFiles: 5 });
+    expect(runOptions(withConf('log_size_limit: 100\nlog_max_num: 2')).options).toMatchObject({ logSizeLimitBytes: 100, logMaxFiles: 2 });
+    expect(runOptions(withConf('log_size_limit: 100', ['--log_size_limit', '300'])).options.logSizeLimitBytes).toBe(300);
+  });
+
+  it("refuses lame-duck durations nats-server refuses, with its messages", () => {
+    expect(configError(withConf('lame_duck_duration: "10s"'))).toContain('invalid lame_duck_duration of 10s, minimum is 30 seconds');
+    expect(configError(withConf('lame_duck_duration: "29.5s"'))).toContain('invalid lame_duck_duration of 29.5s, minimum is 30 seconds');
+    expect(configError(withConf('lame_duck_duration: "soon"'))).toContain('error parsing lame_duck_duration: time: invalid duration "soon"');
+    expect(configError(withConf('lame_duck_grace_period: "-1s"'))).toContain('invalid lame_duck_grace_period, needs to be positive');
   });
 });
 
@@ -475,10 +496,11 @@ include "conf.d/websocket.conf"
       },
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
       websocket: { host: '0.0.0.0', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
-      ignoredBlocks: ['server_tags', 'pid_file', 'leafnodes'],
+      pidFile: '/var/run/nats.pid',
+      ignoredBlocks: ['server_tags', 'leafnodes'],
       configFile: file,
     });
-    expect(warnings).toHaveLength(3);
+    expect(warnings).toHaveLength(2);
   });
 
   it('checks the file with -t', () => {

@@ -14,7 +14,10 @@ export class Accounts {
   /** null with no_system_account */
   readonly system: Account | null;
   private readonly byName = new Map<string, Account>();
-  private readonly unwire: Array<() => void> = [];
+  private unwire: Array<() => void> = [];
+  /** accounts a reload removed: their routers come back if the account does (the routes and internal clients hold them) */
+  private readonly retired = new Map<string, Account>();
+  private nextImportSid = 1;
 
   /** `globalMappings`: the top-level `mappings {}`, which belong to the global account. */
   constructor(
@@ -35,14 +38,42 @@ export class Accounts {
       this.byName.set(systemAccountName, new Account(systemAccountName, new MessageRouter()));
     }
     this.system = systemAccountName === null ? null : this.byName.get(systemAccountName)!;
-    let sid = 1;
+    this.wire(configured);
+  }
+
+  /** A config reload's new account (config-reload.ts); wire imports with `rewire` once all are added. */
+  add(a: AccountOptions): Account {
+    const router = this.retired.get(a.name)?.router ?? new MessageRouter();
+    this.retired.delete(a.name);
+    router.mappings = a.mappings !== undefined && a.mappings.length > 0 ? new SubjectMappings(a.mappings) : null;
+    const account = new Account(a.name, router, a.limits ?? null);
+    this.byName.set(a.name, account);
+    return account;
+  }
+
+  /** A config reload dropped the account (its clients were closed first). Never the global or system account. */
+  remove(name: string): void {
+    const account = this.byName.get(name);
+    if (account === undefined || account === this.global || account === this.system) return;
+    this.byName.delete(name);
+    account.close();
+    this.retired.set(name, account);
+  }
+
+  /** A config reload's imports and exports between the same accounts (config-reload.ts): every import wired afresh. */
+  rewire(configured: readonly AccountOptions[]): void {
+    for (const undo of this.unwire.splice(0)) undo();
+    this.wire(configured);
+  }
+
+  private wire(configured: readonly AccountOptions[]): void {
     // The config loader checked every link (account-links.ts): each import has its granting export.
     for (const a of configured) {
       const importer = this.byName.get(a.name)!;
       for (const imp of a.imports) {
         const source = configured.find((c) => c.name === imp.account)!;
         const exported = exportCovering(source, imp.kind, imp.subject)!;
-        this.unwire.push(wireImport(importer, this.byName.get(imp.account)!, imp, exported, `$sys.import.${sid++}`));
+        this.unwire.push(wireImport(importer, this.byName.get(imp.account)!, imp, exported, `$sys.import.${this.nextImportSid++}`));
       }
     }
   }

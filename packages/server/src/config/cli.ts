@@ -24,6 +24,8 @@ export interface CliFlags {
   debug?: boolean;
   trace?: boolean;
   logFile?: string;
+  /** --log_size_limit: rotate the log file past this many bytes */
+  logSizeLimitBytes?: number;
   clusterName?: string;
   /** --cluster / --cluster_listen; null when given as "" (which disables clustering in nats-server) */
   clusterListen?: HostPort | null;
@@ -34,6 +36,10 @@ export interface CliFlags {
   /** user info of --routes URLs, keyed by the normalised route */
   routeCredentials?: Record<string, ClusterAuthorization>;
   portsFileDir?: string;
+  /** -P / --pid: where the process id is written */
+  pidFile?: string;
+  /** -sl / --signal: `command[=pid]` to send to a running server (nats-server's processSignal) */
+  signal?: string;
   /** --tls, --tlscert, --tlskey, --tlsverify, --tlscacert: any of them turns client TLS on */
   tls?: boolean;
   tlsCert?: string;
@@ -92,6 +98,15 @@ const FLAG_SPECS: FlagSpec[] = [
     },
   },
   { names: ['l', 'log'], kind: 'string', apply: (f, v) => void (f.logFile = v as string) },
+  {
+    names: ['log_size_limit'],
+    kind: 'int',
+    apply: (f, v, shown) => {
+      if ((v as number) < 0) return `invalid value "${v}" for flag -${shown}: must not be negative`;
+      f.logSizeLimitBytes = v as number;
+      return undefined;
+    },
+  },
   { names: ['cluster_name'], kind: 'string', apply: (f, v) => void (f.clusterName = v as string) },
   {
     names: ['cluster', 'cluster_listen'],
@@ -132,24 +147,19 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['tlskey'], kind: 'string', apply: (f, v) => void (f.tlsKey = v as string) },
   { names: ['tlsverify'], kind: 'bool', apply: (f, v) => void (f.tlsVerify = v as boolean) },
   { names: ['tlscacert'], kind: 'string', apply: (f, v) => void (f.tlsCaCert = v as string) },
+  { names: ['P', 'pid'], kind: 'string', apply: (f, v) => void (f.pidFile = v as string) },
+  { names: ['sl', 'signal'], kind: 'string', apply: (f, v) => void (v === '' ? delete f.signal : (f.signal = v as string)) },
   // Accepted for nats-server compatibility, no effect in Flotilla (reported as warnings).
-  { names: ['P', 'pid'], kind: 'string' },
   { names: ['ms', 'https_port'], kind: 'int' },
   { names: ['client_advertise'], kind: 'string' },
   { names: ['T', 'logtime'], kind: 'bool' },
   { names: ['s', 'syslog'], kind: 'bool' },
   { names: ['r', 'remote_syslog'], kind: 'string' },
-  { names: ['log_size_limit'], kind: 'int' },
   { names: ['max_traced_msg_len'], kind: 'int' },
   { names: ['no_advertise'], kind: 'bool' },
   { names: ['cluster_advertise'], kind: 'string' },
   { names: ['connect_retries'], kind: 'int' },
   { names: ['profile'], kind: 'int' },
-  {
-    names: ['sl', 'signal'],
-    kind: 'string',
-    apply: (_f, _v, shown) => `flag -${shown} is not supported by flotilla: stop a running server with SIGTERM or SIGINT`,
-  },
 ];
 
 const SPEC_BY_NAME = new Map<string, FlagSpec>();

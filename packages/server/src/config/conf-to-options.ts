@@ -6,6 +6,7 @@
 // unimplemented-keys.ts says.
 import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
 import { parseGoDurationMs } from './go-duration.js';
+import { parseLameDuckKey } from './lame-duck-keys.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
@@ -287,6 +288,32 @@ class ConfApplier {
       case 'log_file': {
         const s = this.str(e);
         if (s !== undefined) o.logFile = s;
+        return;
+      }
+      case 'logfile_size_limit':
+      case 'log_size_limit': {
+        const n = this.count(e);
+        if (n !== undefined) o.logSizeLimitBytes = n;
+        return;
+      }
+      case 'logfile_max_num':
+      case 'log_max_num': {
+        const n = this.count(e);
+        if (n !== undefined) o.logMaxFiles = n;
+        return;
+      }
+      case 'pidfile':
+      case 'pid_file': {
+        const s = this.str(e);
+        if (s !== undefined) o.pidFile = s;
+        return;
+      }
+      case 'lame_duck_duration':
+      case 'lame_duck_grace_period': {
+        const r = parseLameDuckKey(key, e.value);
+        if ('error' in r) return this.error(e, r.error);
+        if (key === 'lame_duck_duration') o.lameDuckDurationMs = r.ms;
+        else o.lameDuckGracePeriodMs = r.ms;
         return;
       }
       case 'ports_file_dir': {

@@ -31,3 +31,27 @@ export function parseGoDurationMs(text: string): number | undefined {
   }
   return sign * totalMs;
 }
+
+/** Go's time.Duration.String() for a millisecond value ("1m30s", "500ms", "0s"), as nats-server prints durations. */
+export function formatGoDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  const sign = ms < 0 ? '-' : '';
+  let rest = Math.abs(ms);
+  if (rest < 1000) {
+    if (rest >= 1) return `${sign}${trimFraction(rest)}ms`;
+    if (rest >= 1e-3) return `${sign}${trimFraction(rest * 1e3)}µs`;
+    return `${sign}${Math.round(rest * 1e6)}ns`;
+  }
+  const h = Math.floor(rest / 3_600_000);
+  rest -= h * 3_600_000;
+  const m = Math.floor(rest / 60_000);
+  rest -= m * 60_000;
+  const s = `${trimFraction(rest / 1000)}s`;
+  if (h > 0) return `${sign}${h}h${m}m${s}`;
+  if (m > 0) return `${sign}${m}m${s}`;
+  return `${sign}${s}`;
+}
+
+function trimFraction(n: number): string {
+  return String(Number(n.toFixed(9)));
+}

@@ -19,6 +19,7 @@ export type OptionsResult =
   | { kind: 'run'; options: ServerOptions; warnings: string[] }
   | { kind: 'check-ok'; configFile: string; warnings: string[] } // -t -c FILE succeeded
   | { kind: 'version' }
+  | { kind: 'signal'; expr: string } // -sl/--signal: send it to a running server and exit
   | { kind: 'help'; text: string }
   | { kind: 'usage-error'; message: string; usage: string } // exit 2
   | { kind: 'config-error'; message: string }; // exit 1, message names file:line
@@ -44,6 +45,8 @@ export function resolveOptions(
   const flags = cli.flags;
   if (flags.version) return { kind: 'version' };
   if (flags.help) return { kind: 'help', text: USAGE_TEXT };
+  // nats-server handles --signal before reading any config file.
+  if (flags.signal !== undefined) return { kind: 'signal', expr: flags.signal };
   if (flags.checkConfig && flags.configFile === undefined) {
     return usageError('must specify [-c, --config] option to check configuration file syntax');
   }
@@ -144,7 +147,9 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
   if (flags.jetstream !== undefined) options.jetstream.enabled = flags.jetstream;
   if (flags.storeDir !== undefined) options.jetstream.storeDir = flags.storeDir;
   if (flags.logFile !== undefined) options.logFile = flags.logFile;
+  if (flags.logSizeLimitBytes !== undefined) options.logSizeLimitBytes = flags.logSizeLimitBytes;
   if (flags.portsFileDir !== undefined) options.portsFileDir = flags.portsFileDir;
+  if (flags.pidFile !== undefined) options.pidFile = flags.pidFile;
 
   if (flags.user !== undefined || flags.pass !== undefined || flags.authToken !== undefined) {
     if ((flags.user !== undefined || flags.pass !== undefined) && flags.authToken !== undefined) {

@@ -216,6 +216,10 @@ export interface ServerOptions {
   writeDeadlineMs: number; // default 10000
   logLevel: LogLevel;
   logFile?: string;
+  /** `logfile_size_limit`: rotate the log file past this size (log-file-sink.ts); absent/0: never */
+  logSizeLimitBytes?: number;
+  /** `logfile_max_num`: keep this many log files, the live one included; absent/0: all */
+  logMaxFiles?: number;
   authorization?: AuthorizationOptions;
   /** accounts other than the global one ($G); their users are not in `authorization.users` */
   accounts?: AccountOptions[];
@@ -232,6 +236,11 @@ export interface ServerOptions {
   cluster?: ClusterOptions;
   websocket?: WebsocketOptions;
   portsFileDir?: string;
+  /** `pid_file` / `-P`: written at start (pid-file.ts) */
+  pidFile?: string;
+  /** `lame_duck_duration` (nats-server default 2m, at least 30 s) and `lame_duck_grace_period` (default 10s) */
+  lameDuckDurationMs?: number;
+  lameDuckGracePeriodMs?: number;
   /** blocks accepted but not served yet, each warned about once */
   ignoredBlocks: string[];
   /** path of the config file this came from, if any */

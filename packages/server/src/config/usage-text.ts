@@ -13,7 +13,9 @@ Server Options:
     -c, --config <file>              Configuration file (nats-server syntax)
     -t                               Check the configuration file and exit
         --ports_file_dir <dir>       Write <executable>_<pid>.ports into this directory
-    -P, --pid <file>                 (ignored)
+    -P, --pid <file>                 File to store PID
+    -sl,--signal <signal>[=<pid>]    Send signal to a flotilla process (ldm, stop, quit, term, reopen, reload)
+                                     <pid> can be either a PID (e.g. 1) or the path to a PID file (e.g. /var/run/flotilla.pid)
     -ms,--https_port <port>          (ignored)
         --client_advertise <string>  (ignored)
 
@@ -27,7 +29,7 @@ Logging Options:
     -T, --logtime                    (ignored; entries always carry time stamps)
     -s, --syslog                     (ignored)
     -r, --remote_syslog <addr>       (ignored)
-        --log_size_limit <limit>     (ignored)
+        --log_size_limit <limit>     Logfile size limit (bytes) past which it is rotated
         --max_traced_msg_len <len>   (ignored)
 
 JetStream Options:

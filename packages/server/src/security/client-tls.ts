@@ -7,10 +7,20 @@ import { TLSSocket, createSecureContext, type SecureContext } from 'node:tls';
 import type { TlsOptions } from '../config/options.js';
 
 export class ClientTls {
-  private readonly context: SecureContext;
+  private context: SecureContext;
 
   /** Reads the certificate files; throws with the file's problem so the server refuses to start. */
-  constructor(readonly options: TlsOptions) {
+  constructor(public options: TlsOptions) {
+    this.context = ClientTls.contextOf(options);
+  }
+
+  /** A config reload's new certificates (and verify/timeout) for the handshakes from now on; throws like the constructor. */
+  reload(options: TlsOptions): void {
+    this.context = ClientTls.contextOf(options);
+    this.options = options;
+  }
+
+  private static contextOf(options: TlsOptions): SecureContext {
     const read = (what: string, file: string): Buffer => {
       try {
         return readFileSync(file);
@@ -22,7 +32,7 @@ export class ClientTls {
     const key = read('private key', options.keyFile);
     const ca = options.caFile !== undefined ? read('CA', options.caFile) : undefined;
     try {
-      this.context = createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
+      return createSecureContext({ cert, key, ...(ca ? { ca } : {}) });
     } catch (err) {
       throw new Error(`error parsing TLS certificate/key pair: ${(err as Error).message}`);
     }

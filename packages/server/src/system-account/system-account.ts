@@ -45,6 +45,7 @@ export class SystemAccount {
   private readonly heartbeat: StatszHeartbeat;
   private peerHook: (() => void) | null = null;
   private stopped = false;
+  private readonly wiredRouters = new WeakSet<object>();
   private readonly failed = (err: unknown, subject: string): void => {
     const e = err instanceof Error ? err : new Error(String(err));
     this.server.log.error({ subject, err: e.message, stack: e.stack }, 'system account request failed');
@@ -217,7 +218,15 @@ export class SystemAccount {
   }
 
   /** The system imports of `account`, answered in its own subject space. */
+  /** An account a config reload added gets the system account's imports as the configured ones did. */
+  accountAdded(account: Account): void {
+    if (!this.stopped) this.wireImports(account);
+  }
+
   private wireImports(account: Account): void {
+    // an account removed and added again by reloads keeps its router, and with it these subscriptions
+    if (this.wiredRouters.has(account.router)) return;
+    this.wiredRouters.add(account.router);
     const imports = importsFor(this.server, account);
     if (imports.length === 0) return;
     const client = account === this.account ? this.sys : new InternalClient(account.router, this.failed);
