@@ -13,7 +13,7 @@ export interface ConsumerCountSource {
 }
 
 /** STREAM.INFO's body: StreamInfo with, in a cluster, the replica's `cluster` block. */
-export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object };
+export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[] };
 
 export class OpenStreamInfo {
   constructor(
@@ -27,6 +27,12 @@ export class OpenStreamInfo {
     const consumerCount = this.consumers.consumerCount(stream.name);
     const info = streamInfo(stream, streamState(stream, { ...state, consumerCount }), this.domain);
     const cluster = this.blocks?.clusterBlockOf(stream.name);
-    return cluster === undefined ? info : { ...info, cluster };
+    const out: OpenStreamInfoJson = cluster === undefined ? info : { ...info, cluster };
+    // StreamInfo's `mirror` / `sources` (StreamSourceInfo) follow `cluster`, as nats-server orders them.
+    const mirror = stream.topology.mirrorInfo();
+    if (mirror !== undefined) out.mirror = mirror;
+    const sources = stream.topology.sourcesInfo();
+    if (sources !== undefined) out.sources = sources;
+    return out;
   }
 }

@@ -12,7 +12,8 @@ import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
 import { apiErrorOfStore } from '../api/store-api-error.js';
-import type { StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import { StreamTopology } from '../topology/stream-topology.js';
 
 /** What a stream needs from the service that owns it. */
 export interface StreamHost {
@@ -89,6 +90,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Subscribed to the subjects: while its writer accepts publishes here (a replicated stream's leader). */
   private serving = false;
   private readonly writer: StreamWriter;
+  /** Its mirror or sources, run while it serves (topology/). */
+  readonly topology: StreamTopology;
 
   constructor(
     private readonly host: StreamHost,
@@ -101,6 +104,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.cfg = config;
     this.dedupe = new DedupeWindow(nsToMs(config.duplicate_window));
     this.writer = writerFor(this);
+    this.topology = new StreamTopology(this, host.bus, host.log);
   }
 
   get name(): string {
@@ -157,6 +161,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   stop(): void {
     this.stopped = true;
     this.serving = false;
+    this.topology.stop();
     for (const u of this.unsubscribes.splice(0)) u();
   }
 
@@ -171,6 +176,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.serving = serving;
     if (serving) this.subscribe(this.cfg.subjects);
     else for (const u of this.unsubscribes.splice(0)) u();
+    this.topology.setActive(serving);
   }
 
   get isServing(): boolean {
@@ -196,6 +202,12 @@ export class Stream implements StreamHandle, PublishRulesView {
     }
     if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
+    if (JSON.stringify([old.mirror, old.sources]) !== JSON.stringify([next.mirror, next.sources])) this.topology.configChanged(next);
+  }
+
+  /** A mirrored or sourced message, through the writer (topology/). */
+  ingest(m: SourcedMessage): Promise<IngestResult> {
+    return this.writer.ingest(m);
   }
 
   private subscribe(subjects: readonly string[]): void {

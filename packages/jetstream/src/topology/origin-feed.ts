@@ -1,0 +1,336 @@
+// One mirror's or source's link to its origin stream, run on the sourcing stream's leader as nats-server's
+// setupMirrorConsumer / setupSourceConsumer do: an ephemeral push consumer on the origin created through the
+// JetStream API (`<api prefix>.CONSUMER.CREATE.<origin>`, so an `external` prefix reaches another account or
+// domain), ack none, flow control and 1 s idle heartbeats, delivering to `<deliver prefix>.<M|S>.<random>`.
+// Each delivery is handed to the sink in order; a gap in the consumer's delivery sequence, a refused
+// message or a silent origin re-creates the consumer from the last position held, after a back-off
+// (nats-server's: 2 s between requests, plus 10 s per failure up to 2 min). Flow-control answers wait until
+// everything received so far is stored, so the origin never runs more than two windows ahead of the
+// replicated state.
+import { ApiError } from '../api/api-error.js';
+
+/** An error as stream info shows it: ours, or the origin's answer as it was sent. */
+type ErrorJson = { code: number; err_code: number; description: string };
+import { jsError } from '../api/js-error-table.js';
+import { randomId } from '../consumer/random-id.js';
+import type { JetStreamLogger, MessageBus, BusMessage } from '../message-bus.js';
+import type { StreamSourceConfig } from '../stream/stream-config-types.js';
+import type { IngestResult } from '../stream/stream-writer.js';
+import { compileTransform, transformSubject, type CompiledTransform } from './subject-transform.js';
+
+export interface OriginMsg {
+  originSeq: number;
+  /** After the feed's subject transforms. */
+  subject: string;
+  /** As the origin delivered it. */
+  originSubject: string;
+  header: Buffer | null;
+  data: Buffer;
+  timestampNs: bigint;
+}
+
+export interface FeedSink {
+  /** Stores one message in order; throws when refused at once. */
+  ingest(m: OriginMsg): Promise<IngestResult>;
+  /** The last origin sequence held (0: none); asked at each (re)start, once nothing is in flight. */
+  position(): number;
+}
+
+const NS_PER_MS = 1_000_000;
+/** nats-server: sourceHealthHB, sourceHealthCheckInterval, sourceConsumerRetryThreshold, srcConsumerWaitTime. */
+const HEARTBEAT_MS = 1_000;
+const INACTIVE_THRESHOLD_MS = 10_000;
+const RETRY_THRESHOLD_MS = 2_000;
+const CREATE_WAIT_MS = 30_000;
+const BACKOFF_STEP_MS = 5_000;
+const BACKOFF_MAX_MS = 120_000;
+/** No heartbeat or message for this long: the consumer is gone (origin leader moved, restarted): re-create. */
+const SILENT_MS = 3 * HEARTBEAT_MS + 2_000;
+const HEALTH_CHECK_MS = 1_000;
+
+const CONTROL_PREFIX = 'NATS/1.0 100';
+const EMPTY = Buffer.alloc(0);
+
+/** Tokens of a `$JS.ACK` reply, v1 (9 tokens) or v2 (12+: domain and account hash first). */
+function readAckReply(reply: string): { consumer: string; dc: number; sseq: number; dseq: number; tsNs: bigint; pending: number } | null {
+  const t = reply.split('.');
+  if (t[0] !== '$JS' || t[1] !== 'ACK') return null;
+  const o = t.length === 9 ? 2 : t.length >= 11 ? 4 : -1;
+  if (o < 0) return null;
+  const sseq = Number(t[o + 3]);
+  const dseq = Number(t[o + 4]);
+  const dc = Number(t[o + 2]);
+  if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return null;
+  let tsNs = 0n;
+  try {
+    tsNs = BigInt(t[o + 5]!);
+  } catch {
+    tsNs = 0n;
+  }
+  return { consumer: t[o + 1]!, dc, sseq, dseq, tsNs, pending: Number(t[o + 6]) || 0 };
+}
+
+function headerLine(block: Buffer, key: string): string | undefined {
+  const text = block.toString('latin1');
+  const at = text.indexOf(`\r\n${key}:`);
+  if (at < 0) return undefined;
+  const start = at + key.length + 3;
+  const end = text.indexOf('\r\n', start);
+  return text.slice(start, end < 0 ? undefined : end).trim();
+}
+
+export interface FeedInfo {
+  name: string;
+  external?: { api: string; deliver: string };
+  lag: number;
+  /** ns since the origin was last heard from, -1 when never. */
+  active: number;
+  error?: { code: number; err_code: number; description: string };
+  filter_subject?: string;
+  subject_transforms?: Array<{ src: string; dest: string }>;
+}
+
+export class OriginFeed {
+  private running = false;
+  /** Bumped by every (re)start and stop: deliveries and responses of an older consumer are ignored. */
+  private generation = 0;
+  private unsubscribes: Array<() => void> = [];
+  private timer: NodeJS.Timeout | null = null;
+  private health: NodeJS.Timeout | null = null;
+  private consumerName = '';
+  /** Last delivery and origin sequences taken from the current consumer. */
+  private dseq = 0;
+  private sseq = 0;
+  private lag = 0;
+  private lastHeardMs = 0;
+  private lastRequestMs = 0;
+  private fails = 0;
+  private error: ErrorJson | null = null;
+  /** Resolves once every message handed to the sink so far has settled (ingests settle in order). */
+  private tail: Promise<unknown> = Promise.resolve();
+  private readonly transforms: CompiledTransform[];
+  private readonly apiPrefix: string;
+  private readonly deliverPrefix: string;
+
+  constructor(
+    private readonly kind: 'mirror' | 'source',
+    private readonly cfg: StreamSourceConfig,
+    private readonly bus: MessageBus,
+    private readonly log: JetStreamLogger,
+    private readonly sink: FeedSink,
+    /** The sourcing stream, for logs. */
+    private readonly streamName: string,
+  ) {
+    this.transforms = (cfg.subject_transforms ?? []).map((t) => compileTransform(t)).filter((t): t is CompiledTransform => !('kind' in t));
+    const ext = cfg.external;
+    this.apiPrefix = ext !== undefined && ext.api !== '' ? ext.api : '$JS.API';
+    const letter = kind === 'mirror' ? 'M' : 'S';
+    this.deliverPrefix = ext !== undefined && ext.deliver !== '' ? `${ext.deliver}.${letter}` : `$JS.${letter}`;
+  }
+
+  get config(): StreamSourceConfig {
+    return this.cfg;
+  }
+
+  /** This node now runs the stream (its leader): connect to the origin. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.fails = 0;
+    this.lastHeardMs = 0;
+    this.health = setInterval(() => this.checkHealth(), HEALTH_CHECK_MS);
+    this.health.unref();
+    this.schedule(0);
+  }
+
+  stop(): void {
+    if (!this.running) return;
+    this.running = false;
+    this.cancelConsumer();
+    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.health !== null) clearInterval(this.health);
+    this.timer = this.health = null;
+  }
+
+  info(): FeedInfo {
+    // StreamSourceInfo's field order.
+    const out = { name: this.cfg.name } as FeedInfo;
+    if (this.cfg.external !== undefined) out.external = { api: this.cfg.external.api, deliver: this.cfg.external.deliver };
+    out.lag = this.lag;
+    out.active = this.lastHeardMs === 0 ? -1 : Math.max(0, Date.now() - this.lastHeardMs) * NS_PER_MS;
+    if (this.error !== null) out.error = this.error;
+    if (this.cfg.filter_subject !== undefined) out.filter_subject = this.cfg.filter_subject;
+    if (this.cfg.subject_transforms !== undefined) out.subject_transforms = this.cfg.subject_transforms;
+    return out;
+  }
+
+  // ---- consumer lifecycle -------------------------------------------------------------------------
+
+  private schedule(extraMs: number): void {
+    if (!this.running) return;
+    if (this.timer !== null) clearTimeout(this.timer);
+    const sinceLast = Date.now() - this.lastRequestMs;
+    const wait = Math.max(0, RETRY_THRESHOLD_MS - sinceLast) + extraMs + (extraMs > 0 ? 100 + Math.floor(Math.random() * 100) : 0);
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      // Start from what is held: nothing may still be on its way into the store.
+      void this.tail.then(() => this.createConsumer());
+    }, wait);
+    this.timer.unref();
+  }
+
+  /** Something went wrong with the current consumer: drop it and try again after the back-off. */
+  private retry(error: ApiError | ErrorJson | null): void {
+    if (!this.running) return;
+    if (error !== null) {
+      this.error = error instanceof ApiError ? error.toJSON() : error;
+      this.fails++;
+    }
+    this.cancelConsumer();
+    this.schedule(error === null ? 0 : Math.min(BACKOFF_STEP_MS * this.fails * 2, BACKOFF_MAX_MS));
+  }
+
+  private cancelConsumer(): void {
+    this.generation++;
+    for (const u of this.unsubscribes.splice(0)) u();
+    if (this.consumerName !== '') {
+      // Best effort: an abandoned consumer also goes by itself after inactive_threshold.
+      this.bus.publish(`${this.apiPrefix}.CONSUMER.DELETE.${this.cfg.name}.${this.consumerName}`, null, null, EMPTY);
+      this.consumerName = '';
+    }
+  }
+
+  private createConsumer(): void {
+    if (!this.running) return;
+    this.cancelConsumer();
+    const gen = this.generation;
+    this.lastRequestMs = Date.now();
+    const held = this.sink.position();
+    const deliver = `${this.deliverPrefix}.${randomId(22)}`;
+    const reply = `$JSC.SRC.${randomId(22)}`;
+    const config: Record<string, unknown> = {
+      deliver_subject: deliver,
+      deliver_policy: 'all',
+      ack_policy: 'none',
+      ack_wait: 22 * 3600 * 1000 * NS_PER_MS,
+      max_deliver: 1,
+      idle_heartbeat: HEARTBEAT_MS * NS_PER_MS,
+      flow_control: true,
+      inactive_threshold: INACTIVE_THRESHOLD_MS * NS_PER_MS,
+      num_replicas: 1,
+      mem_storage: true,
+    };
+    if (held > 0) {
+      config['deliver_policy'] = 'by_start_sequence';
+      config['opt_start_seq'] = held + 1;
+    } else if (this.cfg.opt_start_seq !== undefined) {
+      config['deliver_policy'] = 'by_start_sequence';
+      config['opt_start_seq'] = this.cfg.opt_start_seq;
+    } else if (this.cfg.opt_start_time !== undefined) {
+      config['deliver_policy'] = 'by_start_time';
+      config['opt_start_time'] = this.cfg.opt_start_time;
+    }
+    if (this.cfg.filter_subject !== undefined) config['filter_subject'] = this.cfg.filter_subject;
+    else if (this.transforms.length === 1) config['filter_subject'] = this.transforms[0]!.src;
+    else if (this.transforms.length > 1) config['filter_subjects'] = this.transforms.map((t) => t.src);
+    this.dseq = 0;
+    this.sseq = held;
+    const setupError = (err: string): ApiError =>
+      this.kind === 'mirror' ? jsError('JSMirrorConsumerSetupFailedErrF', { err }) : jsError('JSSourceConsumerSetupFailedErrF', { err });
+    const waited = setTimeout(() => gen === this.generation && this.retry(setupError('timeout waiting for consumer create response')), CREATE_WAIT_MS);
+    waited.unref();
+    this.unsubscribes.push(() => clearTimeout(waited));
+    this.unsubscribes.push(
+      this.bus.subscribe(reply, (m) => {
+        if (gen !== this.generation) return;
+        clearTimeout(waited);
+        this.created(gen, m, setupError);
+      }),
+    );
+    this.unsubscribes.push(this.bus.subscribe(deliver, (m) => gen === this.generation && this.delivered(gen, m), undefined, { deliveryTarget: true }));
+    const body = Buffer.from(JSON.stringify({ stream_name: this.cfg.name, config }));
+    this.bus.publish(`${this.apiPrefix}.CONSUMER.CREATE.${this.cfg.name}`, reply, null, body);
+  }
+
+  private created(gen: number, m: BusMessage, setupError: (err: string) => ApiError): void {
+    let res: { error?: { code: number; err_code: number; description: string }; name?: string };
+    try {
+      res = JSON.parse(m.data.toString('utf8')) as typeof res;
+    } catch {
+      return this.retry(jsError('JSInvalidJSONErr'));
+    }
+    if (res.error !== undefined) {
+      const e = res.error;
+      this.log.warn({ stream: this.streamName, origin: this.cfg.name, err: e.description }, `${this.kind} consumer create failed`);
+      return this.retry({ code: e.code, err_code: e.err_code, description: e.description });
+    }
+    if (typeof res.name !== 'string') return this.retry(setupError('invalid consumer create response'));
+    if (gen !== this.generation) return;
+    this.consumerName = res.name;
+    this.error = null;
+    this.fails = 0;
+    this.lastHeardMs = Date.now();
+  }
+
+  // ---- deliveries -------------------------------------------------------------------------------
+
+  private delivered(gen: number, m: BusMessage): void {
+    const header = m.header;
+    if (header !== null && header.length >= CONTROL_PREFIX.length && header.toString('latin1', 0, CONTROL_PREFIX.length) === CONTROL_PREFIX) {
+      this.lastHeardMs = Date.now();
+      if (m.reply !== null) return this.answerWhenStored(m.reply); // flow control
+      const last = Number(headerLine(header, 'Nats-Last-Consumer') ?? '0');
+      if (last > 0 && last !== this.dseq) return this.retry(null);
+      const stalled = headerLine(header, 'Nats-Consumer-Stalled');
+      if (stalled !== undefined && stalled !== '') this.answerWhenStored(stalled);
+      return;
+    }
+    if (m.reply === null) return;
+    const ack = readAckReply(m.reply);
+    if (ack === null || ack.dc > 1) return;
+    if (this.consumerName !== '' && ack.consumer !== this.consumerName) return;
+    this.lastHeardMs = Date.now();
+    if (ack.sseq <= this.sseq) {
+      if (ack.dseq === this.dseq + 1) this.dseq++;
+      return;
+    }
+    // A jump in the delivery sequence means something was lost on the way: start again from what is held.
+    if (ack.dseq !== this.dseq + 1) return this.retry(null);
+    this.dseq = ack.dseq;
+    this.sseq = ack.sseq;
+    this.lag = ack.pending > 0 ? ack.pending - 1 : 0;
+    const subject = this.transforms.length > 0 ? transformSubject(this.transforms, m.subject) : m.subject;
+    let stored: Promise<IngestResult>;
+    try {
+      stored = this.sink.ingest({ originSeq: ack.sseq, subject, originSubject: m.subject, header, data: m.data, timestampNs: ack.tsNs });
+    } catch (err) {
+      return this.refused(err);
+    }
+    this.tail = stored.then(
+      () => undefined,
+      (err: unknown) => gen === this.generation && this.refused(err),
+    );
+  }
+
+  private refused(err: unknown): void {
+    const apiErr = isApiError(err) ? err : null;
+    this.log.warn({ stream: this.streamName, origin: this.cfg.name, err: String(apiErr?.description ?? err) }, `${this.kind} message not stored`);
+    this.retry(apiErr ?? jsError('JSStreamStoreFailedF', { err: String(err) }));
+  }
+
+  private answerWhenStored(subject: string): void {
+    const gen = this.generation;
+    void this.tail.then(() => gen === this.generation && this.bus.publish(subject, null, null, EMPTY));
+  }
+
+  private checkHealth(): void {
+    if (!this.running || this.timer !== null) return;
+    if (this.lastRequestMs > 0 && Date.now() - Math.max(this.lastHeardMs, this.lastRequestMs) > SILENT_MS && this.consumerName !== '') {
+      this.retry(null);
+    }
+  }
+}
+
+function isApiError(err: unknown): err is ApiError {
+  return err instanceof ApiError;
+}
