@@ -4,7 +4,8 @@
 // domain), ack none, flow control and 1 s idle heartbeats, delivering to `<deliver prefix>.<M|S>.<random>`.
 // Each delivery is handed to the sink in order; a gap in the consumer's delivery sequence, a refused
 // message or a silent origin re-creates the consumer from the last position held, after a back-off
-// (nats-server's: 2 s between requests, plus 10 s per failure up to 2 min). Flow-control answers wait until
+// (nats-server's: 2 s between requests, plus 10 s per failure up to 2 min — counted from the second failure
+// here, so a mirror loaded before its origin after a restart retries after 2 s). Flow-control answers wait until
 // everything received so far is stored, so the origin never runs more than two windows ahead of the
 // replicated state.
 import { ApiError } from '../api/api-error.js';
@@ -187,7 +188,7 @@ export class OriginFeed {
       this.fails++;
     }
     this.cancelConsumer();
-    this.schedule(error === null ? 0 : Math.min(BACKOFF_STEP_MS * this.fails * 2, BACKOFF_MAX_MS));
+    this.schedule(error === null ? 0 : Math.min(BACKOFF_STEP_MS * (this.fails - 1) * 2, BACKOFF_MAX_MS));
   }
 
   private cancelConsumer(): void {
@@ -249,7 +250,10 @@ export class OriginFeed {
     );
     this.unsubscribes.push(this.bus.subscribe(deliver, (m) => gen === this.generation && this.delivered(gen, m), undefined, { deliveryTarget: true }));
     const body = Buffer.from(JSON.stringify({ stream_name: this.cfg.name, config }));
-    this.bus.publish(`${this.apiPrefix}.CONSUMER.CREATE.${this.cfg.name}`, reply, null, body);
+    const subject = `${this.apiPrefix}.CONSUMER.CREATE.${this.cfg.name}`;
+    // Nobody serves that API (yet: JetStream still starting, an import missing): ask again after the threshold.
+    if (!this.bus.hasInterest(subject)) return this.retry(setupError('no responders for the consumer create request'));
+    this.bus.publish(subject, reply, null, body);
   }
 
   private created(gen: number, m: BusMessage, setupError: (err: string) => ApiError): void {
