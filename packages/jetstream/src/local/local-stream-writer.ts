@@ -21,6 +21,9 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   private readonly pending: DurableQueue;
   /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
   private dedupeForgottenFrom = Infinity;
+  /** The store flush the last ingested message waits for, and the result promise shared by its batch. */
+  private ingestFlush: Promise<void> | null = null;
+  private ingestStored: Promise<IngestResult> = Promise.resolve('stored');
 
   constructor(
     private readonly stream: Stream,
@@ -116,7 +119,12 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     }
     const flushed = store.flush();
     this.pending.push(seq, m.subject, null, flushed);
-    return flushed.then(() => 'stored');
+    // One flush covers a turn's messages: one result promise for all of them (no promise per message).
+    if (flushed !== this.ingestFlush) {
+      this.ingestFlush = flushed;
+      this.ingestStored = flushed.then(() => 'stored' as const);
+    }
+    return this.ingestStored;
   }
 
   private failedSkip(err: unknown): void {

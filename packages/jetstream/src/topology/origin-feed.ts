@@ -6,8 +6,8 @@
 // message or a silent origin re-creates the consumer from the last position held, after a back-off
 // (nats-server's: 2 s between requests, plus 10 s per failure up to 2 min — counted from the second failure
 // here, so a mirror loaded before its origin after a restart retries after 2 s). Flow-control answers wait until
-// everything received so far is stored, so the origin never runs more than two windows ahead of the
-// replicated state.
+// the window before the previous one is stored (durable, committed), so the origin never runs more than a
+// few windows ahead of the replicated state.
 import { ApiError } from '../api/api-error.js';
 
 /** An error as stream info shows it: ours, or the origin's answer as it was sent. */
@@ -52,23 +52,68 @@ const HEALTH_CHECK_MS = 1_000;
 const CONTROL_PREFIX = 'NATS/1.0 100';
 const EMPTY = Buffer.alloc(0);
 
-/** Tokens of a `$JS.ACK` reply, v1 (9 tokens) or v2 (12+: domain and account hash first). */
-function readAckReply(reply: string): { consumer: string; dc: number; sseq: number; dseq: number; tsNs: bigint; pending: number } | null {
-  const t = reply.split('.');
-  if (t[0] !== '$JS' || t[1] !== 'ACK') return null;
-  const o = t.length === 9 ? 2 : t.length >= 11 ? 4 : -1;
-  if (o < 0) return null;
-  const sseq = Number(t[o + 3]);
-  const dseq = Number(t[o + 4]);
-  const dc = Number(t[o + 2]);
+interface AckTokens {
+  consumer: string;
+  dc: number;
+  sseq: number;
+  dseq: number;
+  tsNs: bigint;
+  pending: number;
+}
+
+/**
+ * Tokens of a `$JS.ACK` reply, v1 (`$JS.ACK.<stream>.<consumer>.<dc>.<sseq>.<dseq>.<ts>.<pending>`) or v2
+ * (domain and account hash first, a random token last): read from the dots, without splitting (per message).
+ */
+function readAckReply(reply: string): AckTokens | null {
+  if (!reply.startsWith('$JS.ACK.')) return null;
+  const dots: number[] = [];
+  for (let i = reply.indexOf('.'); i >= 0 && dots.length < 13; i = reply.indexOf('.', i + 1)) dots.push(i);
+  const tokens = dots.length + 1;
+  // v1: 9 tokens, consumer is token 3; v2: 12 (or more), consumer is token 5.
+  const c = tokens === 9 ? 3 : tokens >= 11 ? 5 : -1;
+  if (c < 0) return null;
+  const tok = (i: number): string => reply.slice(dots[i - 1]! + 1, i < dots.length ? dots[i]! : reply.length);
+  const sseq = Number(tok(c + 2));
+  const dseq = Number(tok(c + 3));
   if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return null;
-  let tsNs = 0n;
-  try {
-    tsNs = BigInt(t[o + 5]!);
-  } catch {
-    tsNs = 0n;
+  const ts = tok(c + 4);
+  return { consumer: tok(c), dc: Number(tok(c + 1)), sseq, dseq, tsNs: /^\d+$/.test(ts) ? BigInt(ts) : 0n, pending: Number(tok(c + 5)) || 0 };
+}
+
+const DOT = 0x2e;
+const ZERO = 0x30;
+
+/**
+ * The numbers after `prefix` (`<dc>.<sseq>.<dseq>.<ts>.<pending>` of the current consumer's v1 replies),
+ * digit by digit: the per-message path allocates nothing but the timestamp (only a mirror keeps it).
+ */
+function readAckNumbers(reply: string, prefix: string, wantTs: boolean): AckTokens | null {
+  let i = prefix.length;
+  const nums = [0, 0, 0, 0, 0];
+  let tsStart = 0;
+  let tsEnd = 0;
+  for (let n = 0; n < 5; n++) {
+    const start = i;
+    let v = 0;
+    for (; i < reply.length; i++) {
+      const c = reply.charCodeAt(i);
+      if (c === DOT) break;
+      const d = c - ZERO;
+      if (d < 0 || d > 9) return null;
+      v = v * 10 + d;
+    }
+    if (i === start || (n < 4 && i >= reply.length)) return null;
+    if (n === 3) {
+      tsStart = start;
+      tsEnd = i;
+    }
+    nums[n] = v;
+    i++;
   }
-  return { consumer: t[o + 1]!, dc, sseq, dseq, tsNs, pending: Number(t[o + 6]) || 0 };
+  const [dc, sseq, dseq, , pending] = nums as [number, number, number, number, number];
+  if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return null;
+  return { consumer: '', dc, sseq, dseq, tsNs: wantTs ? BigInt(reply.slice(tsStart, tsEnd)) : 0n, pending };
 }
 
 function headerLine(block: Buffer, key: string): string | undefined {
@@ -99,6 +144,8 @@ export class OriginFeed {
   private timer: NodeJS.Timeout | null = null;
   private health: NodeJS.Timeout | null = null;
   private consumerName = '';
+  /** `$JS.ACK.<origin>.<consumer>.` of the current consumer's (v1) replies: the fast path of each delivery. */
+  private ackPrefix = '';
   /** Last delivery and origin sequences taken from the current consumer. */
   private dseq = 0;
   private sseq = 0;
@@ -109,6 +156,9 @@ export class OriginFeed {
   private error: ErrorJson | null = null;
   /** Resolves once every message handed to the sink so far has settled (ingests settle in order). */
   private tail: Promise<unknown> = Promise.resolve();
+  /** `tail` when the previous flow-control request came: the next answer waits for it (one window pipelined). */
+  private paceTail: Promise<unknown> = Promise.resolve();
+  private lastStored: Promise<IngestResult> | null = null;
   private readonly transforms: CompiledTransform[];
   private readonly apiPrefix: string;
   private readonly deliverPrefix: string;
@@ -198,6 +248,7 @@ export class OriginFeed {
       // Best effort: an abandoned consumer also goes by itself after inactive_threshold.
       this.bus.publish(`${this.apiPrefix}.CONSUMER.DELETE.${this.cfg.name}.${this.consumerName}`, null, null, EMPTY);
       this.consumerName = '';
+      this.ackPrefix = '';
     }
   }
 
@@ -236,6 +287,7 @@ export class OriginFeed {
     else if (this.transforms.length > 1) config['filter_subjects'] = this.transforms.map((t) => t.src);
     this.dseq = 0;
     this.sseq = held;
+    this.paceTail = Promise.resolve();
     const setupError = (err: string): ApiError =>
       this.kind === 'mirror' ? jsError('JSMirrorConsumerSetupFailedErrF', { err }) : jsError('JSSourceConsumerSetupFailedErrF', { err });
     const waited = setTimeout(() => gen === this.generation && this.retry(setupError('timeout waiting for consumer create response')), CREATE_WAIT_MS);
@@ -271,6 +323,7 @@ export class OriginFeed {
     if (typeof res.name !== 'string') return this.retry(setupError('invalid consumer create response'));
     if (gen !== this.generation) return;
     this.consumerName = res.name;
+    this.ackPrefix = `$JS.ACK.${this.cfg.name}.${res.name}.`;
     this.error = null;
     this.fails = 0;
     this.lastHeardMs = Date.now();
@@ -282,7 +335,7 @@ export class OriginFeed {
     const header = m.header;
     if (header !== null && header.length >= CONTROL_PREFIX.length && header.toString('latin1', 0, CONTROL_PREFIX.length) === CONTROL_PREFIX) {
       this.lastHeardMs = Date.now();
-      if (m.reply !== null) return this.answerWhenStored(m.reply); // flow control
+      if (m.reply !== null) return this.answerFlowControl(m.reply);
       const last = Number(headerLine(header, 'Nats-Last-Consumer') ?? '0');
       if (last > 0 && last !== this.dseq) return this.retry(null);
       const stalled = headerLine(header, 'Nats-Consumer-Stalled');
@@ -290,9 +343,10 @@ export class OriginFeed {
       return;
     }
     if (m.reply === null) return;
-    const ack = readAckReply(m.reply);
+    const prefix = this.ackPrefix;
+    const ack = prefix !== '' && m.reply.startsWith(prefix) ? readAckNumbers(m.reply, prefix, this.kind === 'mirror') : readAckReply(m.reply);
     if (ack === null || ack.dc > 1) return;
-    if (this.consumerName !== '' && ack.consumer !== this.consumerName) return;
+    if (ack.consumer !== '' && this.consumerName !== '' && ack.consumer !== this.consumerName) return;
     this.lastHeardMs = Date.now();
     if (ack.sseq <= this.sseq) {
       if (ack.dseq === this.dseq + 1) this.dseq++;
@@ -310,16 +364,32 @@ export class OriginFeed {
     } catch (err) {
       return this.refused(err);
     }
-    this.tail = stored.then(
-      () => undefined,
-      (err: unknown) => gen === this.generation && this.refused(err),
-    );
+    // A batch of ingests shares one promise (one store flush): chain it once.
+    if (stored !== this.lastStored) {
+      this.lastStored = stored;
+      this.tail = stored.then(
+        () => undefined,
+        (err: unknown) => gen === this.generation && this.refused(err),
+      );
+    }
   }
 
   private refused(err: unknown): void {
     const apiErr = isApiError(err) ? err : null;
     this.log.warn({ stream: this.streamName, origin: this.cfg.name, err: String(apiErr?.description ?? err) }, `${this.kind} message not stored`);
     this.retry(apiErr ?? jsError('JSStreamStoreFailedF', { err: String(err) }));
+  }
+
+  /**
+   * A flow-control request: answered once the messages before the *previous* request are durable, so one
+   * window is written while the next arrives (an fsync per window would otherwise stall the origin) and at
+   * most two windows wait unsynced here besides the origin's own two.
+   */
+  private answerFlowControl(subject: string): void {
+    const gen = this.generation;
+    const wait = this.paceTail;
+    this.paceTail = this.tail;
+    void wait.then(() => gen === this.generation && this.bus.publish(subject, null, null, EMPTY));
   }
 
   private answerWhenStored(subject: string): void {

@@ -29,6 +29,8 @@ interface SourceFeed {
   feed: OriginFeed;
   /** Last origin sequence settled here (stored or a duplicate). */
   position: number;
+  /** The ingests waiting for one store flush (one promise), and the last origin sequence among them. */
+  batch: { of: Promise<IngestResult>; lastSeq: number; settled: Promise<IngestResult> } | null;
 }
 
 export class StreamTopology {
@@ -105,6 +107,7 @@ export class StreamTopology {
     const entry: SourceFeed = {
       iname,
       position: 0,
+      batch: null,
       feed: null as unknown as OriginFeed,
     };
     entry.feed = new OriginFeed('source', cfg, this.bus, this.log, {
@@ -121,10 +124,19 @@ export class StreamTopology {
   private ingestSourced(entry: SourceFeed, m: OriginMsg): Promise<IngestResult> {
     const header = sourcedHeader(m.header, sourceHeaderValue(entry.iname, m.originSeq, m.originSubject));
     const stored = this.stream.ingest({ subject: m.subject, header, data: m.data });
-    return stored.then((r) => {
-      if (m.originSeq > entry.position) entry.position = m.originSeq;
+    // Messages settled by one store flush share its promise: the position moves once, to the batch's last.
+    const batch = entry.batch;
+    if (batch !== null && batch.of === stored) {
+      batch.lastSeq = m.originSeq;
+      return batch.settled;
+    }
+    const next = { of: stored, lastSeq: m.originSeq, settled: null as unknown as Promise<IngestResult> };
+    next.settled = stored.then((r) => {
+      if (next.lastSeq > entry.position) entry.position = next.lastSeq;
       return r;
     });
+    entry.batch = next;
+    return next.settled;
   }
 
   private async activate(epoch: number): Promise<void> {
