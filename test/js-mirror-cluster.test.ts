@@ -79,6 +79,13 @@ describe('R3 mirror and source through leader kills', () => {
     expect(mi.mirror?.name).toBe('ORIG');
     const si = await w.streams.info('SRC');
     expect(si.sources?.map((s) => s.name)).toEqual(['ORIG']);
+    // The origin lists itself and its mirror as alternates (nats-server: clustered only).
+    const alternates = ((await w.streams.info('ORIG')) as unknown as { alternates?: Array<{ name: string; cluster: string }> }).alternates ?? [];
+    expect([...alternates].sort((x, y) => x.name.localeCompare(y.name))).toEqual([
+      { name: 'MIR', cluster: 'MIRRORS' },
+      { name: 'ORIG', cluster: 'MIRRORS' },
+    ]);
+    expect(((await w.streams.info('SRC')) as unknown as { alternates?: unknown }).alternates).toBeUndefined();
     console.log(`origin ${originContent.size} messages (${publisher.acks.length} acked); mirror ${mirrorContent.size}; source ${sourceContent.size}`);
   }, 180_000);
 });
