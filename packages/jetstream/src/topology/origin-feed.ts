@@ -231,14 +231,14 @@ export class OriginFeed {
   }
 
   /** Something went wrong with the current consumer: drop it and try again after the back-off. */
-  private retry(error: ApiError | ErrorJson | null): void {
+  private retry(error: ApiError | ErrorJson | null, backOff = true): void {
     if (!this.running) return;
     if (error !== null) {
       this.error = error instanceof ApiError ? error.toJSON() : error;
-      this.fails++;
+      if (backOff) this.fails++;
     }
     this.cancelConsumer();
-    this.schedule(error === null ? 0 : Math.min(BACKOFF_STEP_MS * (this.fails - 1) * 2, BACKOFF_MAX_MS));
+    this.schedule(error === null || this.fails <= 1 ? 0 : Math.min(BACKOFF_STEP_MS * (this.fails - 1) * 2, BACKOFF_MAX_MS));
   }
 
   private cancelConsumer(): void {
@@ -304,7 +304,8 @@ export class OriginFeed {
     const body = Buffer.from(JSON.stringify({ stream_name: this.cfg.name, config }));
     const subject = `${this.apiPrefix}.CONSUMER.CREATE.${this.cfg.name}`;
     // Nobody serves that API (yet: JetStream still starting, an import missing): ask again after the threshold.
-    if (!this.bus.hasInterest(subject)) return this.retry(setupError('no responders for the consumer create request'));
+    // Not a failure of the origin: no back-off beyond the 2 s between requests (a cluster still electing).
+    if (!this.bus.hasInterest(subject)) return this.retry(setupError('no responders for the consumer create request'), false);
     this.bus.publish(subject, reply, null, body);
   }
 
