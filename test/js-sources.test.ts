@@ -4,7 +4,7 @@
 // source; a kill -9 resumes from the last sourced message. Runs against nats-server 2.9.10 too
 // (E2E_SERVER=nats-server; its header is the 2.9 form `<name> <seq>`).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { headers, type JetStreamManager, type JetStreamClient, type NatsConnection, type StreamInfo } from 'nats';
+import { headers, StorageType, type JetStreamManager, type JetStreamClient, type NatsConnection, type StreamInfo } from 'nats';
 import { apiError } from './helpers/api-replies.js';
 import { EXPECT_CLEAN_EXIT, RestartableJetStream, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
@@ -138,6 +138,42 @@ describe('sources on one node', () => {
     msgs = await messagesOf('UAGG', 10_000, 4);
     expect(msgs.map((m) => m.data)).toEqual(['one', 'two', 'three', 'four']);
     expect((await jsm.streams.info('UAGG')).sources?.map((s) => s.name)).toEqual(['U2']);
+  });
+
+  it('a source of a missing origin shows the error in its entry, then takes the origin once it exists', async () => {
+    await jsm.streams.add({ name: 'LATEAGG', subjects: ['lateagg'], sources: [{ name: 'LATESRC' }, { name: 'SA' }] });
+    const failing = await until(
+      async () => {
+        const si = await jsm.streams.info('LATEAGG');
+        return si.sources?.find((s) => s.name === 'LATESRC')?.error !== undefined ? si : null;
+      },
+      10_000,
+      'the source error',
+      50,
+    );
+    const late = failing.sources!.find((s) => s.name === 'LATESRC')!;
+    expect(late.error).toMatchObject({ code: 404, err_code: 10059, description: 'stream not found' });
+    expect(late.active).toBe(-1);
+    expect(failing.sources!.find((s) => s.name === 'SA')?.error).toBeUndefined();
+    await jsm.streams.add({ name: 'LATESRC', subjects: ['latesrc'], storage: StorageType.Memory });
+    await js.publish('latesrc', 'late1');
+    const msgs = await messagesOf('LATEAGG', 25_000, 7);
+    expect(msgs.filter((m) => m.subject === 'latesrc').map((m) => m.data)).toEqual(['late1']);
+    const si = await jsm.streams.info('LATEAGG');
+    expect(si.sources?.find((s) => s.name === 'LATESRC')?.error).toBeUndefined();
+  }, 30_000);
+
+  it('opt_start_seq and opt_start_time start a source there', async () => {
+    await jsm.streams.add({ name: 'ST', subjects: ['st'] });
+    for (let i = 1; i <= 6; i++) await js.publish('st', `s${i}`);
+    await new Promise((r) => setTimeout(r, 50));
+    const cut = new Date();
+    await new Promise((r) => setTimeout(r, 50));
+    for (let i = 7; i <= 9; i++) await js.publish('st', `s${i}`);
+    await jsm.streams.add({ name: 'STSEQ', sources: [{ name: 'ST', opt_start_seq: 5 }] });
+    await jsm.streams.add({ name: 'STTIME', sources: [{ name: 'ST', opt_start_time: cut.toISOString() }] });
+    expect((await messagesOf('STSEQ', 10_000, 5)).map((m) => m.data)).toEqual(['s5', 's6', 's7', 's8', 's9']);
+    expect((await messagesOf('STTIME', 10_000, 3)).map((m) => m.data)).toEqual(['s7', 's8', 's9']);
   });
 
   it('refuses a duplicate source, an invalid name and durable sourcing (2.10+ checks; 2.9 has none)', async () => {
