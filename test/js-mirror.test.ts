@@ -132,6 +132,22 @@ describe('mirrors on one node', () => {
     expect(si.state.messages).toBe(1);
   });
 
+  it('a mirror inherits mirror_direct from the origin`s allow_direct; a smaller max_msg_size is refused', async () => {
+    await jsm.streams.add({ name: 'DORIG', subjects: ['dorig'], allow_direct: true, max_msg_size: 1024 });
+    const mi = await jsm.streams.add({ name: 'DMIR', mirror: { name: 'DORIG' } });
+    expect(mi.config.mirror_direct).toBe(true);
+    expect(await apiError(jsm.streams.add({ name: 'DMIR2', mirror: { name: 'DORIG' }, max_msg_size: 512 }))).toEqual({
+      code: 400,
+      err_code: 10030,
+      description: 'stream mirror must have max message size >= source',
+    });
+    expect(await apiError(jsm.streams.add({ name: 'DSRC', sources: [{ name: 'DORIG' }], max_msg_size: 512 }))).toEqual({
+      code: 400,
+      err_code: 10046,
+      description: 'stream source must have max message size >= target',
+    });
+  });
+
   it('a mirror of a missing origin shows the error, then catches up once it exists', async () => {
     await jsm.streams.add({ name: 'LATEMIR', mirror: { name: 'LATE' } });
     const failing = await until(
