@@ -84,15 +84,17 @@ function readAckReply(reply: string): AckTokens | null {
 const DOT = 0x2e;
 const ZERO = 0x30;
 
+/** Reused by every call of readAckNumbers: its caller reads it before the next delivery. */
+const ACK_SCRATCH: AckTokens = { consumer: '', dc: 0, sseq: 0, dseq: 0, tsNs: 0n, pending: 0 };
+
 /**
  * The numbers after `prefix` (`<dc>.<sseq>.<dseq>.<ts>.<pending>` of the current consumer's v1 replies),
- * digit by digit: the per-message path allocates nothing but the timestamp (only a mirror keeps it).
+ * digit by digit into one reused object: the per-message path allocates nothing but the timestamp (only a
+ * mirror keeps it).
  */
 function readAckNumbers(reply: string, prefix: string, wantTs: boolean): AckTokens | null {
   let i = prefix.length;
-  const nums = [0, 0, 0, 0, 0];
-  let tsStart = 0;
-  let tsEnd = 0;
+  const out = ACK_SCRATCH;
   for (let n = 0; n < 5; n++) {
     const start = i;
     let v = 0;
@@ -104,16 +106,15 @@ function readAckNumbers(reply: string, prefix: string, wantTs: boolean): AckToke
       v = v * 10 + d;
     }
     if (i === start || (n < 4 && i >= reply.length)) return null;
-    if (n === 3) {
-      tsStart = start;
-      tsEnd = i;
-    }
-    nums[n] = v;
+    if (n === 0) out.dc = v;
+    else if (n === 1) out.sseq = v;
+    else if (n === 2) out.dseq = v;
+    else if (n === 3) out.tsNs = wantTs ? BigInt(reply.slice(start, i)) : 0n;
+    else out.pending = v;
     i++;
   }
-  const [dc, sseq, dseq, , pending] = nums as [number, number, number, number, number];
-  if (!Number.isSafeInteger(sseq) || !Number.isSafeInteger(dseq)) return null;
-  return { consumer: '', dc, sseq, dseq, tsNs: wantTs ? BigInt(reply.slice(tsStart, tsEnd)) : 0n, pending };
+  if (!Number.isSafeInteger(out.sseq) || !Number.isSafeInteger(out.dseq)) return null;
+  return out;
 }
 
 function headerLine(block: Buffer, key: string): string | undefined {
