@@ -220,3 +220,19 @@ describe('expiry', () => {
     expect((await jsm.streams.info('DOWN')).state.first_seq).toBe(2);
   });
 });
+
+describe('a sourced message with Nats-TTL', () => {
+  it('is stored verbatim by a sourcing stream without allow_msg_ttl (the origin validated it, as 2.14)', async () => {
+    await jsm.streams.add({ name: 'TTLORIGIN', subjects: ['ttlorigin.>'], allow_msg_ttl: true } as Partial<StreamConfig>);
+    await jsm.streams.add({ name: 'TTLSOURCED', sources: [{ name: 'TTLORIGIN' }] } as Partial<StreamConfig>);
+    const h = headers();
+    h.set('Nats-TTL', '1h');
+    const ack = await js.publish('ttlorigin.a', enc.encode('kept'), { headers: h });
+    expect(ack.seq).toBe(1);
+    await until(async () => (await jsm.streams.info('TTLSOURCED')).state.messages === 1, 10_000);
+    const m = await jsm.streams.getMessage('TTLSOURCED', { seq: 1 });
+    expect(m.header.get('Nats-TTL')).toBe('1h');
+    expect(dec.decode(m.data)).toBe('kept');
+    expect((await jsm.streams.info('TTLSOURCED')).sources?.[0]?.error).toBeUndefined();
+  });
+});

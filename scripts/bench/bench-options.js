@@ -24,6 +24,7 @@ export const USAGE = `usage: flotilla-bench [core|ws|js|cluster|all ...] [option
   --clients N (1)              client processes a windowed publish or core publish is spread over
   --conns N (1000)             idle connections for the RSS measurement
   --streams N (1000)           idle R3 streams for cluster-idle-streams (run it with --only; ~2 min a server)
+  --mirror-msgs N (1000000)    messages in the origin stream of mirror-catchup
   --interval-sync DUR|off (1s) also run R1 JetStream on Flotilla with jetstream.sync_interval DUR
   --json FILE  --svg FILE      results as JSON; latency percentiles as an SVG chart
   --smoke                      tiny counts, one round: checks every workload runs, says nothing of speed
@@ -58,6 +59,7 @@ export function parseBenchArgs(argv) {
       clients: { type: 'string', default: '1' },
       conns: { type: 'string', default: '1000' },
       streams: { type: 'string', default: '1000' },
+      'mirror-msgs': { type: 'string', default: '1000000' },
       'interval-sync': { type: 'string', default: '1s' },
       json: { type: 'string' },
       svg: { type: 'string' },
@@ -95,6 +97,7 @@ export function parseBenchArgs(argv) {
     clients: int(values.clients, 'clients', 1),
     conns: smoke ? 50 : int(values.conns, 'conns', 1),
     streams: smoke ? 10 : int(values.streams, 'streams', 1),
+    mirrorMsgs: smoke ? 2_000 : int(values['mirror-msgs'], 'mirror-msgs', 1),
     intervalSync: smoke || values['interval-sync'] === 'off' ? null : values['interval-sync'],
     json: values.json ?? null,
     svg: values.svg ?? null,

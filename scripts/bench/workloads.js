@@ -51,6 +51,8 @@ export const WORKLOADS = [
   // only with --only: creating the streams takes ~30–45 s a server
   { id: 'cluster-idle-streams', suites: [], shape: 'cluster3', label: 'CPU of 3 nodes with N idle R3 streams', unit: '% of a core (lower is better)', run: clusterIdleStreams },
   { id: 'js-pull-r3', suites: ['all'], shape: 'cluster3', label: 'JS pull drain + ack R3', unit: 'msgs/s', run: (c) => jsPull(c, 3) },
+  // issue 19: a mirror created on a stream of --mirror-msgs messages, timed until it holds the last one
+  { id: 'mirror-catchup', suites: ['all'], shape: 'single', label: 'mirror catch-up (R1 file) of N msgs', unit: 'msgs/s', run: mirrorCatchup },
 ];
 
 /** The label with the window and payload size filled in. */
@@ -318,3 +320,48 @@ async function kvGet(c, replicas) {
   );
   return aggregate(results, 'ops/s');
 }
+
+/**
+ * A mirror created on a filled R1 file stream (`--mirror-msgs`, unmeasured fill), timed from the create
+ * request until its last_seq is the origin's: the whole path of an internal flow-controlled consumer, the
+ * mirror's stores and syncs. Polls STREAM.INFO every 20 ms; bounded by --max-run-ms-like maxRunMs × 3.
+ */
+async function mirrorCatchup(c) {
+  const origin = 'MORIG';
+  const want = c.opts.mirrorMsgs;
+  await c.admin.freshStream(streamConfig(origin, 1));
+  const url = c.topo.nodes[0].url;
+  await c.admin.waitPublishable(`${origin}.warm`);
+  await runWorkers(
+    'request-window',
+    () => ({ url, subjects: [`${origin}.fill`], bytes: c.opts.bytes, window: 1_000, maxOps: want, durationMs: c.opts.maxRunMs * 3, errorNeedle: '"error"' }),
+    1,
+    c.opts.maxRunMs * 3 + WORKER_SLACK_MS,
+  );
+  const last = (await c.admin.streamInfo(origin)).state.last_seq;
+  const t0 = performance.now();
+  await c.admin.api(`STREAM.CREATE.MCOPY`, { name: 'MCOPY', storage: 'file', num_replicas: 1, mirror: { name: origin } });
+  const deadline = Date.now() + c.opts.maxRunMs * 3;
+  let held = 0;
+  while (Date.now() < deadline) {
+    const info = await c.admin.streamInfo('MCOPY').catch(() => null);
+    held = info?.state?.last_seq ?? 0;
+    if (held >= last) break;
+    await sleepMs(20);
+  }
+  const ms = performance.now() - t0;
+  await c.admin.api('STREAM.DELETE.MCOPY').catch(() => undefined);
+  const done = held >= last;
+  return {
+    value: done && ms > 0 ? Math.round((last / ms) * 1000) : NaN,
+    unit: 'msgs/s',
+    ops: held,
+    ms: Math.round(ms),
+    hist: null,
+    errors: done ? 0 : 1,
+    firstError: done ? null : `mirror held ${held} of ${last} after ${Math.round(ms)} ms`,
+    clientCpuPct: 0,
+  };
+}
+
+const sleepMs = (ms) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -6,6 +6,7 @@ import { serveLocally, type LocalDispatch } from './api/api-dispatch.js';
 import { endpointOf } from './api/api-endpoints.js';
 import { accountInfoJson, type ApiStats, type ReservedBytes } from './api/account-info.js';
 import { directGet } from './api/direct-get.js';
+import { mirrorServingDirect } from './topology/mirror-direct.js';
 import { OpenStreamInfo } from './api/open-stream-info.js';
 import { ResponseType, StreamApi, type StreamApiContext } from './api/stream-api.js';
 import type { Catalogue } from './catalogue/catalogue.js';
@@ -274,8 +275,11 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   /** DIRECT.GET: none when the stream is not here or does not allow direct gets (nats-server's stream subscribes only then). */
   private serveDirectGet(name: string, t: readonly string[], msg: BusMessage): boolean {
-    const stream = this.table.get(name);
-    if (stream === undefined || !stream.config.allow_direct) return false;
+    let stream = this.table.get(name);
+    // mirror_direct: a mirror that has caught up answers for its origin when the origin is not served here
+    // (nats-server's mirror joins the origin's direct-get queue group; one member answers).
+    if (stream === undefined || !stream.config.allow_direct) stream = mirrorServingDirect(this.table.values(), name);
+    if (stream === undefined || !(stream.config.allow_direct || stream.config.mirror_direct)) return false;
     directGet(this.bus, stream, t, msg).catch((err: unknown) =>
       this.log.warn({ err: String(err), stream: stream.name }, 'direct get failed'),
     );

@@ -13,8 +13,11 @@ export interface BusMessage {
 export type BusHandler = (msg: BusMessage) => void;
 
 export interface MessageBus {
-  /** Subscribes internally; returns the function that unsubscribes. */
-  subscribe(subject: string, handler: BusHandler, queue?: string): () => void;
+  /**
+   * Subscribes internally; returns the function that unsubscribes. `deliveryTarget`: a push consumer counts
+   * it as interest, like a client's (a mirror's or source's deliver subject, topology/).
+   */
+  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: { deliveryTarget?: boolean }): () => void;
   /** Publishes as the server itself (no echo suppression, no no-responders status). */
   publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
   /**

@@ -12,6 +12,9 @@ class InternalSubscriber implements SubscriptionOwner {
     readonly clusterVisible: boolean,
   ) {}
 
+  /** Set for a delivery target (a mirror's or source's deliver subject): push consumers deliver to it. */
+  clientInterest?: (subject: string) => boolean;
+
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
     this.handler({
       subject,
@@ -34,8 +37,9 @@ export class InternalBus implements MessageBus {
     private readonly clusterVisible = false,
   ) {}
 
-  subscribe(subject: string, handler: BusHandler, queue?: string): () => void {
+  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: { deliveryTarget?: boolean }): () => void {
     const owner = new InternalSubscriber(handler, this.clusterVisible);
+    if (opts?.deliveryTarget === true) owner.clientInterest = () => true;
     const sub = new Subscription(owner, subject, queue ?? null, `$sys.${this.nextSid++}`);
     this.router.subscribe(sub);
     let active = true;

@@ -110,6 +110,26 @@ export const JS_ERROR_TABLE = {
   JSConsumerPriorityGroupWithPolicyNone: { code: 400, errCode: 10196, description: 'consumer can not have priority groups when policy is none' },
   JSConsumerPinnedTTLWithoutPriorityPolicyNone: { code: 400, errCode: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' },
   JSMessageSchedulesSchedulerInvalidErr: { code: 400, errCode: 10212, description: 'message schedules invalid scheduler' },
+  // Mirrors and sources (topology/): checkStreamCfg, configUpdateCheck and the sourcing consumers.
+  JSMirrorConsumerSetupFailedErrF: { code: 500, errCode: 10029, description: '{err}' },
+  JSMirrorMaxMessageSizeTooBigErr: { code: 400, errCode: 10030, description: 'stream mirror must have max message size >= source' },
+  JSMirrorWithSourcesErr: { code: 400, errCode: 10031, description: 'stream mirrors can not also contain other sources' },
+  JSMirrorWithSubjectsErr: { code: 400, errCode: 10034, description: 'stream mirrors can not contain subjects' },
+  JSSourceConsumerSetupFailedErrF: { code: 500, errCode: 10045, description: '{err}' },
+  JSSourceMaxMessageSizeTooBigErr: { code: 400, errCode: 10046, description: 'stream source must have max message size >= target' },
+  JSStreamMirrorNotUpdatableErr: { code: 400, errCode: 10055, description: 'stream mirror configuration can not be updated' },
+  JSSourceDuplicateDetected: { code: 400, errCode: 10140, description: 'duplicate source configuration detected' },
+  JSSourceInvalidStreamName: { code: 400, errCode: 10141, description: 'sourced stream name is invalid' },
+  JSMirrorInvalidStreamName: { code: 400, errCode: 10142, description: 'mirrored stream name is invalid' },
+  JSMirrorWithFirstSeqErr: { code: 400, errCode: 10143, description: 'stream mirrors can not have first sequence configured' },
+  JSSourceMultipleFiltersNotAllowed: { code: 400, errCode: 10144, description: 'source with multiple subject transforms cannot also have a single subject filter' },
+  JSSourceInvalidSubjectFilter: { code: 400, errCode: 10145, description: 'source transform source: {err}' },
+  JSSourceInvalidTransformDestination: { code: 400, errCode: 10146, description: 'source transform: {err}' },
+  JSSourceOverlappingSubjectFilters: { code: 400, errCode: 10147, description: 'source filters can not overlap' },
+  JSMirrorMultipleFiltersNotAllowed: { code: 400, errCode: 10150, description: 'mirror with multiple subject transforms cannot also have a single subject filter' },
+  JSMirrorInvalidSubjectFilter: { code: 400, errCode: 10151, description: 'mirror transform source: {err}' },
+  JSMirrorOverlappingSubjectFilters: { code: 400, errCode: 10152, description: 'mirror subject filters can not overlap' },
+  JSMirrorInvalidTransformDestination: { code: 400, errCode: 10154, description: 'mirror transform: {err}' },
 } as const satisfies Record<string, JsErrorEntry>;
 
 export type JsErrorName = keyof typeof JS_ERROR_TABLE;

@@ -6,6 +6,8 @@ import { streamInfo, streamState, type StateOptions, type StreamInfoJson } from 
 /** The `cluster` block of the replica serving a stream on this node (none on a single node). */
 export interface ClusterBlocks {
   clusterBlockOf(stream: string): object | undefined;
+  /** StreamInfo's `alternates`: the stream and its mirrors in the cluster (none when it has no mirror). */
+  alternatesOf?(stream: string): object[] | undefined;
 }
 
 export interface ConsumerCountSource {
@@ -13,7 +15,7 @@ export interface ConsumerCountSource {
 }
 
 /** STREAM.INFO's body: StreamInfo with, in a cluster, the replica's `cluster` block. */
-export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object };
+export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[]; alternates?: object[] };
 
 export class OpenStreamInfo {
   constructor(
@@ -27,6 +29,14 @@ export class OpenStreamInfo {
     const consumerCount = this.consumers.consumerCount(stream.name);
     const info = streamInfo(stream, streamState(stream, { ...state, consumerCount }), this.domain);
     const cluster = this.blocks?.clusterBlockOf(stream.name);
-    return cluster === undefined ? info : { ...info, cluster };
+    const out: OpenStreamInfoJson = cluster === undefined ? info : { ...info, cluster };
+    // StreamInfo's `mirror` / `sources` (StreamSourceInfo) follow `cluster`, as nats-server orders them.
+    const mirror = stream.topology.mirrorInfo();
+    if (mirror !== undefined) out.mirror = mirror;
+    const sources = stream.topology.sourcesInfo();
+    if (sources !== undefined) out.sources = sources;
+    const alternates = this.blocks?.alternatesOf?.(stream.name);
+    if (alternates !== undefined) out.alternates = alternates;
+    return out;
   }
 }

@@ -7,6 +7,7 @@ import type { OpenStreams } from '../catalogue/open-streams.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
+import { applyOriginFacts } from '../topology/origin-facts.js';
 import type { Stream } from '../stream/stream.js';
 import { accountInfoJson, type ApiStats, type ReservedBytes } from './account-info.js';
 import { ApiError } from './api-error.js';
@@ -123,13 +124,22 @@ export class StreamApi {
 
   create(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamCreate, msg.reply, async () => {
-      const cfg = parseCreateRequest(name, msg.data);
+      const cfg = await applyOriginFacts(parseCreateRequest(name, msg.data), (n) => this.configOf(n));
       return { ...(await this.catalogue.create(cfg)), did_create: true };
     });
   }
 
   update(name: string, msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.streamUpdate, msg.reply, () => this.catalogue.update(parseUpdateRequest(name, msg.data)));
+    return this.run(ResponseType.streamUpdate, msg.reply, async () =>
+      this.catalogue.update(await applyOriginFacts(parseUpdateRequest(name, msg.data), (n) => this.configOf(n))),
+    );
+  }
+
+  /** The config of a stream of this account's catalogue (a mirror's or source's origin), if there is one. */
+  private async configOf(name: string): Promise<StreamConfig | undefined> {
+    if (!this.catalogue.names(undefined).includes(name)) return undefined;
+    const [info] = (await this.catalogue.infos([name])) as Array<{ config?: StreamConfig }>;
+    return info?.config;
   }
 
   delete(name: string, msg: BusMessage): Promise<void> {

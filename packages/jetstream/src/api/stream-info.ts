@@ -71,8 +71,15 @@ export interface StreamInfoJson {
   domain?: string;
 }
 
+/** The config as nats-server writes it: `subjects` is omitempty (a mirror or a sourcing stream may have none). */
+export function configJson(cfg: Stream['config']): object {
+  if (cfg.subjects.length > 0) return cfg;
+  const { subjects: _none, ...rest } = cfg;
+  return rest;
+}
+
 export function streamInfo(stream: Stream, state: StreamStateJson, domain: string | undefined): StreamInfoJson {
-  const info: StreamInfoJson = { config: stream.config, created: stream.created, state };
+  const info: StreamInfoJson = { config: configJson(stream.config), created: stream.created, state };
   if (domain) info.domain = domain;
   return info;
 }

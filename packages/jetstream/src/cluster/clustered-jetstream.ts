@@ -548,6 +548,20 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     return this.replicaSet.byStream(stream)?.clusterInfo();
   }
 
+  /**
+   * nats-server's streamAlternates: the stream itself and every mirror of it in the account's catalogue
+   * (`{ name, cluster }`), the stream first; none when it has no mirror.
+   */
+  alternatesOf(stream: string): object[] | undefined {
+    const mirrors = this.meta.state
+      .assignments()
+      .filter((a) => a.config.mirror?.name === stream && a.config.mirror.external === undefined)
+      .map((a) => a.config.name)
+      .sort();
+    if (mirrors.length === 0) return undefined;
+    return [stream, ...mirrors].map((name) => ({ name, cluster: this.env.clusterName }));
+  }
+
   // ---- ClusteredJetStreamView ----------------------------------------------------------------
 
   metaStatus(): RaftGroupStatus {

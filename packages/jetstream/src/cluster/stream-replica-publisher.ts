@@ -11,7 +11,7 @@ import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish, type PublishRulesView } from '../stream/publish-rules.js';
 import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
-import type { StreamMutation, StreamWriter } from '../stream/stream-writer.js';
+import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter } from '../stream/stream-writer.js';
 import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
 import { DiscardNewGate } from './stream-replica-limits.js';
@@ -271,6 +271,72 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
 
   private admitHeld(msg: BusMessage): boolean {
     return this.admit(msg.subject, msg.header, msg.data, msg.reply);
+  }
+
+  /**
+   * A mirrored or sourced message (topology/), proposed like a publish: a mirror's at the origin's sequence
+   * and time (apply skips the sequences between), a source's at the next one after the publish rules.
+   */
+  ingest(m: SourcedMessage): Promise<IngestResult> {
+    if (!this.active) throw unavailableError();
+    if (this.outstanding >= MAX_OUTSTANDING) throw JsErrors.insufficientResources();
+    const header = m.header !== null && m.header.length > 0 ? m.header : null;
+    let msgId: string | undefined;
+    let rollup: 'sub' | 'all' | undefined;
+    let noInterest = false;
+    let seq: number;
+    let ts: bigint;
+    if (m.seq !== undefined) {
+      if (m.seq <= this.lastSeq()) return Promise.resolve('duplicate');
+      seq = m.seq;
+      ts = m.timestampNs ?? msToBigNs(Date.now());
+    } else {
+      const ruling = decidePublish(this, m.subject, header, m.data.length, true);
+      if (ruling.kind === 'reject') throw ruling.error;
+      if (ruling.kind === 'duplicate' || ruling.kind === 'drop') return Promise.resolve('duplicate');
+      msgId = ruling.msgId;
+      rollup = ruling.kind === 'store' ? ruling.rollup : undefined;
+      noInterest = ruling.kind === 'skip';
+      seq = this.lastSeq() + 1;
+      const nowNs = msToBigNs(Date.now());
+      ts = nowNs > this.lastTimestampNs ? nowNs : this.lastTimestampNs + 1n;
+    }
+    this.nextSeq = seq;
+    if (ts > this.lastTimestampNs) this.lastTimestampNs = ts;
+    const data = encodeMsgEntry({ seq, timestampNs: ts, subject: m.subject, header, data: m.data, msgId, rollup, noInterest });
+    if (msgId !== undefined) {
+      this.inFlightIds.set(msgId, { seq, waiters: [] });
+      this.lastInFlightId = { id: msgId, seq };
+    }
+    if (!noInterest) this.inFlightSubjectSeq.set(m.subject, seq);
+    const epoch = this.epoch;
+    const subject = m.subject;
+    return new Promise<IngestResult>((resolve, reject) => {
+      this.enqueue({
+        data,
+        seq,
+        msgId,
+        subject,
+        settle: (result) => {
+          void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
+            (r) => {
+              const stored = r !== undefined && r.error === undefined ? r.seq : 0;
+              this.forget(epoch, seq, msgId, subject, stored);
+              if (r?.error !== undefined) reject(r.error);
+              else resolve('stored');
+            },
+            (err: unknown) => {
+              this.forget(epoch, seq, msgId, subject, 0);
+              reject(err);
+            },
+          );
+        },
+        fail: (error) => {
+          this.forget(epoch, seq, msgId, subject, 0);
+          reject(error ?? unavailableError());
+        },
+      });
+    });
   }
 
   mutate(entry: StreamMutation): Promise<number | boolean> {

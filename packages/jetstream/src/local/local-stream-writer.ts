@@ -2,12 +2,13 @@
 // assigns the sequence in call order) and acknowledges it after the store's flush, many messages per flush
 // (DurableQueue). API purges/deletes apply to the store directly. No Raft here: this is the R1 hot path.
 import type { ApiError } from '../api/api-error.js';
+import { JsErrors } from '../api/api-errors.js';
 import type { MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
-import type { StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
+import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
 
 /** The factory the composition root hands a single-node Stream. */
 export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): StreamWriterFactory {
@@ -20,6 +21,9 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   private readonly pending: DurableQueue;
   /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
   private dedupeForgottenFrom = Infinity;
+  /** The store flush the last ingested message waits for, and the result promise shared by its batch. */
+  private ingestFlush: Promise<void> | null = null;
+  private ingestStored: Promise<IngestResult> = Promise.resolve('stored');
 
   constructor(
     private readonly stream: Stream,
@@ -73,6 +77,60 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
     this.pending.push(seq, subject, reply, store.flush());
+  }
+
+  ingest(m: SourcedMessage): Promise<IngestResult> {
+    const stream = this.stream;
+    if (stream.isStopped) throw JsErrors.streamNotFound();
+    const store = stream.store;
+    const header = m.header !== null && m.header.length > 0 ? m.header : null;
+    let seq: number;
+    if (m.seq !== undefined) {
+      // A mirror: the origin's sequence, the ones between (deleted or filtered there) skipped here.
+      const last = stream.lastSeq();
+      if (m.seq <= last) return Promise.resolve('duplicate');
+      if (m.seq > last + 1) store.skipMsgs(last + 1, m.seq - last - 1).catch((err: unknown) => this.failedSkip(err));
+      try {
+        seq = store.appendNoWait(m.subject, header ?? undefined, m.data, m.timestampNs);
+      } catch (err) {
+        throw apiErrorOfStore(err);
+      }
+    } else {
+      const ruling = decidePublish(stream, m.subject, header, m.data.length, true);
+      switch (ruling.kind) {
+        case 'drop':
+        case 'duplicate':
+          return Promise.resolve('duplicate');
+        case 'reject':
+          throw ruling.error;
+        case 'skip': {
+          const skipped = this.skip(null);
+          if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, skipped);
+          return store.flush().then(() => 'stored');
+        }
+        case 'store':
+          break;
+      }
+      try {
+        seq = store.appendNoWait(m.subject, header ?? undefined, m.data);
+      } catch (err) {
+        throw apiErrorOfStore(err);
+      }
+      if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
+      if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, m.subject, seq);
+    }
+    const flushed = store.flush();
+    this.pending.push(seq, m.subject, null, flushed);
+    // One flush covers a turn's messages: one result promise for all of them (no promise per message).
+    if (flushed !== this.ingestFlush) {
+      this.ingestFlush = flushed;
+      this.ingestStored = flushed.then(() => 'stored' as const);
+    }
+    return this.ingestStored;
+  }
+
+  private failedSkip(err: unknown): void {
+    void err; // the append right after fails the same way and is reported by the feed
   }
 
   mutate(mutation: StreamMutation): Promise<number | boolean> {

@@ -121,12 +121,12 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
  * resource check: a message without headers (the hot path) only meets `sealed`; one with headers is bounded
  * in size, then read and checked. `header` is null when the message has none.
  */
-export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null): PublishDecision {
+export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null, sourced = false): PublishDecision {
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
   const headers = readPublishHeaders(header);
   const unsupported =
-    headers === null
+    headers === null || sourced
       ? null
       : (unsupportedBatchOrCounterError(headers, view.sealed) ??
         messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??

@@ -39,11 +39,18 @@ const SKIP_PLAIN: PublishRuling = { kind: 'skip', msgId: undefined };
 
 /**
  * Decides a publish; `header` is null when the message has none. A plain message on a stream without
- * interest retention allocates nothing here (the hot path).
+ * interest retention allocates nothing here (the hot path). `sourced`: a message a source feed brings, which
+ * its origin already validated (as nats-server, its TTL, counter and schedule headers are stored verbatim).
  */
-export function decidePublish(view: PublishRulesView, subject: string, header: Uint8Array | null, dataLen: number): PublishRuling {
+export function decidePublish(
+  view: PublishRulesView,
+  subject: string,
+  header: Uint8Array | null,
+  dataLen: number,
+  sourced = false,
+): PublishRuling {
   if (view.storageExceeded()) return { kind: 'reject', error: JsErrors.insufficientResources() };
-  const decision = screenPublish(view, subject, header);
+  const decision = screenPublish(view, subject, header, sourced);
   if (decision.kind !== 'store') return decision;
   const cfg = view.config;
   if (cfg.max_msg_size > 0 && (header === null ? 0 : header.length) + dataLen > cfg.max_msg_size) {

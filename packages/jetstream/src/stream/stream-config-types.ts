@@ -10,7 +10,9 @@ export interface StreamSourceConfig {
   opt_start_seq?: number;
   opt_start_time?: string;
   filter_subject?: string;
-  external?: { api: string; deliver?: string };
+  subject_transforms?: Array<{ src: string; dest: string }>;
+  /** Another account's or domain's API prefix and deliver prefix (ExternalStream). */
+  external?: { api: string; deliver: string };
 }
 
 export interface StreamConfig {

@@ -10,6 +10,8 @@ import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 import { messageTtlConfig } from './message-ttl-config.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
+import { checkTopologyConfig, checkTopologyUpdate, parseMirrorField, parseSourcesField } from '../topology/source-config.js';
+import { apiPrefixHash } from '../topology/source-header.js';
 
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
 const MIN_WINDOW_NS = 100_000_000;
@@ -129,6 +131,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('no_ack', optBool(o, 'no_ack'));
   set('duplicate_window', optInt(o, 'duplicate_window'));
   set('placement', parsePlacement(o));
+  set('mirror', parseMirrorField(o));
+  set('sources', parseSourcesField(o));
   set('sealed', optBool(o, 'sealed'));
   set('deny_delete', optBool(o, 'deny_delete'));
   set('deny_purge', optBool(o, 'deny_purge'));
@@ -238,7 +242,10 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   }
   const ttl = messageTtlConfig(req);
   const noAck = req.no_ack === true;
-  const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : [req.name];
+  checkTopologyConfig(req, apiPrefixHash);
+  // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
+  const sourced = req.mirror !== undefined || (req.sources?.length ?? 0) > 0;
+  const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : sourced ? [] : [req.name];
   const seen = new Set<string>();
   const overlap = firstSelfOverlap(subjects);
   for (let i = 0; i < subjects.length; i++) {
@@ -281,6 +288,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     ...(noAck ? { no_ack: true } : {}),
     duplicate_window: window,
     ...(req.placement !== undefined ? { placement: req.placement } : {}),
+    ...(req.mirror !== undefined ? { mirror: req.mirror } : {}),
+    ...(req.sources !== undefined ? { sources: req.sources } : {}),
     compression: req.compression ?? 'none',
     ...(req.first_seq !== undefined && req.first_seq > 0 ? { first_seq: req.first_seq } : {}),
     allow_direct: req.allow_direct ?? false,
@@ -318,6 +327,7 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
   if (!next.deny_delete && old.deny_delete) throw invalid('stream configuration update can not cancel deny message deletes');
   if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
   if (old.allow_msg_ttl === true && next.allow_msg_ttl !== true) throw invalid('message TTL status can not be disabled');
+  checkTopologyUpdate(old, next);
   if (!next.sealed) return next;
   return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };
 }

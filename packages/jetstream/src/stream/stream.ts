@@ -13,7 +13,8 @@ import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
 import { apiErrorOfStore } from '../api/store-api-error.js';
-import type { StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import { StreamTopology } from '../topology/stream-topology.js';
 
 /** What a stream needs from the service that owns it. */
 export interface StreamHost {
@@ -96,6 +97,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   private serving = false;
   private readonly writer: StreamWriter;
   private readonly markers: DeleteMarkers;
+  /** Its mirror or sources, run while it serves (topology/). */
+  readonly topology: StreamTopology;
 
   constructor(
     private readonly host: StreamHost,
@@ -113,6 +116,7 @@ export class Stream implements StreamHandle, PublishRulesView {
       host.log.error({ stream: config.name, err: String(err) }, 'expired message removal failed'),
     );
     store.onExpired(this.markers.expired);
+    this.topology = new StreamTopology(this, host.bus, host.log);
   }
 
   get name(): string {
@@ -173,6 +177,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.stopped = true;
     this.store.onExpired(null);
     this.serving = false;
+    this.topology.stop();
     for (const u of this.unsubscribes.splice(0)) u();
   }
 
@@ -190,6 +195,7 @@ export class Stream implements StreamHandle, PublishRulesView {
       // What fell due while another node (or nobody) acted is acted on now.
       this.store.onExpired(this.markers.expired);
     } else for (const u of this.unsubscribes.splice(0)) u();
+    this.topology.setActive(serving);
   }
 
   get isServing(): boolean {
@@ -215,6 +221,12 @@ export class Stream implements StreamHandle, PublishRulesView {
     }
     if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
+    if (JSON.stringify([old.mirror, old.sources]) !== JSON.stringify([next.mirror, next.sources])) this.topology.configChanged(next);
+  }
+
+  /** A mirrored or sourced message, through the writer (topology/). */
+  ingest(m: SourcedMessage): Promise<IngestResult> {
+    return this.writer.ingest(m);
   }
 
   private subscribe(subjects: readonly string[]): void {

@@ -6,7 +6,7 @@
 import { LocalInterest, RemoteInterestTable, type ClusterNode, type InterestEntry, type InterestFrame, type PeerView, type RoutedMessageFrame } from '@flotilla/cluster';
 import type { ClusterRoute, MessageRouter } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
-import { isClusterVisible } from './cluster-visible.js';
+import { countsAsClient, isClusterVisible } from './cluster-visible.js';
 
 /** Where the messages routed out are counted (ClusterRouting's routed_msgs_out, over every account). */
 export interface RoutedCounter {
@@ -44,12 +44,12 @@ export class AccountRoute implements ClusterRoute {
 
   subscribed(sub: Subscription): void {
     if (!isClusterVisible(sub)) return;
-    this.announce(this.localInterest.add(sub.subject, sub.queue, sub.owner.cid !== 0));
+    this.announce(this.localInterest.add(sub.subject, sub.queue, countsAsClient(sub)));
   }
 
   unsubscribed(sub: Subscription): void {
     if (!isClusterVisible(sub)) return;
-    const entry = this.localInterest.remove(sub.subject, sub.queue, sub.owner.cid !== 0);
+    const entry = this.localInterest.remove(sub.subject, sub.queue, countsAsClient(sub));
     if (entry !== null) this.announce(entry);
   }
 

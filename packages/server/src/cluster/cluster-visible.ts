@@ -10,3 +10,8 @@ export function isClusterVisible(sub: Subscription): boolean {
   const owner = sub.owner as Subscription['owner'] & { readonly clusterVisible?: boolean };
   return owner.cid !== 0 || owner.clusterVisible === true;
 }
+
+/** Announced as a client's: a push consumer on another node delivers to it (clients, delivery targets). */
+export function countsAsClient(sub: Subscription): boolean {
+  return sub.owner.cid !== 0 || (sub.owner.clientInterest !== undefined && sub.owner.clientInterest(sub.subject));
+}
