@@ -147,6 +147,6 @@ describe('JetStreamService API router', () => {
     });
     expect(await bus.request('$JS.API.STREAM.DELETE.X', '{}')).toMatchObject({ error: { err_code: 10059 } });
     expect(await bus.request('$JS.API.STREAM.INFO.X', ' ')).toMatchObject({ error: { err_code: 10025 } });
-    expect((await bus.request('$JS.API.STREAM.NAMES'))!.streams).toEqual([]);
+    expect((await bus.request('$JS.API.STREAM.NAMES'))!.streams).toBeNull(); // nats-server answers null when there are none
   });
 });

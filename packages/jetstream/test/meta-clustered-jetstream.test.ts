@@ -28,7 +28,7 @@ describe('clustered JetStream in one process: who answers', () => {
     for (const r of early) expect(r['error']).toEqual(UNAVAILABLE);
     await withMetaLeaderOn(c);
     const names = await c.request(3, '$JS.API.STREAM.NAMES');
-    expect(names).toEqual([{ type: 'io.nats.jetstream.api.v1.stream_names_response', total: 0, offset: 0, limit: 1024, streams: [] }]);
+    expect(names).toEqual([{ type: 'io.nats.jetstream.api.v1.stream_names_response', total: 0, offset: 0, limit: 1024, streams: null }]);
     const views = c.services.map((s) => s.cluster!);
     const leaders = views.map((v) => v.metaLeaderName());
     expect(new Set(leaders).size).toBe(1);

@@ -88,7 +88,7 @@ describe('meta leader whose catalogue is settling', () => {
     const via = ((leaderIndex + 1) % 3) + 1;
     const started = Date.now();
     const names = await c.request(via, '$JS.API.STREAM.NAMES', '', 1_000);
-    expect(names).toEqual([{ type: 'io.nats.jetstream.api.v1.stream_names_response', total: 0, offset: 0, limit: 1024, streams: [] }]);
+    expect(names).toEqual([{ type: 'io.nats.jetstream.api.v1.stream_names_response', total: 0, offset: 0, limit: 1024, streams: null }]);
     // Unknown stream: the leader says so once settled, as when settled all along.
     unsettledUntilMs = Date.now() + 300;
     const missing = await c.request(via, '$JS.API.STREAM.INFO.NOPE', '', 1_000);
