@@ -92,8 +92,8 @@ const EXPECTED: Array<[string, string, string, string | undefined, string, boole
   ['CONSUMER.LIST.S', 'CONSUMER.LIST', 'consumer', 'S', 'consumer_list_response', true],
   ['CONSUMER.MSG.NEXT.S.C', 'CONSUMER.MSG.NEXT', 'consumer', 'S', 'consumer_getnext_response', true],
   ['CONSUMER.LEADER.STEPDOWN.S.C', 'CONSUMER.LEADER.STEPDOWN', 'consumer', 'S', 'consumer_leader_stepdown_response', true],
-  ['CONSUMER.PAUSE.S.C', 'CONSUMER.PAUSE', 'consumer', 'S', 'consumer_pause_response', false],
-  ['CONSUMER.UNPIN.S.C', 'CONSUMER.UNPIN', 'consumer', 'S', 'consumer_unpin_response', false],
+  ['CONSUMER.PAUSE.S.C', 'CONSUMER.PAUSE', 'consumer', 'S', 'consumer_pause_response', true],
+  ['CONSUMER.UNPIN.S.C', 'CONSUMER.UNPIN', 'consumer', 'S', 'consumer_unpin_response', true],
   ['CONSUMER.RESET.S.C', 'CONSUMER.RESET', 'consumer', 'S', 'consumer_reset_response', false],
 ];
 

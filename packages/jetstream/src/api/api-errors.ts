@@ -64,6 +64,11 @@ export const JsErrors = {
   expectedLastSubjectSeqMissing: () => jsError('JSStreamExpectedLastSeqPerSubjectInvalid'),
   messageSchedulesSchedulerInvalid: () => jsError('JSMessageSchedulesSchedulerInvalidErr'),
   requiredApiLevel: () => jsError('JSRequiredApiLevelErr'),
+  consumerPriorityPolicyWithoutGroup: () => jsError('JSConsumerPriorityPolicyWithoutGroup'),
+  consumerInvalidPriorityGroup: () => jsError('JSConsumerInvalidPriorityGroupErr'),
+  consumerEmptyGroupName: () => jsError('JSConsumerEmptyGroupName'),
+  consumerInvalidGroupName: () => jsError('JSConsumerInvalidGroupNameErr'),
+  consumerPushWithPriorityGroup: () => jsError('JSConsumerPushWithPriorityGroupErr'),
   consumerPriorityGroupWithPolicyNone: () => jsError('JSConsumerPriorityGroupWithPolicyNone'),
   consumerPinnedTtlWithPolicyNone: () => jsError('JSConsumerPinnedTTLWithoutPriorityPolicyNone'),
 } as const;

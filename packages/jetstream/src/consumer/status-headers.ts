@@ -17,6 +17,8 @@ function withPending(status: string, msgs: number, bytes: number): Buffer {
 export const requestTimeout = (msgs: number, bytes: number) => withPending('408 Request Timeout', msgs, bytes);
 export const maxBytesExceeded = (msgs: number, bytes: number) => withPending('409 Message Size Exceeds MaxBytes', msgs, bytes);
 export const batchCompleted = (bytes: number) => withPending('409 Batch Completed', 0, bytes);
+/** Pinned client: the request carried a pin id that is not (or no longer) the consumer's. */
+export const wrongPinId = (msgs: number, bytes: number) => withPending('423 Nats-Wrong-Pin-Id', msgs, bytes);
 export const status = (code: number, text: string) => enc(`NATS/1.0 ${code} ${text}\r\n\r\n`);
 
 export function idleHeartbeat(lastConsumerSeq: number, lastStreamSeq: number, stalledFc?: string): Buffer {
@@ -31,5 +33,12 @@ export function headersOnlyBlock(stored: Uint8Array, bodyLen: number): Buffer {
   const line = enc(`Nats-Msg-Size: ${bodyLen}\r\n\r\n`);
   if (stored.length < 12) return Buffer.concat([enc('NATS/1.0\r\n'), line]);
   // Drop the stored block's final blank line, then append ours.
+  return Buffer.concat([stored.subarray(0, stored.length - 2), line]);
+}
+
+/** A header block (possibly empty) with `name: value` added, as nats-server's genHeader. */
+export function withHeader(stored: Uint8Array | null, name: string, value: string): Buffer {
+  const line = enc(`${name}: ${value}\r\n\r\n`);
+  if (stored === null || stored.length < 12) return Buffer.concat([enc('NATS/1.0\r\n'), line]);
   return Buffer.concat([stored.subarray(0, stored.length - 2), line]);
 }
