@@ -69,6 +69,7 @@ export const JsErrors = {
   consumerEmptyGroupName: () => jsError('JSConsumerEmptyGroupName'),
   consumerInvalidGroupName: () => jsError('JSConsumerInvalidGroupNameErr'),
   consumerPushWithPriorityGroup: () => jsError('JSConsumerPushWithPriorityGroupErr'),
+  consumerInvalidReset: (err: string) => jsError('JSConsumerInvalidResetErr', { err }),
   consumerPriorityGroupWithPolicyNone: () => jsError('JSConsumerPriorityGroupWithPolicyNone'),
   consumerPinnedTtlWithPolicyNone: () => jsError('JSConsumerPinnedTTLWithoutPriorityPolicyNone'),
 } as const;

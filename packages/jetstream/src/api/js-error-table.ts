@@ -112,6 +112,7 @@ export const JS_ERROR_TABLE = {
   JSConsumerEmptyGroupName: { code: 400, errCode: 10161, description: 'Group name cannot be an empty string' },
   JSConsumerInvalidGroupNameErr: { code: 400, errCode: 10162, description: 'Valid priority group name must match A-Z, a-z, 0-9, -_/=)+ and may not exceed 16 characters' },
   JSConsumerPushWithPriorityGroupErr: { code: 400, errCode: 10178, description: 'priority groups can not be used with push consumers' },
+  JSConsumerInvalidResetErr: { code: 400, errCode: 10204, description: 'invalid reset: {err}' },
   JSConsumerPriorityGroupWithPolicyNone: { code: 400, errCode: 10196, description: 'consumer can not have priority groups when policy is none' },
   JSConsumerPinnedTTLWithoutPriorityPolicyNone: { code: 400, errCode: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' },
   JSMessageSchedulesSchedulerInvalidErr: { code: 400, errCode: 10212, description: 'message schedules invalid scheduler' },

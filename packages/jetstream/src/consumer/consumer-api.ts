@@ -78,6 +78,12 @@ export class ConsumerApi {
     return true;
   }
 
+  /** Like a pull, answered only by a consumer that exists (2.14's consumer subscribes its reset subject). */
+  reset(streamName: string, name: string, msg: BusMessage): true {
+    void this.answerReset(streamName, name, msg);
+    return true;
+  }
+
   unpin(streamName: string, name: string, msg: BusMessage): true {
     this.answerUnpin(streamName, name, msg);
     return true;
@@ -177,6 +183,35 @@ export class ConsumerApi {
     if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
     try {
       ctx.respond(msg.reply, type, await this.service.pauseConsumer(streamName, name, req.pauseUntil));
+    } catch (err) {
+      ctx.respondError(msg.reply, type, asApiError(err));
+    }
+  }
+
+  /** processResetReq: an empty body resets to the ack floor; `{seq}` to that sequence. */
+  private async answerReset(streamName: string, name: string, msg: BusMessage): Promise<void> {
+    const c = this.service.consumer(streamName, name);
+    if (c === undefined || msg.reply === null || msg.reply === '') return;
+    const type = `${T}consumer_reset_response`;
+    const ctx = this.service.ctx;
+    let seq = 0;
+    if (msg.data.length > 0) {
+      try {
+        const body = JSON.parse(Buffer.from(msg.data).toString('utf8')) as unknown;
+        const v = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)['seq'] : undefined;
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('json: cannot unmarshal into Go value of type server.JSApiConsumerResetRequest');
+        if (v !== undefined && v !== null) {
+          if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`json: cannot unmarshal ${JSON.stringify(v)} into Go struct field JSApiConsumerResetRequest.seq of type uint64`);
+          seq = v;
+        }
+      } catch (err) {
+        return ctx.respondError(msg.reply, type, invalidJsonWithReason((err as Error).message));
+      }
+    }
+    try {
+      const r = await c.reset(seq);
+      if ('refused' in r) return ctx.respondError(msg.reply, type, JsErrors.consumerInvalidReset(r.refused));
+      ctx.respond(msg.reply, type, { ...c.info(), reset_seq: r.resetSeq });
     } catch (err) {
       ctx.respondError(msg.reply, type, asApiError(err));
     }

@@ -314,6 +314,36 @@ export class Consumer {
     return this.config.pause_until !== undefined && isPausedAt(this.config.pause_until, this.clock.nowMs());
   }
 
+  /**
+   * `$JS.API.CONSUMER.RESET` (2.14's resetStartingSeq): back to the ack floor (`seq` 0) or to `seq` where the
+   * deliver policy allows it; resolves with the sequence once the state is stored (cluster: committed), or
+   * with the reason it is refused.
+   */
+  async reset(seq: number): Promise<{ resetSeq: number } | { refused: string }> {
+    const cfg = this.config;
+    let target = seq;
+    if (seq === 0) target = this.state.asflr + 1;
+    else if (cfg.deliver_policy === 'by_start_sequence') {
+      if (seq < (cfg.opt_start_seq ?? 0)) return { refused: 'below start seq' };
+    } else if (cfg.deliver_policy === 'by_start_time') {
+      const from = this.stream.store.seqFromTime(BigInt(Date.parse(cfg.opt_start_time!)) * 1_000_000n);
+      if (seq < from) return { refused: 'below start time' };
+    } else if (cfg.deliver_policy !== 'all') return { refused: 'not allowed' };
+    if (target <= 0) target = 1;
+    this.state.apply({ op: 'reset', sseq: target });
+    this.redeliverQueue.length = 0;
+    this.queuedForRedelivery.clear();
+    this.nakDeadlines.clear();
+    this.pendingSubjects?.clear();
+    this.lastPerSubject = [];
+    this.dropReadAhead();
+    this.recountPending();
+    this.storage.stateChanged();
+    await this.flushState();
+    this.kick();
+    return { resetSeq: target };
+  }
+
   /** `$JS.API.CONSUMER.UNPIN`: false when `group` is not one of the consumer's. */
   unpin(group: string): boolean {
     if (!(this.config.priority_groups ?? []).includes(group)) return false;
