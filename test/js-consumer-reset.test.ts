@@ -1,6 +1,6 @@
 // Consumer reset (2.14, ADR-60) on one node through the stock @nats-io/jetstream 3.4.0 client
 // (`jsm.consumers.reset`): back to the ack floor, to a chosen sequence, the deliver policies that refuse it,
-// and no answer for a consumer that does not exist (2.14's consumer subscribes its own reset subject, as its
+// the 412 of a reset or a pull needing a newer API level, and no answer for a consumer that does not exist (2.14's consumer subscribes its own reset subject, as its
 // pull subject). nats-server 2.9.10 predates it: Flotilla only; expected values are nats-server 2.14.5's
 // (consumer.go processResetReq / resetStartingSeqLocked / resetLocalStartingSeq, jetstream_api.go
 // JSApiConsumerResetResponse, errors.json 10204). nats.js gates reset on 2.14.0; Flotilla reports 2.10.0
@@ -9,7 +9,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
 
@@ -86,6 +86,21 @@ describe('consumer reset', () => {
     expect(await apiFailure(jsm.consumers.reset('R', 'NEW', 3))).toEqual({ code: 400, err_code: 10204, description: 'invalid reset: not allowed' });
     // Seq 0 (or none) is the ack floor, allowed for every policy.
     expect(((await jsm.consumers.reset('R', 'NEW', 0)) as unknown as { reset_seq: number }).reset_seq).toBe(11);
+  });
+
+  it('a reset or a pull needing a newer API level is refused (412), as 2.14 checks it outside its API handlers', async () => {
+    const h = headers();
+    h.set('Nats-Required-Api-Level', '999');
+    const reset = await nc.request('$JS.API.CONSUMER.RESET.R.BACK', '', { timeout: 2000, headers: h });
+    expect(JSON.parse(dec.decode(reset.data))).toEqual({
+      type: 'io.nats.jetstream.api.v1.consumer_reset_response',
+      error: { code: 412, err_code: 10185, description: 'JetStream minimum api level required' },
+    });
+    const pull = await nc.request('$JS.API.CONSUMER.MSG.NEXT.R.BACK', '{"batch":1,"expires":1000000000}', { timeout: 2000, headers: h });
+    expect([pull.headers?.code, pull.headers?.description]).toEqual([412, 'Required Api Level']);
+    expect(pull.data.length).toBe(0);
+    // The consumer still has all its messages: the refused pull was not queued.
+    expect((await jsm.consumers.info('R', 'BACK')).num_waiting).toBe(0);
   });
 
   it('a missing consumer gets no answer, as a pull to it', async () => {

@@ -11,6 +11,7 @@ import { JsErrors } from '../api/api-errors.js';
 import { invalidJsonWithReason } from '../api/js-error-table.js';
 import { parsePauseRequest } from './consumer-pause.js';
 import { isValidGroupName } from './priority-groups.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 const NAMES_PAGE = 1024;
@@ -194,6 +195,9 @@ export class ConsumerApi {
     if (c === undefined || msg.reply === null || msg.reply === '') return;
     const type = `${T}consumer_reset_response`;
     const ctx = this.service.ctx;
+    // Outside the API handlers (as a pull), so its own level check, as processResetReq's.
+    const levelError = requiredApiLevelError(msg.header);
+    if (levelError !== null) return ctx.respondError(msg.reply, type, levelError);
     let seq = 0;
     if (msg.data.length > 0) {
       try {

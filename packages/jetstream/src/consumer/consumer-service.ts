@@ -221,7 +221,7 @@ export class ConsumerService implements ConsumerHost {
 
   pullRequest(streamName: string, name: string, msg: BusMessage): void {
     // A pull on a missing stream or consumer gets no reply, as on nats-server.
-    this.consumer(streamName, name)?.onPullRequest(msg.reply, msg.data);
+    this.consumer(streamName, name)?.onPullRequest(msg.reply, msg.data, msg.header);
   }
 
   /** Creates or updates (nats-server's addConsumerWithAction); resolves with the ConsumerInfo body. */

@@ -17,6 +17,7 @@ import { FlowControlWindow } from './flow-control.js';
 import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
 import { randomId } from './random-id.js';
 import * as S from './status-headers.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 import { isPausedAt, pauseAdvisory, pauseInfo, pauseUntilMs } from './consumer-pause.js';
 import {
   PinnedClient,
@@ -431,11 +432,16 @@ export class Consumer {
   // ---- pull requests ------------------------------------------------------------------------------
 
   /** `CONSUMER.MSG.NEXT` (or `+NXT`): validates and queues a request (§12). */
-  onPullRequest(reply: string | null, body: Uint8Array): void {
+  onPullRequest(reply: string | null, body: Uint8Array, header: Uint8Array | null = null): void {
     if (reply === null || this.closed) return;
     const bus = this.ctx.bus;
     if (this.waiting === null) {
       bus.publish(reply, null, S.CONSUMER_IS_PUSH, EMPTY);
+      return;
+    }
+    // 2.14's processNextMsgReq: a pull that needs a newer API level is answered with a status, not queued.
+    if (header !== null && requiredApiLevelError(header) !== null) {
+      bus.publish(reply, null, S.REQUIRED_API_LEVEL, EMPTY);
       return;
     }
     const parsed = parsePullRequest(body);

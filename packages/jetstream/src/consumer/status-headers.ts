@@ -9,6 +9,8 @@ export const CONSUMER_IS_PUSH = enc('NATS/1.0 409 Consumer is push based\r\n\r\n
 export const CONSUMER_DELETED = enc('NATS/1.0 409 Consumer Deleted\r\n\r\n');
 /** Cluster: the stream (and so consumer) leader moved; the client pulls again (nats.js consume() does). */
 export const LEADERSHIP_CHANGE = enc('NATS/1.0 409 Leadership Change\r\n\r\n');
+/** A pull carrying a Nats-Required-Api-Level above the server's (2.14). */
+export const REQUIRED_API_LEVEL = enc('NATS/1.0 412 Required Api Level\r\n\r\n');
 export const FLOW_CONTROL_REQUEST = enc('NATS/1.0 100 FlowControl Request\r\n\r\n');
 
 function withPending(status: string, msgs: number, bytes: number): Buffer {
