@@ -88,6 +88,16 @@ describe('consumer reset', () => {
     expect(((await jsm.consumers.reset('R', 'NEW', 0)) as unknown as { reset_seq: number }).reset_seq).toBe(11);
   });
 
+  it('on an interest stream, a reset forward removes what no consumer needs any more', async () => {
+    await jsm.streams.add({ name: 'RI', subjects: ['ri.>'], retention: 'interest' as never });
+    await jsm.consumers.add('RI', { durable_name: 'ONLY', ack_policy: AckPolicy.Explicit });
+    for (let i = 1; i <= 5; i++) await js.publish('ri.a', `i-${i}`);
+    expect((await jsm.streams.info('RI')).state.messages).toBe(5);
+    expect(((await jsm.consumers.reset('RI', 'ONLY', 4)) as unknown as { reset_seq: number }).reset_seq).toBe(4);
+    const state = (await jsm.streams.info('RI')).state;
+    expect([state.messages, state.first_seq]).toEqual([2, 4]);
+  });
+
   it('a reset or a pull needing a newer API level is refused (412), as 2.14 checks it outside its API handlers', async () => {
     const h = headers();
     h.set('Nats-Required-Api-Level', '999');

@@ -414,6 +414,12 @@ export class ConsumerService implements ConsumerHost {
     }
   }
 
+  async skippedForward(consumer: Consumer, fromSeq: number): Promise<void> {
+    const entry = this.streams.get(consumer.stream.name);
+    if (!entry || entry.consumers.get(consumer.name) !== consumer) return;
+    if (entry.stream.config.retention === 'interest') await this.dropUninterested(entry, fromSeq);
+  }
+
   inactive(consumer: Consumer): void {
     void this.serial(consumer.stream.name, async () => {
       const entry = this.streams.get(consumer.stream.name);

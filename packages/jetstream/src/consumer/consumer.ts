@@ -38,6 +38,8 @@ export interface ConsumerHost {
   inactive(consumer: Consumer): void;
   /** Cluster: ConsumerInfo's `cluster` block (undefined on a single node: none is shown). */
   clusterInfo?(consumer: Consumer): object | undefined;
+  /** CONSUMER.RESET moved the ack floor forward past `fromSeq`: interest retention may remove what nobody needs. */
+  skippedForward?(consumer: Consumer, fromSeq: number): Promise<void>;
 }
 
 /** New messages read ahead per store read. */
@@ -331,6 +333,7 @@ export class Consumer {
       if (seq < from) return { refused: 'below start time' };
     } else if (cfg.deliver_policy !== 'all') return { refused: 'not allowed' };
     if (target <= 0) target = 1;
+    const previousFloor = this.state.asflr;
     this.state.apply({ op: 'reset', sseq: target });
     this.redeliverQueue.length = 0;
     this.queuedForRedelivery.clear();
@@ -342,6 +345,8 @@ export class Consumer {
     this.storage.stateChanged();
     await this.flushState();
     this.kick();
+    // 2.14 checks an interest stream's state after a reset (checkStateForInterestStream).
+    if (target - 1 > previousFloor) await this.host.skippedForward?.(this, previousFloor + 1);
     return { resetSeq: target };
   }
 
@@ -954,10 +959,11 @@ export class Consumer {
           if (++cycled >= q.length) return this.passedOver();
           continue;
         }
-        if (decision === 'assign') {
-          const group = req.priority?.group ?? this.config.priority_groups![0]!;
+        // A plain (non-JSON) pull has no group: 2.14's assignNewPinId pins nothing for it, and it is served.
+        if (decision === 'assign' && req.priority !== undefined && req.priority.group !== '') {
+          const group = req.priority.group;
           const id = this.pin.assign(group, this.config.priority_timeout ?? 0);
-          if (req.priority) req.priority.id = id;
+          req.priority.id = id;
           assignedPin = true;
           this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.PINNED.${this.stream.name}.${this.name}`, pinnedAdvisory(this.advisoryBase(), group, id));
         }
