@@ -60,14 +60,7 @@ describe('config fields Flotilla does not implement', () => {
     expect(await apiError(jsm.streams.add(cfg))).toEqual({ code: 400, err_code: 10025, description: 'invalid JSON: json: unknown field "max_msg"' });
   });
 
-  it('consumer add with priority groups is refused (by the policy it needs) and creates nothing', async () => {
-    const grouped = { durable_name: 'WORKERS', ack_policy: AckPolicy.Explicit, priority_groups: ['jobs'], priority_policy: 'overflow' };
-    expect(await apiError(jsm.consumers.add('PLAIN', grouped as unknown as Partial<ConsumerConfig>))).toEqual({
-      code: 500,
-      err_code: 10052,
-      description: "consumer configuration field 'priority_policy' value 'overflow' is not supported",
-    });
-    // Groups without a policy: 2.14's own answer.
+  it('consumer add with priority groups but no policy gets 2.14\'s own error and creates nothing', async () => {
     const noPolicy = { durable_name: 'WORKERS', ack_policy: AckPolicy.Explicit, priority_groups: ['jobs'] };
     expect(await apiError(jsm.consumers.add('PLAIN', noPolicy as unknown as Partial<ConsumerConfig>))).toEqual({
       code: 400,
@@ -75,15 +68,6 @@ describe('config fields Flotilla does not implement', () => {
       description: 'consumer can not have priority groups when policy is none',
     });
     expect(await apiError(jsm.consumers.info('PLAIN', 'WORKERS'))).toMatchObject({ code: 404, err_code: 10014 });
-  });
-
-  it('consumer add with pause_until in the future is refused by name', async () => {
-    const cfg = { durable_name: 'PAUSED', ack_policy: AckPolicy.Explicit, pause_until: new Date(Date.now() + 3_600_000).toISOString() } as unknown as Partial<ConsumerConfig>;
-    expect(await apiError(jsm.consumers.add('PLAIN', cfg))).toEqual({
-      code: 500,
-      err_code: 10052,
-      description: "consumer configuration field 'pause_until' is not supported",
-    });
   });
 });
 

@@ -92,9 +92,9 @@ const EXPECTED: Array<[string, string, string, string | undefined, string, boole
   ['CONSUMER.LIST.S', 'CONSUMER.LIST', 'consumer', 'S', 'consumer_list_response', true],
   ['CONSUMER.MSG.NEXT.S.C', 'CONSUMER.MSG.NEXT', 'consumer', 'S', 'consumer_getnext_response', true],
   ['CONSUMER.LEADER.STEPDOWN.S.C', 'CONSUMER.LEADER.STEPDOWN', 'consumer', 'S', 'consumer_leader_stepdown_response', true],
-  ['CONSUMER.PAUSE.S.C', 'CONSUMER.PAUSE', 'consumer', 'S', 'consumer_pause_response', false],
-  ['CONSUMER.UNPIN.S.C', 'CONSUMER.UNPIN', 'consumer', 'S', 'consumer_unpin_response', false],
-  ['CONSUMER.RESET.S.C', 'CONSUMER.RESET', 'consumer', 'S', 'consumer_reset_response', false],
+  ['CONSUMER.PAUSE.S.C', 'CONSUMER.PAUSE', 'consumer', 'S', 'consumer_pause_response', true],
+  ['CONSUMER.UNPIN.S.C', 'CONSUMER.UNPIN', 'consumer', 'S', 'consumer_unpin_response', true],
+  ['CONSUMER.RESET.S.C', 'CONSUMER.RESET', 'consumer', 'S', 'consumer_reset_response', true],
 ];
 
 /** A subject the pattern matches: `*` → a name, `>` → two tokens. */
@@ -179,6 +179,6 @@ describe('the $JS.API endpoint table', () => {
       'STREAM.LEADER.STEPDOWN',
       'CONSUMER.LEADER.STEPDOWN',
     ]);
-    expect(API_ENDPOINTS.filter((e) => e.outsideApiStats === true).map((e) => e.pattern)).toEqual(['DIRECT.GET.*', 'DIRECT.GET.*.>', 'CONSUMER.MSG.NEXT.*.*']);
+    expect(API_ENDPOINTS.filter((e) => e.outsideApiStats === true).map((e) => e.pattern)).toEqual(['DIRECT.GET.*', 'DIRECT.GET.*.>', 'CONSUMER.MSG.NEXT.*.*', 'CONSUMER.RESET.*.*']);
   });
 });

@@ -7,6 +7,7 @@ import { applyConsumerDefaults, checkConsumerConfig, consumerRequestFieldError, 
 import { normaliseStreamConfig, parseStreamConfigRequest } from '../src/stream/stream-config.js';
 import { UNSUPPORTED_CONFIG_FIELDS } from '../src/stream/unsupported-config-fields.js';
 import { parsePullRequest } from '../src/consumer/pull-request.js';
+import { pullPriorityRefusal } from '../src/consumer/priority-groups.js';
 
 type Wire = { code: number; err_code: number; description: string };
 
@@ -155,7 +156,6 @@ describe('stream config fields Flotilla does not implement', () => {
 describe('consumer config fields Flotilla does not implement', () => {
   it.each([
     ['sourcing', { sourcing: true }],
-    ['pause_until', { pause_until: '2099-01-01T00:00:00Z' }],
   ])('%s is refused by name', (field, config) => {
     expect(consumerError({ durable_name: 'D', ...config })).toEqual(refused('consumer', field));
   });
@@ -177,14 +177,12 @@ describe('consumer config fields Flotilla does not implement', () => {
     expect(check({ priority_timeout: 120_000_000_000 })).toEqual({ code: 400, err_code: 10197, description: 'PinnedTTL cannot be set when PriorityPolicy is none' });
     // 2.14's defaults zero a negative pinned TTL; empty groups ask for nothing.
     expect(check({ priority_timeout: -1, priority_groups: [] })).toBeNull();
-    // With a policy, the policy is what Flotilla lacks.
-    expect(check({ priority_groups: ['jobs'], priority_policy: 'overflow' })).toEqual(refusedValue('consumer', 'priority_policy', 'overflow'));
+    // With a policy (priority-groups.ts), groups are required and checked.
+    expect(check({ priority_groups: ['jobs'], priority_policy: 'overflow' })).toBeNull();
+    expect(check({ priority_policy: 'overflow' })).toEqual({ code: 400, err_code: 10159, description: 'Setting PriorityPolicy requires at least one PriorityGroup to be set' });
   });
 
   it.each([
-    ['priority_policy', 'overflow'],
-    ['priority_policy', 'pinned_client'],
-    ['priority_policy', 'prioritized'],
     ['ack_policy', 'flow_control'],
   ])('%s %s is refused with its value', (field, value) => {
     expect(consumerError({ durable_name: 'D', [field]: value })).toEqual(refusedValue('consumer', field, value));
@@ -202,8 +200,8 @@ describe('consumer config fields Flotilla does not implement', () => {
       priority_timeout: 0,
     });
     expect(withDefaults).toEqual(plain);
-    // A pause that has already ended pauses nothing (2.14: PauseUntil.Before(now)).
-    expect(parseConsumerConfig({ durable_name: 'D', ack_policy: 'explicit', pause_until: '2020-01-01T00:00:00Z' })).toEqual(plain);
+    // A pause that has already ended is kept, as 2.14 keeps it (it pauses nothing: consumer-pause tests).
+    expect(parseConsumerConfig({ durable_name: 'D', ack_policy: 'explicit', pause_until: '2020-01-01T00:00:00Z' })).toEqual({ ...plain, pause_until: '2020-01-01T00:00:00Z' });
     expect(parseConsumerConfig({ durable_name: 'D', pause_until: null, priority_groups: null })).toEqual(parseConsumerConfig({ durable_name: 'D' }));
   });
 
@@ -246,7 +244,14 @@ describe('the table', () => {
 });
 
 describe('2.11+ priority fields of a pull request, on a consumer with priority policy none', () => {
-  const pull = (body: object) => parsePullRequest(Buffer.from(JSON.stringify(body)));
+  const pull = (body: object) => {
+    const parsed = parsePullRequest(Buffer.from(JSON.stringify(body)));
+    if ('error' in parsed) return parsed;
+    const refusal = pullPriorityRefusal({ deliver_policy: 'all', ack_policy: 'explicit', replay_policy: 'instant', num_replicas: 0 }, parsed.priority, '');
+    if (refusal !== null) return { error: refusal.text.replace('Bad Request - ', '') };
+    const { priority: _priority, ...rest } = parsed;
+    return rest;
+  };
   it.each([
     [{ batch: 1, min_pending: 5 }, 'Not a Overflow Priority consumer'],
     [{ batch: 1, min_ack_pending: 1 }, 'Not a Overflow Priority consumer'],

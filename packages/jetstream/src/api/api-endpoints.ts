@@ -117,10 +117,10 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   // nats-server's consumer subscribes its own pull subject; a pull never gets an error reply.
   { pattern: 'CONSUMER.MSG.NEXT.*.*', operation: 'CONSUMER.MSG.NEXT', scope: 'consumer', streamToken: 3, streamOp: 'pull', responseType: `${T}consumer_getnext_response`, implemented: true, outsideApiStats: true, serve: (c, t, m) => c.pull(t[3]!, t[4]!, m) },
   { pattern: 'CONSUMER.LEADER.STEPDOWN.*.*', operation: 'CONSUMER.LEADER.STEPDOWN', scope: 'consumer', streamToken: 3, responseType: `${T}consumer_leader_stepdown_response`, implemented: true, clusterOnly: true, serve: (c, t, m) => c.stepDown(t[3]!, t[4]!, m) },
-  { pattern: 'CONSUMER.PAUSE.*.*', operation: 'CONSUMER.PAUSE', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_pause_response`, implemented: false },
-  { pattern: 'CONSUMER.UNPIN.*.*', operation: 'CONSUMER.UNPIN', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_unpin_response`, implemented: false },
+  { pattern: 'CONSUMER.PAUSE.*.*', operation: 'CONSUMER.PAUSE', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_pause_response`, implemented: true, serve: (c, t, m) => c.pause(t[2]!, t[3]!, m) },
+  { pattern: 'CONSUMER.UNPIN.*.*', operation: 'CONSUMER.UNPIN', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_unpin_response`, implemented: true, serve: (c, t, m) => c.unpin(t[2]!, t[3]!, m) },
   // 2.14's consumer subscribes its own reset subject, as its pull subject.
-  { pattern: 'CONSUMER.RESET.*.*', operation: 'CONSUMER.RESET', scope: 'consumer', streamToken: 2, responseType: `${T}consumer_reset_response`, implemented: false },
+  { pattern: 'CONSUMER.RESET.*.*', operation: 'CONSUMER.RESET', scope: 'consumer', streamToken: 2, streamOp: 'pull', responseType: `${T}consumer_reset_response`, implemented: true, outsideApiStats: true, serve: (c, t, m) => c.reset(t[2]!, t[3]!, m) },
 ];
 
 interface EndpointEntry {

@@ -64,6 +64,12 @@ export const JsErrors = {
   expectedLastSubjectSeqMissing: () => jsError('JSStreamExpectedLastSeqPerSubjectInvalid'),
   messageSchedulesSchedulerInvalid: () => jsError('JSMessageSchedulesSchedulerInvalidErr'),
   requiredApiLevel: () => jsError('JSRequiredApiLevelErr'),
+  consumerPriorityPolicyWithoutGroup: () => jsError('JSConsumerPriorityPolicyWithoutGroup'),
+  consumerInvalidPriorityGroup: () => jsError('JSConsumerInvalidPriorityGroupErr'),
+  consumerEmptyGroupName: () => jsError('JSConsumerEmptyGroupName'),
+  consumerInvalidGroupName: () => jsError('JSConsumerInvalidGroupNameErr'),
+  consumerPushWithPriorityGroup: () => jsError('JSConsumerPushWithPriorityGroupErr'),
+  consumerInvalidReset: (err: string) => jsError('JSConsumerInvalidResetErr', { err }),
   consumerPriorityGroupWithPolicyNone: () => jsError('JSConsumerPriorityGroupWithPolicyNone'),
   consumerPinnedTtlWithPolicyNone: () => jsError('JSConsumerPinnedTTLWithoutPriorityPolicyNone'),
 } as const;

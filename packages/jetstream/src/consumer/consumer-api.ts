@@ -7,6 +7,11 @@ import { consumerRequestFieldError, parseConsumerConfig, type ConsumerConfig } f
 import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerService } from './consumer-service.js';
 import { publicErrorText } from '../api/error-text.js';
+import { JsErrors } from '../api/api-errors.js';
+import { invalidJsonWithReason } from '../api/js-error-table.js';
+import { parsePauseRequest } from './consumer-pause.js';
+import { isValidGroupName } from './priority-groups.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 const NAMES_PAGE = 1024;
@@ -66,6 +71,22 @@ export class ConsumerApi {
   /** A pull request (no reply of its own: the consumer delivers, or answers with a status). */
   pull(streamName: string, name: string, msg: BusMessage): true {
     this.service.pullRequest(streamName, name, msg);
+    return true;
+  }
+
+  pause(streamName: string, name: string, msg: BusMessage): true {
+    void this.answerPause(streamName, name, msg);
+    return true;
+  }
+
+  /** Like a pull, answered only by a consumer that exists (2.14's consumer subscribes its reset subject). */
+  reset(streamName: string, name: string, msg: BusMessage): true {
+    void this.answerReset(streamName, name, msg);
+    return true;
+  }
+
+  unpin(streamName: string, name: string, msg: BusMessage): true {
+    this.answerUnpin(streamName, name, msg);
     return true;
   }
 
@@ -152,6 +173,75 @@ export class ConsumerApi {
     } catch (err) {
       ctx.respondError(msg.reply, type, asApiError(err));
     }
+  }
+
+  /** jsConsumerPauseRequest: the body first (10025), then the stream and the consumer. */
+  private async answerPause(streamName: string, name: string, msg: BusMessage): Promise<void> {
+    const type = `${T}consumer_pause_response`;
+    const ctx = this.service.ctx;
+    const req = parsePauseRequest(msg.data);
+    if ('error' in req) return ctx.respondError(msg.reply, type, invalidJsonWithReason(req.error));
+    if (!ctx.stream(streamName)) return ctx.respondError(msg.reply, type, E.streamNotFound());
+    try {
+      ctx.respond(msg.reply, type, await this.service.pauseConsumer(streamName, name, req.pauseUntil));
+    } catch (err) {
+      ctx.respondError(msg.reply, type, asApiError(err));
+    }
+  }
+
+  /** processResetReq: an empty body resets to the ack floor; `{seq}` to that sequence. */
+  private async answerReset(streamName: string, name: string, msg: BusMessage): Promise<void> {
+    const c = this.service.consumer(streamName, name);
+    if (c === undefined || msg.reply === null || msg.reply === '') return;
+    const type = `${T}consumer_reset_response`;
+    const ctx = this.service.ctx;
+    // Outside the API handlers (as a pull), so its own level check, as processResetReq's.
+    const levelError = requiredApiLevelError(msg.header);
+    if (levelError !== null) return ctx.respondError(msg.reply, type, levelError);
+    let seq = 0;
+    if (msg.data.length > 0) {
+      try {
+        const body = JSON.parse(Buffer.from(msg.data).toString('utf8')) as unknown;
+        const v = body !== null && typeof body === 'object' ? (body as Record<string, unknown>)['seq'] : undefined;
+        if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('json: cannot unmarshal into Go value of type server.JSApiConsumerResetRequest');
+        if (v !== undefined && v !== null) {
+          if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new Error(`json: cannot unmarshal ${JSON.stringify(v)} into Go struct field JSApiConsumerResetRequest.seq of type uint64`);
+          seq = v;
+        }
+      } catch (err) {
+        return ctx.respondError(msg.reply, type, invalidJsonWithReason((err as Error).message));
+      }
+    }
+    try {
+      const r = await c.reset(seq);
+      if ('refused' in r) return ctx.respondError(msg.reply, type, JsErrors.consumerInvalidReset(r.refused));
+      ctx.respond(msg.reply, type, { ...c.info(), reset_seq: r.resetSeq });
+    } catch (err) {
+      ctx.respondError(msg.reply, type, asApiError(err));
+    }
+  }
+
+  /** jsConsumerUnpinRequest's checks in its order: the body, the group, the stream, the consumer, its groups. */
+  private answerUnpin(streamName: string, name: string, msg: BusMessage): void {
+    const type = `${T}consumer_unpin_response`;
+    const ctx = this.service.ctx;
+    const fail = (err: ApiError): void => ctx.respondError(msg.reply, type, err);
+    let group: unknown;
+    try {
+      const body = JSON.parse(Buffer.from(msg.data).toString('utf8')) as unknown;
+      if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new Error('json: cannot unmarshal into Go value of type server.JSApiConsumerUnpinRequest');
+      group = (body as Record<string, unknown>)['group'];
+      if (group !== undefined && group !== null && typeof group !== 'string') throw new Error(`json: cannot unmarshal ${typeof group} into Go struct field JSApiConsumerUnpinRequest.group of type string`);
+    } catch (err) {
+      return fail(invalidJsonWithReason((err as Error).message));
+    }
+    if (typeof group !== 'string' || group === '') return fail(invalidJsonWithReason('consumer group not specified'));
+    if (!isValidGroupName(group)) return fail(JsErrors.consumerInvalidGroupName());
+    if (!ctx.stream(streamName)) return fail(E.streamNotFound());
+    const c = this.service.consumer(streamName, name);
+    if (!c) return fail(E.notFound());
+    if (!c.unpin(group)) return fail(JsErrors.consumerInvalidPriorityGroup());
+    ctx.respond(msg.reply, type, {});
   }
 
   /** Our consumer leader is the stream leader: stepping it down moves the stream's leadership. */

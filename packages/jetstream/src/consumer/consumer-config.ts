@@ -9,6 +9,8 @@ import { CONSUMER_CONFIG_FIELDS, CONSUMER_CREATE_REQUEST_FIELDS, firstUnknownFie
 import { unsupportedConfigFieldError } from '../stream/unsupported-config-fields.js';
 import { consumerErrors as E } from './consumer-errors.js';
 import { subjectIsSubsetOf as subjectIsSubset, subjectsCollide } from '@flotilla/protocol';
+import { normalisePauseUntil } from './consumer-pause.js';
+import { DEFAULT_PINNED_TTL_NS, priorityConfigError } from './priority-groups.js';
 
 export type DeliverPolicy = 'all' | 'last' | 'new' | 'by_start_sequence' | 'by_start_time' | 'last_per_subject';
 export type AckPolicy = 'none' | 'all' | 'explicit';
@@ -46,11 +48,17 @@ export interface ConsumerConfig {
   mem_storage?: boolean;
   direct?: boolean;
   metadata?: Record<string, string>;
-  /** Typed so checkConsumerConfig can answer as 2.14 does; with priority policy none (the only one) always refused. */
+  /** RFC 3339 in UTC (consumer-pause.ts); unset: not paused. */
+  pause_until?: string;
+  /** priority-groups.ts: 2.14 takes one group. */
   priority_groups?: string[];
-  /** ns; likewise. */
+  priority_policy?: PriorityPolicy;
+  /** ns: a pinned client keeps its pin this long without pulling. */
   priority_timeout?: number;
 }
+
+export type PriorityPolicy = 'none' | 'overflow' | 'pinned_client' | 'prioritized';
+const PRIORITY_POLICIES: readonly string[] = ['none', 'overflow', 'pinned_client', 'prioritized'];
 
 export const DEFAULT_ACK_WAIT_NS = 30_000_000_000;
 export const DEFAULT_MAX_ACK_PENDING = 1000;
@@ -131,11 +139,19 @@ export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
       if (entries.some(([, v]) => typeof v !== 'string')) throw new BadJson();
       if (entries.length > 0) cfg.metadata = md as Record<string, string>;
     }
+    const pauseUntil = strField(r, 'pause_until');
+    if (pauseUntil !== undefined) {
+      const normalised = normalisePauseUntil(pauseUntil);
+      if (normalised === null) throw new BadJson();
+      if (normalised !== undefined) cfg.pause_until = normalised;
+    }
     const groups = r['priority_groups'];
     if (groups !== undefined && groups !== null) {
       if (!Array.isArray(groups) || groups.some((g) => typeof g !== 'string')) throw new BadJson();
       if (groups.length > 0) cfg.priority_groups = groups as string[];
     }
+    const policy = enumField(r, 'priority_policy', PRIORITY_POLICIES, 'none');
+    if (policy !== 'none') cfg.priority_policy = policy as PriorityPolicy;
     // 2.14's defaults make a negative pinned TTL zero.
     const pinnedTtl = intField(r, 'priority_timeout');
     if (pinnedTtl !== undefined && pinnedTtl > 0) cfg.priority_timeout = pinnedTtl;
@@ -192,6 +208,7 @@ const FIELD_ORDER: ReadonlyArray<keyof ConsumerConfig> = [
   'max_deliver', 'backoff', 'filter_subject', 'filter_subjects', 'replay_policy', 'rate_limit_bps', 'sample_freq',
   'max_waiting', 'max_ack_pending', 'idle_heartbeat', 'flow_control', 'headers_only', 'max_batch', 'max_expires',
   'max_bytes', 'deliver_subject', 'deliver_group', 'inactive_threshold', 'num_replicas', 'mem_storage', 'direct', 'metadata',
+  'pause_until', 'priority_groups', 'priority_policy', 'priority_timeout',
 ];
 
 /** The config with keys in nats-server's struct order (JSON reads like the reference captures). */
@@ -225,6 +242,7 @@ export function applyConsumerDefaults(cfg: ConsumerConfig, stream: Readonly<Stre
   if (acks && !cfg.max_ack_pending) {
     cfg.max_ack_pending = accountMaxAckPending > 0 && accountMaxAckPending < DEFAULT_MAX_ACK_PENDING ? accountMaxAckPending : DEFAULT_MAX_ACK_PENDING;
   }
+  if (cfg.priority_policy === 'pinned_client' && !cfg.priority_timeout) cfg.priority_timeout = DEFAULT_PINNED_TTL_NS;
 }
 
 /** nats-server's checkConsumerCfg (single server); `accountMaxAckPending`: the account's limit (0 or less: none). */
@@ -287,10 +305,7 @@ export function checkConsumerConfig(cfg: ConsumerConfig, stream: Readonly<Stream
   let metadataBytes = 0;
   for (const [k, v] of Object.entries(cfg.metadata ?? {})) metadataBytes += k.length + v.length;
   if (metadataBytes > MAX_METADATA_BYTES) return E.metadataTooLong();
-  // Priority policy none: a policy is refused at parsing (unsupported-config-fields.ts).
-  if (cfg.priority_groups) return JsErrors.consumerPriorityGroupWithPolicyNone();
-  if (cfg.priority_timeout) return JsErrors.consumerPinnedTtlWithPolicyNone();
-  return null;
+  return priorityConfigError(cfg);
 }
 
 function checkStartPolicy(cfg: ConsumerConfig): ApiError | null {

@@ -22,6 +22,7 @@ import { consumerErrors as E } from './consumer-errors.js';
 import type { ConsumerRunner, ConsumerStatePlacement, ConsumerStatePlacements, StoredConsumer } from './consumer-state-placement.js';
 import { Consumer, type ConsumerHost } from './consumer.js';
 import { randomId } from './random-id.js';
+import { pauseResponse } from './consumer-pause.js';
 import { settledWithin } from './settled-within.js';
 import { subjectsCollide } from '@flotilla/protocol';
 
@@ -220,7 +221,7 @@ export class ConsumerService implements ConsumerHost {
 
   pullRequest(streamName: string, name: string, msg: BusMessage): void {
     // A pull on a missing stream or consumer gets no reply, as on nats-server.
-    this.consumer(streamName, name)?.onPullRequest(msg.reply, msg.data);
+    this.consumer(streamName, name)?.onPullRequest(msg.reply, msg.data, msg.header);
   }
 
   /** Creates or updates (nats-server's addConsumerWithAction); resolves with the ConsumerInfo body. */
@@ -295,6 +296,26 @@ export class ConsumerService implements ConsumerHost {
         ...(this.ctx.options.domain ? { domain: this.ctx.options.domain } : {}),
       });
       return info;
+    });
+  }
+
+  /**
+   * `$JS.API.CONSUMER.PAUSE`: the consumer's config with `pauseUntil` (undefined resumes), stored as an
+   * update is (cluster: the `meta` entry in the stream's Raft group, so a new leader stays paused).
+   * Resolves with the response's fields.
+   */
+  pauseConsumer(streamName: string, name: string, pauseUntil: string | undefined): Promise<Record<string, unknown>> {
+    return this.serial(streamName, async () => {
+      const entry = this.streams.get(streamName);
+      if (!entry) throw E.streamNotFound();
+      const c = entry.consumers.get(name);
+      if (!c) throw E.notFound();
+      const next = { ...c.config };
+      if (pauseUntil === undefined) delete next.pause_until;
+      else next.pause_until = pauseUntil;
+      c.updateConfig(next);
+      await c.saveMeta();
+      return pauseResponse(next.pause_until, this.clock.nowMs());
     });
   }
 
@@ -391,6 +412,12 @@ export class ConsumerService implements ConsumerHost {
         })
         .catch(() => false);
     }
+  }
+
+  async skippedForward(consumer: Consumer, fromSeq: number): Promise<void> {
+    const entry = this.streams.get(consumer.stream.name);
+    if (!entry || entry.consumers.get(consumer.name) !== consumer) return;
+    if (entry.stream.config.retention === 'interest') await this.dropUninterested(entry, fromSeq);
   }
 
   inactive(consumer: Consumer): void {

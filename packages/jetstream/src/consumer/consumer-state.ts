@@ -17,7 +17,9 @@ export type ConsumerEntry =
   /** Purge or start position: the next new message is at least sseq. */
   | { op: 'skip'; sseq: number }
   /** A filtered consumer found nothing for it below `sseq`: its stream position moves on (ack floor stays). */
-  | { op: 'scan'; sseq: number };
+  | { op: 'scan'; sseq: number }
+  /** CONSUMER.RESET (2.14): start again at `sseq` with nothing pending, consumer sequences from 1. */
+  | { op: 'reset'; sseq: number };
 
 export type { PendingAck };
 
@@ -73,6 +75,17 @@ export class ConsumerState {
         return this.applySkip(e.sseq);
       case 'scan':
         if (e.sseq > this.sseq) this.sseq = e.sseq;
+        return NOTHING;
+      case 'reset':
+        // nats-server's resetLocalStartingSeq.
+        this.pending.clear();
+        this.redelivered.clear();
+        this.sseq = e.sseq;
+        this.dseq = 1;
+        this.adflr = 0;
+        this.asflr = e.sseq - 1;
+        this.lastDeliveredMs = 0;
+        this.lastAckedMs = 0;
         return NOTHING;
     }
   }

@@ -17,6 +17,16 @@ import { FlowControlWindow } from './flow-control.js';
 import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
 import { randomId } from './random-id.js';
 import * as S from './status-headers.js';
+import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { isPausedAt, pauseAdvisory, pauseInfo, pauseUntilMs } from './consumer-pause.js';
+import {
+  PinnedClient,
+  overflowAllows,
+  pinDecision,
+  pinnedAdvisory,
+  pullPriorityRefusal,
+  unpinnedAdvisory,
+} from './priority-groups.js';
 
 /** What the consumer needs from its owner (the ConsumerService). */
 export interface ConsumerHost {
@@ -28,6 +38,8 @@ export interface ConsumerHost {
   inactive(consumer: Consumer): void;
   /** Cluster: ConsumerInfo's `cluster` block (undefined on a single node: none is shown). */
   clusterInfo?(consumer: Consumer): object | undefined;
+  /** CONSUMER.RESET moved the ack floor forward past `fromSeq`: interest retention may remove what nobody needs. */
+  skippedForward?(consumer: Consumer, fromSeq: number): Promise<void>;
 }
 
 /** New messages read ahead per store read. */
@@ -91,6 +103,12 @@ export class Consumer {
   private cancelInterestPoll: (() => void) | null = null;
   private cancelPacing: (() => void) | null = null;
   private cancelInactive: (() => void) | null = null;
+  /** Runs at pause_until: the pause advisory, then deliveries resume. */
+  private cancelPauseTimer: (() => void) | null = null;
+  /** headRequest found requests but the priority rules passed over each of them. */
+  private requestsPassedOver = false;
+  /** pinned_client policy: the group's pin (the leader's alone). */
+  private readonly pin: PinnedClient;
 
   // Push flow control, pacing and activity.
   private readonly flowControl: FlowControlWindow;
@@ -118,6 +136,10 @@ export class Consumer {
     this.pendingSubjects = stream.config.retention === 'limits' ? null : new Map();
     this.lastDeliveryMs = host.clock.nowMs();
     this.lastActivityMs = this.lastDeliveryMs;
+    this.pin = new PinnedClient(host.clock, (group) => {
+      this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.${this.stream.name}.${this.name}`, unpinnedAdvisory(this.advisoryBase(), group, 'timeout'));
+      this.kick();
+    });
   }
 
   get isPush(): boolean {
@@ -175,6 +197,7 @@ export class Consumer {
     }
     this.scheduleAckTimer();
     this.scheduleInactivityCheck();
+    this.schedulePauseEnd();
     this.kick();
   }
 
@@ -199,7 +222,8 @@ export class Consumer {
     this.closed = true;
     for (const u of this.unsubscribers) u();
     this.unsubscribers = [];
-    for (const c of [this.cancelAckTimer, this.cancelWaitTimer, this.cancelHeartbeat, this.cancelInterestPoll, this.cancelPacing, this.cancelInactive]) c?.();
+    for (const c of [this.cancelAckTimer, this.cancelWaitTimer, this.cancelHeartbeat, this.cancelInterestPoll, this.cancelPacing, this.cancelInactive, this.cancelPauseTimer]) c?.();
+    this.pin.unassign();
     if (this.waiting) {
       for (const req of this.waiting.clear()) {
         if (status !== null) this.ctx.bus.publish(req.reply, null, status, EMPTY);
@@ -211,7 +235,15 @@ export class Consumer {
   /** Config change from an update (allowed fields only; validated by the caller). */
   updateConfig(next: ConsumerConfig): void {
     const prevDeliver = this.config.deliver_subject;
+    const prevPauseMs = pauseUntilMs(this.config.pause_until);
+    const prevPolicy = this.config.priority_policy;
     this.config = next;
+    if (next.priority_policy !== prevPolicy) this.pin.unassign();
+    if (pauseUntilMs(next.pause_until) !== prevPauseMs) {
+      // As 2.14's updateConfig: the pause changed (CONSUMER.PAUSE, or an update with pause_until).
+      this.schedulePauseEnd();
+      this.sendPauseAdvisory();
+    }
     if (next.deliver_subject !== prevDeliver) this.pushBound = this.ctx.bus.hasClientInterest(next.deliver_subject!);
     const filters = consumerFilters(next);
     if (filters.join('\u0000') !== this.filters.join('\u0000')) {
@@ -248,7 +280,83 @@ export class Consumer {
     const cluster = this.host.clusterInfo?.(this);
     if (cluster) out['cluster'] = cluster;
     if (this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) out['push_bound'] = true;
+    Object.assign(out, pauseInfo(this.config.pause_until, this.clock.nowMs()));
+    // 2.14 reports the first (its only) group.
+    const group = this.config.priority_groups?.[0];
+    if (group !== undefined) out['priority_groups'] = [this.pin.state(group)];
     return out;
+  }
+
+  // ---- pause and pin ------------------------------------------------------------------------------
+
+  /** While paused nothing is delivered (pull requests wait); at the deadline the advisory, then delivery. */
+  private schedulePauseEnd(): void {
+    this.cancelPauseTimer?.();
+    this.cancelPauseTimer = null;
+    if (this.closed) return;
+    const untilMs = pauseUntilMs(this.config.pause_until);
+    const now = this.clock.nowMs();
+    if (untilMs === 0 || now >= untilMs) return;
+    this.cancelPauseTimer = this.clock.setTimer(() => {
+      this.cancelPauseTimer = null;
+      // A timer may fire a little early: look again.
+      if (this.clock.nowMs() < untilMs) return this.schedulePauseEnd();
+      this.sendPauseAdvisory();
+      this.kick();
+    }, untilMs - now);
+  }
+
+  private sendPauseAdvisory(): void {
+    this.ctx.advisory(
+      `$JS.EVENT.ADVISORY.CONSUMER.PAUSE.${this.stream.name}.${this.name}`,
+      pauseAdvisory(this.advisoryBase(), this.config.pause_until, this.clock.nowMs()),
+    );
+  }
+
+  private isPaused(): boolean {
+    return this.config.pause_until !== undefined && isPausedAt(this.config.pause_until, this.clock.nowMs());
+  }
+
+  /**
+   * `$JS.API.CONSUMER.RESET` (2.14's resetStartingSeq): back to the ack floor (`seq` 0) or to `seq` where the
+   * deliver policy allows it; resolves with the sequence once the state is stored (cluster: committed), or
+   * with the reason it is refused.
+   */
+  async reset(seq: number): Promise<{ resetSeq: number } | { refused: string }> {
+    const cfg = this.config;
+    let target = seq;
+    if (seq === 0) target = this.state.asflr + 1;
+    else if (cfg.deliver_policy === 'by_start_sequence') {
+      if (seq < (cfg.opt_start_seq ?? 0)) return { refused: 'below start seq' };
+    } else if (cfg.deliver_policy === 'by_start_time') {
+      const from = this.stream.store.seqFromTime(BigInt(Date.parse(cfg.opt_start_time!)) * 1_000_000n);
+      if (seq < from) return { refused: 'below start time' };
+    } else if (cfg.deliver_policy !== 'all') return { refused: 'not allowed' };
+    if (target <= 0) target = 1;
+    const previousFloor = this.state.asflr;
+    this.state.apply({ op: 'reset', sseq: target });
+    this.redeliverQueue.length = 0;
+    this.queuedForRedelivery.clear();
+    this.nakDeadlines.clear();
+    this.pendingSubjects?.clear();
+    this.lastPerSubject = [];
+    this.dropReadAhead();
+    this.recountPending();
+    this.storage.stateChanged();
+    await this.flushState();
+    this.kick();
+    // 2.14 checks an interest stream's state after a reset (checkStateForInterestStream).
+    if (target - 1 > previousFloor) await this.host.skippedForward?.(this, previousFloor + 1);
+    return { resetSeq: target };
+  }
+
+  /** `$JS.API.CONSUMER.UNPIN`: false when `group` is not one of the consumer's. */
+  unpin(group: string): boolean {
+    if (!(this.config.priority_groups ?? []).includes(group)) return false;
+    this.pin.unassign();
+    this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.UNPINNED.${this.stream.name}.${this.name}`, unpinnedAdvisory(this.advisoryBase(), group, 'admin'));
+    this.kick();
+    return true;
   }
 
   private liveWaitingCount(): number {
@@ -329,11 +437,16 @@ export class Consumer {
   // ---- pull requests ------------------------------------------------------------------------------
 
   /** `CONSUMER.MSG.NEXT` (or `+NXT`): validates and queues a request (§12). */
-  onPullRequest(reply: string | null, body: Uint8Array): void {
+  onPullRequest(reply: string | null, body: Uint8Array, header: Uint8Array | null = null): void {
     if (reply === null || this.closed) return;
     const bus = this.ctx.bus;
     if (this.waiting === null) {
       bus.publish(reply, null, S.CONSUMER_IS_PUSH, EMPTY);
+      return;
+    }
+    // 2.14's processNextMsgReq: a pull that needs a newer API level is answered with a status, not queued.
+    if (header !== null && requiredApiLevelError(header) !== null) {
+      bus.publish(reply, null, S.REQUIRED_API_LEVEL, EMPTY);
       return;
     }
     const parsed = parsePullRequest(body);
@@ -354,6 +467,15 @@ export class Consumer {
     if (parsed.maxBytes > 0 && cfg.max_bytes && parsed.maxBytes > cfg.max_bytes) {
       bus.publish(reply, null, S.status(409, `Exceeded MaxRequestMaxBytes of ${cfg.max_bytes}`), EMPTY);
       return;
+    }
+    const refusal = pullPriorityRefusal(cfg, parsed.priority, this.pin.id);
+    if (refusal !== null) {
+      bus.publish(reply, null, S.status(refusal.code, refusal.text), EMPTY);
+      return;
+    }
+    // The pin's holder pulled again: it keeps the pin for another priority_timeout.
+    if (this.pin.id !== '' && parsed.priority !== undefined && parsed.priority.id === this.pin.id) {
+      this.pin.touch(parsed.priority.group, cfg.priority_timeout ?? 0);
     }
     const now = this.clock.nowMs();
     this.lastActivityMs = now;
@@ -381,7 +503,9 @@ export class Consumer {
       delivered: 0,
       receivedAtMs: now,
     };
-    if (!this.waiting.add(req)) {
+    if (parsed.priority !== undefined && cfg.priority_policy !== undefined) req.priority = parsed.priority;
+    const added = cfg.priority_policy === 'prioritized' ? this.waiting.addSorted(req) : this.waiting.add(req);
+    if (!added) {
       bus.publish(reply, null, S.EXCEEDED_MAX_WAITING, EMPTY);
       return;
     }
@@ -514,7 +638,13 @@ export class Consumer {
       this.schedulePacing(waitMs);
       return PACED;
     }
-    return this.deliver(cand, now) ? 1 : 0;
+    if (this.deliver(cand, now)) return 1;
+    // Every waiting request was passed over (pin, overflow thresholds): the turn ends until something changes.
+    if (this.requestsPassedOver) {
+      this.requestsPassedOver = false;
+      return PACED;
+    }
+    return 0;
   }
 
   /** `alreadyDelivered`: what kick() sent in this turn before handing over. */
@@ -584,6 +714,7 @@ export class Consumer {
       if (this.flowControl.stalled()) return false;
     }
     if (this.cancelPacing) return false;
+    if (this.isPaused()) return false;
     const maxAckPending = cfg.max_ack_pending ?? 0;
     if (cfg.ack_policy !== 'none' && maxAckPending > 0 && this.state.pending.size >= maxAckPending && this.redeliverQueue.length === 0 && !redelivery) {
       return false;
@@ -777,7 +908,8 @@ export class Consumer {
     const result = this.state.deliver(msg.seq, dseq, c.count, now);
     this.storage.stateChanged();
     if (cfg.ack_policy !== 'none') this.armAckTimer(now + this.ackWaitMs(c.count));
-    const header = cfg.headers_only ? S.headersOnlyBlock(msg.header, msg.data.length) : msg.header.length > 0 ? msg.header : null;
+    let header = cfg.headers_only ? S.headersOnlyBlock(msg.header, msg.data.length) : msg.header.length > 0 ? msg.header : null;
+    if (req !== null && cfg.priority_policy === 'pinned_client') header = S.withHeader(header, 'Nats-Pin-Id', this.pin.id);
     const data = cfg.headers_only ? EMPTY : msg.data;
     if (bus.publishTo) bus.publishTo(target, msg.subject, reply, header, data);
     else bus.publish(target, reply, header, data);
@@ -798,6 +930,8 @@ export class Consumer {
   private headRequest(size: number, now: number): PullRequest | null {
     const q = this.waiting!;
     const bus = this.ctx.bus;
+    const policy = this.config.priority_policy;
+    let cycled = 0;
     for (let guard = q.length; guard > 0; guard--) {
       const req = q.peek();
       if (req === undefined) return null;
@@ -810,9 +944,38 @@ export class Consumer {
         q.removeHead();
         continue;
       }
+      // nats-server's nextWaiting: the pin's rules, then overflow's thresholds; a request passed over goes
+      // to the back, and once every one was passed over nothing is served.
+      let assignedPin = false;
+      if (policy === 'pinned_client') {
+        const decision = pinDecision(req.priority, this.pin.id);
+        if (decision === 'wrong-pin') {
+          bus.publish(req.reply, null, S.wrongPinId(req.batch, req.maxBytes), EMPTY);
+          q.removeHead();
+          continue;
+        }
+        if (decision === 'skip') {
+          q.cycle();
+          if (++cycled >= q.length) return this.passedOver();
+          continue;
+        }
+        // A plain (non-JSON) pull has no group: 2.14's assignNewPinId pins nothing for it, and it is served.
+        if (decision === 'assign' && req.priority !== undefined && req.priority.group !== '') {
+          const group = req.priority.group;
+          const id = this.pin.assign(group, this.config.priority_timeout ?? 0);
+          req.priority.id = id;
+          assignedPin = true;
+          this.ctx.advisory(`$JS.EVENT.ADVISORY.CONSUMER.PINNED.${this.stream.name}.${this.name}`, pinnedAdvisory(this.advisoryBase(), group, id));
+        }
+      } else if (policy === 'overflow' && !overflowAllows(req.priority, this.numPending + this.lastPerSubject.length, this.state.pending.size)) {
+        q.cycle();
+        if (++cycled >= q.length) return this.passedOver();
+        continue;
+      }
       if (req.maxBytes > 0) {
         if (size > req.maxBytes) {
           bus.publish(req.reply, null, S.maxBytesExceeded(req.batch, req.maxBytes), EMPTY);
+          if (assignedPin) this.pin.unassign();
           q.removeHead();
           continue;
         }
@@ -820,9 +983,14 @@ export class Consumer {
         // Exactly used up: this message is the request's last.
         if (req.maxBytes === 0) req.batch = 1;
       }
-      q.popOne();
+      q.popOne(policy === 'prioritized');
       return req;
     }
+    return null;
+  }
+
+  private passedOver(): null {
+    this.requestsPassedOver = true;
     return null;
   }
 

@@ -1,4 +1,5 @@
 // Pull requests (`CONSUMER.MSG.NEXT`, §12): parsing the body and the bounded waiting queue.
+import type { PullPriority } from './priority-groups.js';
 
 export interface PullRequest {
   reply: string;
@@ -14,6 +15,8 @@ export interface PullRequest {
   /** Messages delivered to this request so far. */
   delivered: number;
   receivedAtMs: number;
+  /** A JSON request's priority-group fields (priority-groups.ts). */
+  priority?: PullPriority;
 }
 
 export interface ParsedPullRequest {
@@ -22,23 +25,15 @@ export interface ParsedPullRequest {
   noWait: boolean;
   expiresNs: number;
   heartbeatNs: number;
+  /** Present for every JSON request, as nats-server decodes its PriorityGroup (checked against the consumer). */
+  priority?: PullPriority;
 }
 
-/**
- * 2.11+ priority-group fields of a pull request. Every Flotilla consumer has priority policy none (the policy
- * is refused at creation, stream/unsupported-config-fields.ts), and 2.14 answers these fields on such a
- * consumer as below (processNextMsgRequest); `group` alone it ignores.
- */
-function priorityFieldsRefusal(raw: Record<string, unknown>, num: (k: string) => number): string | null {
-  if (num('min_pending') !== 0 || num('min_ack_pending') !== 0) return 'Not a Overflow Priority consumer';
-  const id = raw['id'];
-  if (id !== undefined && id !== null && typeof id !== 'string') {
-    throw new TypeError(`json: cannot unmarshal ${typeof id} into Go struct field .id`);
-  }
-  if (id) return 'Not a Pinned Client Priority consumer';
-  const priority = num('priority');
-  if (priority < 0 || priority > 9) return 'Priority must be between 0 and 9';
-  return null;
+function strOf(raw: Record<string, unknown>, k: string): string {
+  const v = raw[k];
+  if (v === undefined || v === null) return '';
+  if (typeof v !== 'string') throw new TypeError(`json: cannot unmarshal ${typeof v} into Go struct field .${k}`);
+  return v;
 }
 
 /** nats-server's nextReqFromMsg; an error string becomes `400 Bad Request - <text>`. */
@@ -68,8 +63,13 @@ export function parsePullRequest(body: Uint8Array): ParsedPullRequest | { error:
         heartbeatNs: num('idle_heartbeat'),
       };
       if (req.heartbeatNs > 0 && req.heartbeatNs * 2 > req.expiresNs) return { error: 'heartbeat value too large' };
-      const priorityRefusal = priorityFieldsRefusal(raw, num);
-      if (priorityRefusal !== null) return { error: priorityRefusal };
+      req.priority = {
+        group: strOf(raw, 'group'),
+        minPending: num('min_pending'),
+        minAckPending: num('min_ack_pending'),
+        id: strOf(raw, 'id'),
+        priority: num('priority'),
+      };
       return req;
     } catch (err) {
       return { error: (err as Error).message };
@@ -101,16 +101,39 @@ export class PullRequestQueue {
     this.items.push(req);
     return true;
   }
+  /**
+   * Prioritized policy: queued after every request of the same or a lower `priority` number (nats-server's
+   * insertSorted), so lower numbers are served first and equal ones in arrival order. False when full.
+   */
+  addSorted(req: PullRequest): boolean {
+    if (this.isFull()) return false;
+    this.insertByPriority(req);
+    return true;
+  }
+  private insertByPriority(req: PullRequest): void {
+    const p = req.priority?.priority ?? Number.MAX_SAFE_INTEGER;
+    let i = this.items.length;
+    while (i > 0 && (this.items[i - 1]!.priority?.priority ?? Number.MAX_SAFE_INTEGER) > p) i--;
+    this.items.splice(i, 0, req);
+  }
+  /** The head request is passed over for now (overflow / pin rules): it goes to the back. */
+  cycle(): void {
+    const req = this.items.shift();
+    if (req !== undefined) this.items.push(req);
+  }
   peek(): PullRequest | undefined {
     return this.items[0];
   }
   /** Takes one delivery from the head request: counts it and rotates or removes it. */
-  popOne(): PullRequest | undefined {
+  popOne(prioritized = false): PullRequest | undefined {
     const req = this.items.shift();
     if (req === undefined) return undefined;
     req.batch--;
     req.delivered++;
-    if (req.batch > 0) this.items.push(req);
+    if (req.batch > 0) {
+      if (prioritized) this.insertByPriority(req);
+      else this.items.push(req);
+    }
     return req;
   }
   removeHead(): void {

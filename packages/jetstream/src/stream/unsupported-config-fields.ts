@@ -57,15 +57,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
     issue: 19,
   },
   { scope: 'consumer', field: 'sourcing', shape: bool, issue: 19 },
-  { scope: 'consumer', field: 'pause_until', shape: { type: 'time' }, issue: 20 },
-  // priority_groups and priority_timeout need a policy; without one 2.14 refuses them itself (10196, 10197,
-  // checkConsumerConfig), so the policy is the field refused here.
-  {
-    scope: 'consumer',
-    field: 'priority_policy',
-    shape: { type: 'enum', values: ['none', 'overflow', 'pinned_client', 'prioritized'], inert: ['none'] },
-    issue: 20,
-  },
   { scope: 'consumer request', field: 'pedantic', shape: bool, issue: 20 },
 ];
 
