@@ -53,8 +53,6 @@ describe('DIRECT.GET request bodies, as nats-server', () => {
 
 /** subject, response type (after `v1.`), the error of one node. */
 const NOT_SERVED: Array<[string, string, { code: number; err_code: number; description: string }]> = [
-  ['$JS.API.STREAM.SNAPSHOT.S', 'stream_snapshot_response', notImplemented('STREAM.SNAPSHOT')],
-  ['$JS.API.STREAM.RESTORE.S', 'stream_restore_response', notImplemented('STREAM.RESTORE')],
   ['$JS.API.CONSUMER.PAUSE.S.C', 'consumer_pause_response', notImplemented('CONSUMER.PAUSE')],
   ['$JS.API.CONSUMER.UNPIN.S.C', 'consumer_unpin_response', notImplemented('CONSUMER.UNPIN')],
   ['$JS.API.CONSUMER.RESET.S.C', 'consumer_reset_response', notImplemented('CONSUMER.RESET')],

@@ -33,8 +33,6 @@ describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
 });
 
 const NOT_IMPLEMENTED: Array<[string, string, string]> = [
-  ['$JS.API.STREAM.SNAPSHOT.R3', 'STREAM.SNAPSHOT', 'stream_snapshot_response'],
-  ['$JS.API.STREAM.RESTORE.R3', 'STREAM.RESTORE', 'stream_restore_response'],
   ['$JS.API.CONSUMER.PAUSE.R3.C', 'CONSUMER.PAUSE', 'consumer_pause_response'],
   ['$JS.API.CONSUMER.UNPIN.R3.C', 'CONSUMER.UNPIN', 'consumer_unpin_response'],
   ['$JS.API.CONSUMER.RESET.R3.C', 'CONSUMER.RESET', 'consumer_reset_response'],
