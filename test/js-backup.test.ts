@@ -4,7 +4,7 @@
 // restored on another, then compared message by message. The same code runs against nats-server 2.9.10
 // (E2E_SERVER=nats-server): nats-server→nats-server and Flotilla→Flotilla round trips prove the protocol.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { AckPolicy, headers } from 'nats';
+import { AckPolicy, StorageType, headers } from 'nats';
 import { startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
 import { rawGet, restore, snapshot } from './helpers/js-backup-client.js';
 
@@ -144,4 +144,37 @@ describe('refusals', () => {
     const names = await b.jsm.streams.names().next();
     expect(names).not.toContain('JUNK');
   });
+});
+
+describe('a memory stream', () => {
+  it('is refused as nats-server refuses it: 500 10064 snapshot failed: no impl', async () => {
+    await a.jsm.streams.add({ name: 'M', subjects: ['m.>'], storage: StorageType.Memory });
+    await a.js.publish('m.x', enc.encode('m1'));
+    const res = JSON.parse(dec.decode((await a.nc.request('$JS.API.STREAM.SNAPSHOT.M', enc.encode('{"deliver_subject":"snap.m"}'), { timeout: 3000 })).data));
+    expect(res).toEqual({ type: 'io.nats.jetstream.api.v1.stream_snapshot_response', error: { code: 500, err_code: 10064, description: 'snapshot failed: no impl' } });
+  });
+});
+
+describe('stalls', () => {
+  // 2.9 waits at most 10 ms per ack and never ends a snapshot for want of them; 2.14 (and Flotilla) after 5 s.
+  it.skipIf(AGAINST_NATS_SERVER)('a receiver that stops acking gets 408 No Flow Response after 5 s', async () => {
+    const startedMs = Date.now();
+    const snap = await snapshot(a.nc, 'S', { chunk_size: 1024, window_size: 2048 }, 7000);
+    expect(snap.beforeAcks).toBe(2);
+    expect(snap.end.headers?.code).toBe(408);
+    expect(snap.end.headers?.description).toBe('No Flow Response');
+    expect(Date.now() - startedMs).toBeGreaterThanOrEqual(5000);
+  }, 15_000);
+
+  it('a restore whose client goes silent is dropped after 5 s, leaving no stream', async () => {
+    const snap = await snapshot(a.nc, 'S');
+    const start = JSON.parse(dec.decode((await b.nc.request('$JS.API.STREAM.RESTORE.HALF', enc.encode(JSON.stringify({ config: { ...snap.response.config, name: 'HALF', subjects: ['half'] }, state: snap.response.state })), { timeout: 5000 })).data));
+    expect(start.deliver_subject).toBeTruthy();
+    await b.nc.request(start.deliver_subject, snap.chunks[0]!.subarray(0, 100), { timeout: 5000 });
+    await new Promise((r) => setTimeout(r, 6500));
+    const names = (await b.jsm.streams.names().next()) ?? [];
+    expect(names).not.toContain('HALF');
+    // The deliver subject is gone: a late chunk gets no answer.
+    await expect(b.nc.request(start.deliver_subject, snap.chunks[0]!, { timeout: 1000 })).rejects.toThrow();
+  }, 15_000);
 });

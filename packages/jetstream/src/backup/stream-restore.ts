@@ -75,13 +75,21 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, checkLim
   /** Set once the restore failed while the client still sends: its next chunk is answered with it. */
   let failedWith: ApiError | null = null;
   let unsubscribed = false;
+  let stalled = false;
   const stop = (): void => {
     if (!unsubscribed) unsubscribe();
     unsubscribed = true;
   };
   const armStall = (): void => {
     if (stall !== null) clearTimeout(stall);
-    stall = inputDone ? null : setTimeout(() => queue.fail(new Error(`restore for stream '${name}' is stalled`)), RESTORE_TIMING.stallMs);
+    // A stalled restore stops listening at once, as nats-server's watchdog: a late chunk gets no answer.
+    stall = inputDone
+      ? null
+      : setTimeout(() => {
+          stalled = true;
+          stop();
+          queue.fail(new Error(`restore for stream '${name}' is stalled`));
+        }, RESTORE_TIMING.stallMs);
   };
   const unsubscribe = ctx.bus.subscribe(deliverSubject, (m) => {
     if (failedWith !== null) {
@@ -137,6 +145,7 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, checkLim
       // A stream made before the failure (archive trailer bad) does not stay.
       if (stream !== null) await target.delete(name).catch(() => undefined);
       const apiErr = restoreError(failure);
+      if (stalled) return;
       if (finalReply !== null || inputDone) {
         ctx.respondError(finalReply, CREATE_RESPONSE, apiErr);
         stop();

@@ -74,6 +74,11 @@ export async function serveSnapshot(ctx: BackupContext, name: string, msg: BusMe
     return;
   }
   const stream = ctx.streams.get(name)!;
+  // nats-server's memory store has no snapshot (memstore.go: `no impl`); Flotilla answers the same.
+  if (stream.config.storage === 'memory') {
+    ctx.respondError(msg.reply, SNAPSHOT_RESPONSE, jsError('JSStreamSnapshotErrF', { err: 'no impl' }));
+    return;
+  }
   const start = new Date();
   let archive: AsyncIterator<Buffer>;
   let info: { config: object; state: object };
