@@ -30,6 +30,7 @@ import type { StreamConfig } from './stream/stream-config-types.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
 import { serveSnapshot, type BackupContext } from './backup/stream-snapshot.js';
 import { RESTORE_RESPONSE, serveRestore } from './backup/stream-restore.js';
+import { restoreBytesError } from './backup/restore-limits.js';
 import { JsErrors } from './api/api-errors.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
@@ -116,7 +117,10 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
       snapshot: (name, msg) => serveSnapshot(ctx, name, msg),
       restore: async (name, msg) => {
         if (local === null) return this.respondError(msg.reply, RESTORE_RESPONSE, JsErrors.notImplemented('STREAM.RESTORE in a cluster'));
-        serveRestore(ctx, local, (cfg) => this.accountLimits.checkCreate(cfg), name, msg);
+        serveRestore(ctx, local, {
+          checkConfig: (cfg) => this.accountLimits.checkCreate(cfg),
+          bytesError: (cfg, bytes) => restoreBytesError(this.accountLimits.limits, this.table, cfg, bytes),
+        }, name, msg);
       },
     };
   }

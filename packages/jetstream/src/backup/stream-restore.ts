@@ -51,16 +51,21 @@ function parseRestoreRequest(ctx: BackupContext, name: string, data: Uint8Array,
   return cfg;
 }
 
+/** nats-server's NewJSStreamRestoreError(err, Unless(err)): an API error as itself, anything else 10062. */
 function restoreError(err: unknown): ApiError {
-  if (err instanceof ApiError && err.errCode !== 10062) return jsError('JSStreamRestoreErrF', { err: err.description });
   if (err instanceof ApiError) return err;
   return jsError('JSStreamRestoreErrF', { err: err instanceof Error ? err.message : String(err) });
 }
 
-export function serveRestore(ctx: BackupContext, target: RestoreTarget, checkLimits: (cfg: StreamConfig) => void, name: string, msg: BusMessage): void {
+export interface RestoreLimits {
+  checkConfig(cfg: StreamConfig): void;
+  bytesError(cfg: StreamConfig, bytes: number): ApiError | null;
+}
+
+export function serveRestore(ctx: BackupContext, target: RestoreTarget, limits: RestoreLimits, name: string, msg: BusMessage): void {
   let cfg: StreamConfig;
   try {
-    cfg = parseRestoreRequest(ctx, name, msg.data, checkLimits);
+    cfg = parseRestoreRequest(ctx, name, msg.data, (c) => limits.checkConfig(c));
   } catch (err) {
     ctx.respondError(msg.reply, RESTORE_RESPONSE, err instanceof ApiError ? err : JsErrors.invalidJson());
     return;
@@ -112,6 +117,14 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, checkLim
     }
     const reply = m.reply;
     const data = Buffer.from(m.data);
+    const over = limits.bytesError(cfg, queue.bytes + data.length);
+    if (over !== null) {
+      inputDone = true;
+      finalReply = reply;
+      queue.fail(over);
+      armStall();
+      return;
+    }
     if (!queue.push(data, () => ctx.bus.publish(reply, null, null, Buffer.alloc(0)))) {
       inputDone = true;
       finalReply = reply;
@@ -128,6 +141,7 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, checkLim
     try {
       const reader = new ArchiveReader(queue);
       const meta = await reader.meta();
+      if (meta.config?.name !== cfg.name) throw new ArchiveError('stream names do not match');
       const created = typeof meta.created === 'string' ? meta.created : formatTimeNs(nowNs());
       stream = await target.restore(cfg, created, reader.store(), meta.consumers);
       if (!reader.complete) throw new ArchiveError('archive ended before its end frame');
