@@ -178,3 +178,31 @@ describe('stalls', () => {
     await expect(b.nc.request(start.deliver_subject, snap.chunks[0]!, { timeout: 1000 })).rejects.toThrow();
   }, 15_000);
 });
+
+describe('consistency', () => {
+  it('a snapshot taken while publishing holds exactly the state its reply names', async () => {
+    await a.jsm.streams.add({ name: 'LIVE', subjects: ['live.>'] });
+    for (let i = 0; i < 50; i++) await a.js.publish('live.x', enc.encode(`before ${i}`));
+    let stop = false;
+    let published = 0;
+    const load = (async () => {
+      // Bounded: stops at the snapshot's end or after 2,000 messages.
+      while (!stop && published < 2000) {
+        await a.js.publish('live.x', enc.encode(`during ${published}`));
+        published++;
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    const snap = await snapshot(a.nc, 'LIVE', { chunk_size: 1024 });
+    stop = true;
+    await load;
+    expect(published).toBeGreaterThan(0);
+    const { result } = await restore(b.nc, 'LIVE', { config: snap.response.config, state: snap.response.state }, snap.chunks);
+    expect(result.error).toBeUndefined();
+    expect(result.state.last_seq).toBe(snap.response.state.last_seq);
+    expect(result.state.messages).toBe(snap.response.state.messages);
+    const last = snap.response.state.last_seq;
+    expect(await rawGet(b.nc, 'LIVE', last)).toEqual(await rawGet(a.nc, 'LIVE', last));
+    expect((await rawGet(b.nc, 'LIVE', last + 1)).error?.err_code).toBe(10037);
+  }, 20_000);
+});

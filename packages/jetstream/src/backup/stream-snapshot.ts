@@ -84,12 +84,16 @@ export async function serveSnapshot(ctx: BackupContext, name: string, msg: BusMe
   let info: { config: object; state: object };
   try {
     await stream.store.flush();
-    // One cut: the consumers, the state and the store's snapshot are taken in the same turn.
+    // One cut: the store's snapshot takes its set of sequences when first asked (synchronously), and the
+    // consumers and the state are read in the same turn, before anything else can run.
+    const storeCut = stream.store.snapshot()[Symbol.asyncIterator]();
+    const storeFirst = storeCut.next();
+    storeFirst.catch(() => undefined);
     const consumers = req.noConsumers ? [] : ctx.consumers.consumersOf(name).map((c) => ({ meta: c.meta(), state: c.state.snapshot() }));
     const full = ctx.infos.of(stream);
     info = { config: full.config, state: full.state };
     const meta: ArchiveMeta = { config: stream.config, created: stream.created, state: full.state, consumers };
-    archive = fixedChunks(encodeArchive(meta, stream.store.snapshot()), req.chunkBytes)[Symbol.asyncIterator]();
+    archive = fixedChunks(encodeArchive(meta, continued(storeFirst, storeCut)), req.chunkBytes)[Symbol.asyncIterator]();
   } catch (err) {
     ctx.respondError(msg.reply, SNAPSHOT_RESPONSE, jsError('JSStreamSnapshotErrF', { err: String((err as Error).message ?? err) }));
     return;
@@ -159,6 +163,11 @@ async function streamChunks(
     unsubscribe();
     await archive.return?.(undefined).catch(() => undefined);
   }
+}
+
+/** The rest of an iterator whose first step was already asked for. */
+async function* continued<T>(first: Promise<IteratorResult<T>>, it: AsyncIterator<T>): AsyncGenerator<T> {
+  for (let r = await first; r.done !== true; r = await it.next()) yield r.value;
 }
 
 /** nats-server allows the receiver about 2 s to subscribe. */
