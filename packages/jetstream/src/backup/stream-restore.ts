@@ -18,6 +18,7 @@ import { restoreCompleted, restoreCreated } from './backup-advisories.js';
 import { ChunkQueue } from './chunk-queue.js';
 import type { StoredConsumerFiles } from './restored-consumers.js';
 import { ArchiveError, ArchiveReader } from './snapshot-archive.js';
+import { s2Unframe } from './s2-framing.js';
 import type { BackupContext } from './stream-snapshot.js';
 
 export const RESTORE_RESPONSE = 'io.nats.jetstream.api.v1.stream_restore_response';
@@ -139,7 +140,7 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, limits: 
     let stream: Stream | null = null;
     let failure: unknown = null;
     try {
-      const reader = new ArchiveReader(queue);
+      const reader = new ArchiveReader(s2Unframe(queue));
       const meta = await reader.meta();
       if (meta.config?.name !== cfg.name) throw new ArchiveError('stream names do not match');
       const created = typeof meta.created === 'string' ? meta.created : formatTimeNs(nowNs());

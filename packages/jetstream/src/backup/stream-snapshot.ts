@@ -17,6 +17,7 @@ import { jsError } from '../api/js-error-table.js';
 import { RequestFields, isEmptyRequest, parseRequestBody } from '../api/request-body.js';
 import { encodeArchive, fixedChunks, type ArchiveMeta } from './snapshot-archive.js';
 import { snapshotCompleted, snapshotCreated } from './backup-advisories.js';
+import { s2Frame } from './s2-framing.js';
 
 export const SNAPSHOT_RESPONSE = 'io.nats.jetstream.api.v1.stream_snapshot_response';
 const DEFAULT_CHUNK_BYTES = 128 * 1024;
@@ -93,7 +94,7 @@ export async function serveSnapshot(ctx: BackupContext, name: string, msg: BusMe
     const full = ctx.infos.of(stream);
     info = { config: full.config, state: full.state };
     const meta: ArchiveMeta = { config: stream.config, created: stream.created, state: full.state, consumers };
-    archive = fixedChunks(encodeArchive(meta, continued(storeFirst, storeCut)), req.chunkBytes)[Symbol.asyncIterator]();
+    archive = fixedChunks(s2Frame(encodeArchive(meta, continued(storeFirst, storeCut))), req.chunkBytes)[Symbol.asyncIterator]();
   } catch (err) {
     ctx.respondError(msg.reply, SNAPSHOT_RESPONSE, jsError('JSStreamSnapshotErrF', { err: String((err as Error).message ?? err) }));
     return;
