@@ -118,6 +118,16 @@ describe.skipIf(AGAINST_NATS_SERVER)('flow control', () => {
   });
 });
 
+describe('jsck', () => {
+  it('checks every message first and then streams the same archive', async () => {
+    const plain = await snapshot(a.nc, 'S', { chunk_size: 4096 });
+    const checked = await snapshot(a.nc, 'S', { chunk_size: 4096, jsck: true });
+    expect(checked.end.headers?.code).toBe(END_CODE);
+    expect(checked.response.state).toEqual(plain.response.state);
+    expect(Buffer.concat(checked.chunks).length).toBeGreaterThan(0);
+  });
+});
+
 describe('refusals', () => {
   it('snapshot: an invalid deliver subject 10015, a missing stream 10059, an empty request 10003', async () => {
     const req = async (subject: string, body: string): Promise<any> => JSON.parse(dec.decode((await a.nc.request(subject, enc.encode(body), { timeout: 3000 })).data)).error;

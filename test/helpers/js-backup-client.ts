@@ -12,7 +12,7 @@ export interface Snapshot {
 }
 
 /** As jsm.go's SnapshotToDirectory: subscribe, request, ack each chunk with a reply, stop at the empty message. */
-export async function snapshot(nc: NatsConnection, stream: string, opts: { chunk_size?: number; window_size?: number } = {}, holdAcksMs = 0): Promise<Snapshot & { beforeAcks: number }> {
+export async function snapshot(nc: NatsConnection, stream: string, opts: { chunk_size?: number; window_size?: number; jsck?: boolean } = {}, holdAcksMs = 0): Promise<Snapshot & { beforeAcks: number }> {
   const inbox = createInbox();
   const chunks: Uint8Array[] = [];
   const held: Msg[] = [];

@@ -5,6 +5,7 @@
 // the end is an empty message with the header `NATS/1.0 204` (`408 No Interest` when the receiver left,
 // `500 <error>` when reading the store failed). The archive is pulled from the store chunk by chunk.
 import { isValidLiteralSubject } from '@flotilla/protocol';
+import { checkSnapshotRecords } from '@flotilla/store';
 import { randomId } from '../consumer/random-id.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import type { AdvisorySink } from '../catalogue/stream-advisory.js';
@@ -41,6 +42,8 @@ interface SnapshotRequest {
   noConsumers: boolean;
   chunkBytes: number;
   windowBytes: number;
+  /** `jsck`: every message's checksum is checked before the snapshot (a failure answers 10064). */
+  checkMsgs: boolean;
 }
 
 function clamp(v: number, lo: number, hi: number): number {
@@ -58,12 +61,12 @@ function parseSnapshotRequest(ctx: BackupContext, name: string, data: Uint8Array
   const noConsumers = f.bool('no_consumers') === true;
   const chunk = f.int('chunk_size') ?? 0;
   const window = f.int('window_size') ?? 0;
-  f.bool('jsck');
+  const checkMsgs = f.bool('jsck') === true;
   // nats-server's IsValidPublishSubject: a valid subject without wildcards.
   if (!isValidLiteralSubject(deliverSubject)) throw jsError('JSSnapshotDeliverSubjectInvalidErr');
   const chunkBytes = clamp(chunk === 0 ? DEFAULT_CHUNK_BYTES : chunk, 1024, 1024 * 1024);
   const windowBytes = Math.max(clamp(window === 0 ? DEFAULT_WINDOW_BYTES : window, 1024, 32 * 1024 * 1024), chunkBytes);
-  return { deliverSubject, noConsumers, chunkBytes, windowBytes };
+  return { deliverSubject, noConsumers, chunkBytes, windowBytes, checkMsgs };
 }
 
 export async function serveSnapshot(ctx: BackupContext, name: string, msg: BusMessage): Promise<void> {
@@ -85,6 +88,7 @@ export async function serveSnapshot(ctx: BackupContext, name: string, msg: BusMe
   let info: { config: object; state: object };
   try {
     await stream.store.flush();
+    if (req.checkMsgs) await checkSnapshotRecords(stream.store.snapshot());
     // One cut: the store's snapshot takes its set of sequences when first asked (synchronously), and the
     // consumers and the state are read in the same turn, before anything else can run.
     const storeCut = stream.store.snapshot()[Symbol.asyncIterator]();
