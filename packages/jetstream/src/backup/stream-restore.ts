@@ -25,7 +25,8 @@ export const RESTORE_RESPONSE = 'io.nats.jetstream.api.v1.stream_restore_respons
 const CREATE_RESPONSE = 'io.nats.jetstream.api.v1.stream_create_response';
 /** Chunks taken but not yet read by the restore; a client waits for each ack, so one is the norm. */
 const MAX_QUEUED_CHUNKS = 64;
-export const RESTORE_TIMING = { stallMs: 5000 };
+/** nats-server's restore watchdog (activityInterval). */
+const RESTORE_TIMING = { stallMs: 5000 } as const;
 
 /** What a restore needs from the catalogue (local/local-catalogue.ts). */
 export interface RestoreTarget {
@@ -154,7 +155,8 @@ export function serveRestore(ctx: BackupContext, target: RestoreTarget, limits: 
     }
     if (stall !== null) clearTimeout(stall);
     const end = new Date();
-    restoreCompleted(ctx.advisories, name, start, end, queue.bytes);
+    // nats-server's watchdog returns without the complete advisory.
+    if (!stalled) restoreCompleted(ctx.advisories, name, start, end, queue.bytes);
     if (failure !== null) {
       ctx.log.warn({ stream: name, err: String(failure) }, 'stream restore failed');
       // A stream made before the failure (archive trailer bad) does not stay.

@@ -23,8 +23,8 @@ import { s2Frame } from './s2-framing.js';
 export const SNAPSHOT_RESPONSE = 'io.nats.jetstream.api.v1.stream_snapshot_response';
 const DEFAULT_CHUNK_BYTES = 128 * 1024;
 const DEFAULT_WINDOW_BYTES = 8 * 1024 * 1024;
-/** Overridable for tests of the stall. */
-export const SNAPSHOT_TIMING = { ackTimeoutMs: 5000, interestWaitMs: 2000 };
+/** nats-server's snapshotAckTimeout and its wait for the receiver's interest. */
+const SNAPSHOT_TIMING = { ackTimeoutMs: 5000, interestWaitMs: 2000 } as const;
 
 export interface BackupContext {
   readonly bus: MessageBus;
