@@ -53,8 +53,6 @@ describe('DIRECT.GET request bodies, as nats-server', () => {
 
 /** subject, response type (after `v1.`), the error of one node. */
 const NOT_SERVED: Array<[string, string, { code: number; err_code: number; description: string }]> = [
-  ['$JS.API.STREAM.SNAPSHOT.S', 'stream_snapshot_response', notImplemented('STREAM.SNAPSHOT')],
-  ['$JS.API.STREAM.RESTORE.S', 'stream_restore_response', notImplemented('STREAM.RESTORE')],
   ['$JS.API.ACCOUNT.PURGE.A', 'account_purge_response', notImplemented('ACCOUNT.PURGE')],
   ['$JS.API.STREAM.TEMPLATE.CREATE.T', 'stream_template_create_response', notImplemented('STREAM.TEMPLATE.CREATE')],
   ['$JS.API.STREAM.TEMPLATE.NAMES', 'stream_template_names_response', notImplemented('STREAM.TEMPLATE.NAMES')],

@@ -33,8 +33,6 @@ describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
 });
 
 const NOT_IMPLEMENTED: Array<[string, string, string]> = [
-  ['$JS.API.STREAM.SNAPSHOT.R3', 'STREAM.SNAPSHOT', 'stream_snapshot_response'],
-  ['$JS.API.STREAM.RESTORE.R3', 'STREAM.RESTORE', 'stream_restore_response'],
   ['$JS.API.SERVER.REMOVE', 'SERVER.REMOVE', 'meta_server_remove_response'],
   ['$JS.API.ACCOUNT.PURGE.A', 'ACCOUNT.PURGE', 'account_purge_response'],
   ['$JS.API.ACCOUNT.STREAM.MOVE.A.R3', 'ACCOUNT.STREAM.MOVE', 'stream_update_response'],

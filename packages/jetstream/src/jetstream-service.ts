@@ -30,6 +30,10 @@ import { LocalConsumerFiles } from './local/local-consumer-files.js';
 import { ReplicaStreams } from './cluster/replica-streams.js';
 import type { StreamConfig } from './stream/stream-config-types.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
+import { serveSnapshot, type BackupContext } from './backup/stream-snapshot.js';
+import { RESTORE_RESPONSE, serveRestore } from './backup/stream-restore.js';
+import { restoreBytesError } from './backup/restore-limits.js';
+import { JsErrors } from './api/api-errors.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
 
@@ -128,6 +132,23 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
       consumers: this.consumers,
       clustered: this.clustered !== null,
       directGet: (name, t, msg) => this.serveDirectGet(name, t, msg),
+      backups: this.backupApi(infos),
+    };
+  }
+
+  /** STREAM.SNAPSHOT serves a stream open here (the leader's in a cluster); STREAM.RESTORE one node's catalogue. */
+  private backupApi(infos: OpenStreamInfo): NonNullable<LocalDispatch['backups']> {
+    const ctx: BackupContext = { bus: this.bus, log: this.log, streams: this.table, consumers: this.consumers, infos, advisories: this, respond: (r, t, b) => this.respond(r, t, b), respondError: (r, t, e, x) => this.respondError(r, t, e, x) };
+    const local = this.local;
+    return {
+      snapshot: (name, msg) => serveSnapshot(ctx, name, msg),
+      restore: async (name, msg) => {
+        if (local === null) return this.respondError(msg.reply, RESTORE_RESPONSE, JsErrors.notImplemented('STREAM.RESTORE in a cluster'));
+        serveRestore(ctx, local, {
+          checkConfig: (cfg) => this.accountLimits.checkCreate(cfg),
+          bytesError: (cfg, bytes) => restoreBytesError(this.accountLimits.limits, this.table, cfg, bytes),
+        }, name, msg);
+      },
     };
   }
 

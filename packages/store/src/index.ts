@@ -11,3 +11,4 @@ export { setFsyncObserver, observeFsync, type FsyncKind, type FsyncObserver } fr
 export { setDamageObserver, damageTotals, type StoreDamage, type DamageObserver } from './damage-report.js';
 export { SerialQueue, KeyedSerialQueue } from './serial-queue.js';
 export { bigNsToMs, msToBigNs, msToNs, nsToMs } from './time-units.js';
+export { checkSnapshotRecords } from './snapshot-check.js';

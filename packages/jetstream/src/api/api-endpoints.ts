@@ -26,6 +26,11 @@ export interface LocalApi {
   readonly streams: StreamApi;
   /** DIRECT.GET on a local stream; false (no answer) when the stream is not here or does not allow direct gets. */
   directGet(stream: string, t: readonly string[], msg: BusMessage): boolean;
+  /** STREAM.SNAPSHOT / STREAM.RESTORE (backup/). */
+  readonly backups?: {
+    snapshot(stream: string, msg: BusMessage): Promise<void>;
+    restore(stream: string, msg: BusMessage): Promise<void>;
+  };
 }
 
 /** `t`: the subject's tokens after `$JS.API` (or `$JS.<domain>.API`); false = no answer from this node. */
@@ -100,8 +105,9 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'STREAM.MSG.DELETE.*', operation: 'STREAM.MSG.DELETE', scope: 'stream', streamToken: 3, responseType: `${T}stream_msg_delete_response`, implemented: true, serve: (a, t, m) => answered(a.streams.msgDelete(t[3]!, m)) },
   // A stream leader steps down through the cluster layer; this handler runs where the catalogue has no such stream.
   { pattern: 'STREAM.LEADER.STEPDOWN.*', operation: 'STREAM.LEADER.STEPDOWN', scope: 'stream', streamToken: 3, streamOp: 'stepdown', responseType: STREAM_STEPDOWN, implemented: true, clusterOnly: true, serve: (a, _t, m) => answered(a.streams.run(STREAM_STEPDOWN, m.reply, streamNotFound)) },
-  { pattern: 'STREAM.SNAPSHOT.*', operation: 'STREAM.SNAPSHOT', scope: 'stream', streamToken: 2, responseType: `${T}stream_snapshot_response`, implemented: false },
-  { pattern: 'STREAM.RESTORE.*', operation: 'STREAM.RESTORE', scope: 'stream', streamToken: 2, responseType: `${T}stream_restore_response`, implemented: false },
+  { pattern: 'STREAM.SNAPSHOT.*', operation: 'STREAM.SNAPSHOT', scope: 'stream', streamToken: 2, responseType: `${T}stream_snapshot_response`, implemented: true, serve: (a, t, m) => (a.backups ? answered(a.backups.snapshot(stream(t), m)) : false) },
+  // nats-server's meta leader answers a restore (it creates the stream); a cluster refuses it there by name for now.
+  { pattern: 'STREAM.RESTORE.*', operation: 'STREAM.RESTORE', scope: 'catalogue', responseType: `${T}stream_restore_response`, implemented: true, serve: (a, t, m) => (a.backups ? answered(a.backups.restore(stream(t), m)) : false) },
   // The stored message itself; none when the stream is not here or does not allow direct gets (nats-server's stream subscribes only then).
   { pattern: 'DIRECT.GET.*', operation: 'DIRECT.GET', scope: 'stream', streamToken: 2, streamOp: 'pull', responseType: `${T}stream_msg_get_response`, implemented: true, outsideApiStats: true, serve: (a, t, m) => a.directGet(stream(t), t, m) },
   { pattern: 'DIRECT.GET.*.>', operation: 'DIRECT.GET', scope: 'stream', streamToken: 2, streamOp: 'pull', responseType: `${T}stream_msg_get_response`, implemented: true, outsideApiStats: true, serve: (a, t, m) => a.directGet(stream(t), t, m) },

@@ -27,6 +27,7 @@ export const JsErrors = {
   /** 10057: `no message found`, or `message delete not permitted` with deny_delete. */
   streamMsgDeleteFailed: (reason: string) => jsError('JSStreamMsgDeleteFailedF', { err: reason }),
   streamNameInUse: () => jsError('JSStreamNameExistErr'),
+  streamNameExistRestoreFailed: () => jsError('JSStreamNameExistRestoreFailedErr'),
   streamNotFound: () => jsError('JSStreamNotFoundErr'),
   expectedStreamMismatch: () => jsError('JSStreamNotMatchErr'),
   subjectsOverlap: () => jsError('JSStreamSubjectOverlapErr'),

@@ -13,6 +13,11 @@ export interface JsErrorEntry {
 export const JS_ERROR_TABLE = {
   JSAccountResourcesExceededErr: { code: 400, errCode: 10002, description: 'resource limits exceeded for account' },
   JSBadRequestErr: { code: 400, errCode: 10003, description: 'bad request' },
+  JSSnapshotDeliverSubjectInvalidErr: { code: 400, errCode: 10015, description: 'deliver subject not valid' },
+  JSRestoreSubscribeFailedErrF: { code: 500, errCode: 10042, description: 'JetStream unable to subscribe to restore snapshot {subject}: {err}' },
+  JSStreamRestoreErrF: { code: 500, errCode: 10062, description: 'restore failed: {err}' },
+  JSStreamSnapshotErrF: { code: 500, errCode: 10064, description: 'snapshot failed: {err}' },
+  JSStreamNameExistRestoreFailedErr: { code: 400, errCode: 10130, description: 'stream name already in use, cannot restore' },
   JSClusterNoPeersErrF: { code: 400, errCode: 10005, description: '{err}' },
   JSClusterNotAvailErr: { code: 503, errCode: 10008, description: 'JetStream system temporarily unavailable' },
   JSClusterRequiredErr: { code: 503, errCode: 10010, description: 'JetStream clustering support required' },

@@ -1,6 +1,7 @@
 // Consumer state on a single node: this node alone runs a stream's consumers, and their config and state
 // are the files under `<stream.dir>/consumers/<name>/` (consumer-storage.ts), loaded when the stream comes
 // up. Memory streams and mem_storage consumers keep their state in memory only.
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { JetStreamLogger } from '../message-bus.js';
 import type { StreamHandle } from '../stream/stream-handle.js';
@@ -52,8 +53,9 @@ export class LocalConsumerPlacement implements ConsumerStatePlacement {
   /** Starts every consumer stored under the stream's directory, one after another as each is read. */
   async open(runner: ConsumerRunner): Promise<void> {
     this.runner = runner;
-    if (this.stream.config.storage !== 'file') return;
     for await (const files of storedConsumers(this.consumersDir)) await runner.startStored([files], () => true);
+    // A memory stream's consumers have no files, but a restored one's are seeded there (backup/): read once.
+    if (this.stream.config.storage !== 'file') await rm(this.consumersDir, { recursive: true, force: true });
   }
 
   storageFor(name: string, config: ConsumerConfig, read: () => ConsumerStateSnapshot): ConsumerStorage {
