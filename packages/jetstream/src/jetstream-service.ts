@@ -26,6 +26,7 @@ import { ReplicatedStreamConsumers } from './cluster/consumer-replication-stream
 import { systemClock } from './consumer/clock.js';
 import { LocalConsumerFiles } from './local/local-consumer-files.js';
 import { ReplicaStreams } from './cluster/replica-streams.js';
+import { forwardedOriginal, forwardedSubjectOf } from './cluster/api-ingress.js';
 import type { StreamConfig } from './stream/stream-config-types.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
 
@@ -134,6 +135,9 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     const handler = (msg: BusMessage): void => this.onApiRequest(msg);
     this.unsubscribeApi.push(this.bus.subscribe('$JS.API.>', handler));
     if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(`$JS.${this.domain}.API.>`, handler));
+    if (this.clustered === null) return;
+    this.unsubscribeApi.push(this.bus.subscribe(forwardedSubjectOf('$JS.API.>'), handler));
+    if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(forwardedSubjectOf(`$JS.${this.domain}.API.>`), handler));
   }
 
   async stop(): Promise<void> {
@@ -215,7 +219,9 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   // ---- API dispatch -------------------------------------------------------------------------------
 
-  private onApiRequest(msg: BusMessage): void {
+  private onApiRequest(raw: BusMessage): void {
+    // A request another node forwarded (cluster/api-ingress.ts) is decided as the request it carries.
+    const msg = forwardedOriginal(raw) ?? raw;
     const all = msg.subject.split('.');
     // `$JS.API.…` or `$JS.<domain>.API.…`
     const tokens = all[1] === 'API' ? all.slice(2) : all.slice(3);

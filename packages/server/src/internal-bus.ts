@@ -12,12 +12,13 @@ class InternalSubscriber implements SubscriptionOwner {
     readonly clusterVisible: boolean,
   ) {}
 
-  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, fromPeer?: string): void {
     this.handler({
       subject,
       reply,
       header: headerBytes > 0 ? message.subarray(0, headerBytes) : null,
       data: headerBytes > 0 ? message.subarray(headerBytes) : message,
+      ...(fromPeer !== undefined ? { fromPeer } : {}),
     });
     if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.unsubscribe?.();
   }

@@ -14,6 +14,7 @@ import type {
   StreamAssignment,
   StreamReplicaView,
 } from './cluster-contracts.js';
+import { ApiIngress, isForwarded, publishSubjectOf } from './api-ingress.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import type { ReplicaConsumerHooks } from './clustered-jetstream-consumers.js';
@@ -109,10 +110,18 @@ function reaskHeader(header: Buffer | null): Buffer {
   return Buffer.concat([header.subarray(0, header.length - 2), REASK_LINE, header.subarray(header.length - 2)]);
 }
 
+/** Requests answered once through a relay: every endpoint but pulls and direct gets (many replies, or replies from any replica). */
+function relayable(t: readonly string[]): boolean {
+  const r = routeOfEndpoint(endpointOf(t), t);
+  return r.kind === 'catalogue' || (r.kind === 'stream' && r.op !== 'pull');
+}
+
 export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks {
   readonly meta: MetaGroup;
   readonly replicaSet: ReplicaSet<StreamReplica>;
   readonly api: ClusterApi;
+  /** Forwards this node's clients' requests and relays one answer to each (api-ingress.ts). */
+  readonly ingress: ApiIngress;
   private readonly env: ClusterEnvironment;
   private readonly lastSeenMs = new Map<NodeId, number>();
   private readonly startedMs = Date.now();
@@ -139,6 +148,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     this.env = options.env;
     this.meta = new MetaGroup(this.env, js.log, options.meta);
     this.api = new ClusterApi(this);
+    this.ingress = new ApiIngress(js.bus, this.env.self.serverId);
     const replicaHost = new NodeStreamReplicaHost(js, new ReplicaEnvironment(this.env, this), options.replicaConsumers);
     const streams = options.replicaStreams;
     this.replicaSet = new ReplicaSet<StreamReplica>({
@@ -172,6 +182,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Joins (or founds) the meta group in the background: API calls get 10008 until it has a leader. */
   start(): void {
+    // In the same turn as the service's API subscriptions: a request this node forwards finds its relay inbox.
+    this.ingress.start();
     this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
     this.peersChanged();
     this.leaderlessTimer = setInterval(() => this.sampleLeaders(), LEADERLESS_SAMPLE_MS);
@@ -197,6 +209,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   async stop(): Promise<void> {
     this.stopped = true;
     this.settling.stop();
+    this.ingress.stop();
     this.unsubscribePeers();
     this.unsubscribeLeader();
     if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
@@ -326,6 +339,15 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
    * know the leader yet stays silent meanwhile.
    */
   route(t: readonly string[], msg: BusMessage): boolean {
+    if (!isForwarded(msg) && msg.reply !== null && relayable(t)) {
+      // A client's request: the node it entered by forwards it and relays one answer (api-ingress.ts); the
+      // copies the other nodes get over routes are theirs to leave — unless that node does not relay.
+      if (msg.fromPeer === undefined) {
+        this.ingress.forward({ ...msg, reply: msg.reply });
+        return false;
+      }
+      if (this.ingress.relaysFor(msg.fromPeer)) return false;
+    }
     return this.routeAt(t, msg, performance.now());
   }
 
@@ -463,7 +485,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
   private reask(msg: BusMessage): void {
-    this.js.bus.publish(msg.subject, msg.reply, reaskHeader(msg.header), msg.data);
+    this.js.bus.publish(publishSubjectOf(msg), msg.reply, reaskHeader(msg.header), msg.data);
   }
 
   /**
