@@ -176,7 +176,7 @@ describe('one reply per API request', () => {
     const counter = new ReplyCounter(conns);
     const windows: Array<[number, number]> = [];
     const moves = (async () => {
-      for (let i = 0; i < 4; i++) {
+      for (let i = 0; i < 5; i++) {
         await sleep(300);
         const before = await cluster.metaLeaderName();
         const from = Date.now();

@@ -26,7 +26,6 @@ import { ReplicatedStreamConsumers } from './cluster/consumer-replication-stream
 import { systemClock } from './consumer/clock.js';
 import { LocalConsumerFiles } from './local/local-consumer-files.js';
 import { ReplicaStreams } from './cluster/replica-streams.js';
-import { forwardedOriginal, forwardedSubjectOf } from './cluster/api-ingress.js';
 import type { StreamConfig } from './stream/stream-config-types.js';
 import { LocalCatalogue } from './local/local-catalogue.js';
 
@@ -135,9 +134,6 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     const handler = (msg: BusMessage): void => this.onApiRequest(msg);
     this.unsubscribeApi.push(this.bus.subscribe('$JS.API.>', handler));
     if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(`$JS.${this.domain}.API.>`, handler));
-    if (this.clustered === null) return;
-    this.unsubscribeApi.push(this.bus.subscribe(forwardedSubjectOf('$JS.API.>'), handler));
-    if (this.domain) this.unsubscribeApi.push(this.bus.subscribe(forwardedSubjectOf(`$JS.${this.domain}.API.>`), handler));
   }
 
   async stop(): Promise<void> {
@@ -219,9 +215,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   // ---- API dispatch -------------------------------------------------------------------------------
 
-  private onApiRequest(raw: BusMessage): void {
-    // A request another node forwarded (cluster/api-ingress.ts) is decided as the request it carries.
-    const msg = forwardedOriginal(raw) ?? raw;
+  private onApiRequest(msg: BusMessage): void {
     const all = msg.subject.split('.');
     // `$JS.API.…` or `$JS.<domain>.API.…`
     const tokens = all[1] === 'API' ? all.slice(2) : all.slice(3);

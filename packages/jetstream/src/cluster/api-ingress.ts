@@ -1,19 +1,17 @@
-// One decision point per `$JS.API` request in a cluster (issue 24): the node where a client's request enters
-// the cluster (its ingress) forwards it to every JetStream node under FORWARDED_PREFIX, with a reply subject
-// of its own, and relays to the client only the first answer that comes back; any later one is dropped here.
-// Each node still applies the routing rule to the forwarded copy (clustered-jetstream.ts), so the answerer is
-// the same node as before — but two nodes that both believe they answer (a leader change seen at different
-// moments) can no longer give a client two replies. The reply path is the one it always was: an answer from
-// another node reaches the client through its ingress node anyway.
+// One reply per `$JS.API` request in a cluster, by construction (issue 24): every answer goes through the node
+// the client's request entered the cluster by (its ingress), which relays the first to the client and drops any
+// later one. Each node still decides by the routing rule whether it answers the copy it got
+// (clustered-jetstream.ts), but it answers to `$JSC.RLY.<ingress server id>.<client's reply subject>` instead of
+// the client's reply subject; so two nodes that both believe they answer (a leader change seen at different
+// moments, a re-ask or deferred copy answered by a new leader after the old one answered) cannot give a client
+// two replies. No extra message crosses the routes: the copies are the ones core routing delivers anyway
+// (`BusMessage.fromPeer` names the ingress), and an answer from another node took the ingress hop before too.
 //
-// The original request reaches the other nodes over routes too (their `$JS.API.>` interest): they leave it to
-// the ingress node when that node relays (it announces its relay subject), and decide it as it comes from a
-// node that does not (no JetStream, or JetStream not started yet).
+// A node relays only while its relay inbox is announced; a request from a node that does not relay (no JetStream,
+// or JetStream not started yet) is answered straight to the client, as before.
 import type { BusMessage, MessageBus } from '../message-bus.js';
 
-/** Forwarded copies: the original subject after this prefix. */
-export const FORWARDED_PREFIX = '$JSC.FWD.';
-/** Relay inboxes: `$JSC.RLY.<server id>.<request number>`. */
+/** Relay inboxes: `$JSC.RLY.<server id>.<client's reply subject>`. */
 const RELAY_PREFIX = '$JSC.RLY.';
 
 /** An answer later than this is dropped (the longest a node holds a request: settling, deferrals, leaderless). */
@@ -21,61 +19,40 @@ const RELAY_KEEP_MS = 15_000;
 /** At most this many requests awaiting their first answer; beyond it the oldest is forgotten (its answer dropped). */
 const MAX_RELAYED = 16_384;
 
-/** A forwarded copy, seen with the client's subject (its reply subject is the ingress node's relay inbox). */
-export interface ForwardedMessage extends BusMessage {
-  readonly forwarded: true;
-}
-
-export function isForwarded(msg: BusMessage): msg is ForwardedMessage {
-  return (msg as Partial<ForwardedMessage>).forwarded === true;
-}
-
-/** The forwarded subjects a node serves, for the API subjects it serves. */
-export function forwardedSubjectOf(apiSubject: string): string {
-  return FORWARDED_PREFIX + apiSubject;
-}
-
-/** A message on a forwarded subject as the request it carries; null for any other message. */
-export function forwardedOriginal(msg: BusMessage): ForwardedMessage | null {
-  if (!msg.subject.startsWith(FORWARDED_PREFIX)) return null;
-  return { subject: msg.subject.slice(FORWARDED_PREFIX.length), reply: msg.reply, header: msg.header, data: msg.data, forwarded: true };
-}
-
-/** The subject a (re-)published copy of `msg` goes out on: forwarded stays forwarded. */
-export function publishSubjectOf(msg: BusMessage): string {
-  return isForwarded(msg) ? forwardedSubjectOf(msg.subject) : msg.subject;
-}
-
 export interface IngressStats {
-  /** Requests forwarded from this node. */
-  forwarded: number;
+  /** Requests that entered the cluster here. */
+  entered: number;
   /** First answers relayed to a client. */
   relayed: number;
   /** Later answers (or answers past RELAY_KEEP_MS) dropped. */
   dropped: number;
 }
 
+/** The relay inbox on node `serverId` for a request with reply subject `reply`. */
+export function relayInboxOf(serverId: string, reply: string): string {
+  return `${RELAY_PREFIX}${serverId}.${reply}`;
+}
+
 export class ApiIngress {
   private readonly inbox: string;
-  private nextId = 1;
-  /** Request number → the client's reply subject and when it was forwarded (insertion order = age). */
-  private readonly pending = new Map<number, { reply: string; atMs: number }>();
+  /** Client reply subject → when its request entered (insertion order = age). */
+  private readonly pending = new Map<string, number>();
   private unsubscribe: (() => void) | null = null;
-  readonly stats: IngressStats = { forwarded: 0, relayed: 0, dropped: 0 };
+  readonly stats: IngressStats = { entered: 0, relayed: 0, dropped: 0 };
 
   constructor(
     private readonly bus: MessageBus,
-    selfServerId: string,
+    private readonly selfServerId: string,
     private readonly keepMs = RELAY_KEEP_MS,
     private readonly maxPending = MAX_RELAYED,
   ) {
-    this.inbox = `${RELAY_PREFIX}${selfServerId}.`;
+    this.inbox = relayInboxOf(selfServerId, '');
   }
 
-  /** Subscribes the relay inbox (announced to the cluster: other nodes leave this node's originals to it). */
+  /** Subscribes the relay inbox (announced to the cluster: the other nodes answer this node's requests through it). */
   start(): void {
     if (this.unsubscribe !== null) return;
-    this.unsubscribe = this.bus.subscribe(`${this.inbox}*`, (m) => this.answered(m));
+    this.unsubscribe = this.bus.subscribe(`${this.inbox}>`, (m) => this.answered(m));
   }
 
   stop(): void {
@@ -84,38 +61,39 @@ export class ApiIngress {
     this.pending.clear();
   }
 
-  /** The node `serverId` forwards its clients' requests itself (its relay inbox is announced). */
+  /** The node `serverId` relays its clients' answers (its relay inbox is announced). */
   relaysFor(serverId: string): boolean {
-    return this.bus.hasInterest(`${RELAY_PREFIX}${serverId}.0`);
+    return this.bus.hasInterest(relayInboxOf(serverId, '_'));
   }
 
-  /** Forwards a client's request (with a reply subject) to every node, this one included. */
-  forward(msg: BusMessage & { reply: string }): void {
+  /**
+   * A client's request entered here: the copy this node decides, answered through the relay. Two requests
+   * with one reply subject at once (a reused inbox) share one entry: the first answer is relayed.
+   */
+  entered(msg: BusMessage & { reply: string }): BusMessage {
     const now = performance.now();
     this.expire(now);
-    const id = this.nextId++;
-    this.pending.set(id, { reply: msg.reply, atMs: now });
-    this.stats.forwarded++;
-    this.bus.publish(forwardedSubjectOf(msg.subject), `${this.inbox}${id}`, msg.header, msg.data);
+    this.pending.delete(msg.reply);
+    this.pending.set(msg.reply, now);
+    this.stats.entered++;
+    return { ...msg, reply: relayInboxOf(this.selfServerId, msg.reply) };
   }
 
   private answered(m: BusMessage): void {
-    const id = Number(m.subject.slice(this.inbox.length));
-    const entry = this.pending.get(id);
-    if (entry === undefined) {
+    const reply = m.subject.slice(this.inbox.length);
+    if (!this.pending.delete(reply)) {
       this.stats.dropped++;
       return;
     }
-    this.pending.delete(id);
     this.stats.relayed++;
-    this.bus.publish(entry.reply, null, m.header, m.data);
+    this.bus.publish(reply, null, m.header, m.data);
   }
 
   /** Forgets requests unanswered past keepMs, and the oldest beyond maxPending (bounded). */
   private expire(now: number): void {
-    for (const [id, e] of this.pending) {
-      if (now - e.atMs < this.keepMs && this.pending.size < this.maxPending) break;
-      this.pending.delete(id);
+    for (const [reply, atMs] of this.pending) {
+      if (now - atMs < this.keepMs && this.pending.size < this.maxPending) break;
+      this.pending.delete(reply);
     }
   }
 }

@@ -14,7 +14,7 @@ import type {
   StreamAssignment,
   StreamReplicaView,
 } from './cluster-contracts.js';
-import { ApiIngress, isForwarded, publishSubjectOf } from './api-ingress.js';
+import { ApiIngress, relayInboxOf } from './api-ingress.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import type { ReplicaConsumerHooks } from './clustered-jetstream-consumers.js';
@@ -182,7 +182,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Joins (or founds) the meta group in the background: API calls get 10008 until it has a leader. */
   start(): void {
-    // In the same turn as the service's API subscriptions: a request this node forwards finds its relay inbox.
+    // In the same turn as the service's API subscriptions: a request entering here finds its relay inbox.
     this.ingress.start();
     this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
     this.peersChanged();
@@ -339,16 +339,19 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
    * know the leader yet stays silent meanwhile.
    */
   route(t: readonly string[], msg: BusMessage): boolean {
-    if (!isForwarded(msg) && msg.reply !== null && relayable(t)) {
-      // A client's request: the node it entered by forwards it and relays one answer (api-ingress.ts); the
-      // copies the other nodes get over routes are theirs to leave — unless that node does not relay.
-      if (msg.fromPeer === undefined) {
-        this.ingress.forward({ ...msg, reply: msg.reply });
-        return false;
-      }
-      if (this.ingress.relaysFor(msg.fromPeer)) return false;
-    }
-    return this.routeAt(t, msg, performance.now());
+    return this.routeAt(t, this.throughRelay(t, msg), performance.now());
+  }
+
+  /**
+   * The copy this node decides, its answer going through the relay of the node the request entered by
+   * (api-ingress.ts): that node sends the client one answer, whichever nodes answer. A re-ask carries a relay
+   * inbox already; a request from a node that does not relay is answered straight to the client.
+   */
+  private throughRelay(t: readonly string[], msg: BusMessage): BusMessage {
+    if (msg.reply === null || isReask(msg) || !relayable(t)) return msg;
+    if (msg.fromPeer === undefined) return this.ingress.entered({ ...msg, reply: msg.reply });
+    if (!this.ingress.relaysFor(msg.fromPeer)) return msg;
+    return { ...msg, reply: relayInboxOf(msg.fromPeer, msg.reply) };
   }
 
   /**
@@ -485,7 +488,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Publishes a request again as it came, marked (every node routes it afresh; see firstAnswer). */
   private reask(msg: BusMessage): void {
-    this.js.bus.publish(publishSubjectOf(msg), msg.reply, reaskHeader(msg.header), msg.data);
+    this.js.bus.publish(msg.subject, msg.reply, reaskHeader(msg.header), msg.data);
   }
 
   /**
@@ -535,7 +538,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   private holdUntilSettled(t: readonly string[], type: string, msg: BusMessage): boolean {
     this.settling.hold(
       () => {
-        if (!this.stopped) this.route(t, msg);
+        // Decided again as it stands (its reply already goes through the relay).
+        if (!this.stopped) this.routeAt(t, msg, performance.now());
       },
       () => {
         if (!this.stopped) this.unavailableUnlessLeader(type, msg);
