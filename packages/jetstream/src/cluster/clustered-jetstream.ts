@@ -120,7 +120,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   readonly meta: MetaGroup;
   readonly replicaSet: ReplicaSet<StreamReplica>;
   readonly api: ClusterApi;
-  /** Forwards this node's clients' requests and relays one answer to each (api-ingress.ts). */
+  /** Relays one answer to each request that entered the cluster here (api-ingress.ts). */
   readonly ingress: ApiIngress;
   private readonly env: ClusterEnvironment;
   private readonly lastSeenMs = new Map<NodeId, number>();
