@@ -8,6 +8,8 @@ export interface BusMessage {
   /** The raw header block (`NATS/1.0…\r\n\r\n`), or null when the message has none. */
   readonly header: Buffer | null;
   readonly data: Buffer;
+  /** Server id of the node the message came from over a route; absent for one published on this node. */
+  readonly fromPeer?: string;
 }
 
 export type BusHandler = (msg: BusMessage) => void;

@@ -38,7 +38,8 @@ export class ClusterBus {
         for (const s of [...this.subs]) {
           if (this.down.has(s.node) || !subjectMatchesFilter(subject, s.subject)) continue;
           if (s.node === node) s.handler(msg);
-          else setImmediate(() => !this.down.has(s.node) && this.subs.has(s) && s.handler(msg));
+          // As over a route, a node's subscriber learns which node the message came from.
+          else setImmediate(() => !this.down.has(s.node) && this.subs.has(s) && s.handler({ ...msg, fromPeer: `S${node}` }));
         }
       },
       hasInterest: (subject) => [...this.subs].some((s) => !this.down.has(s.node) && subjectMatchesFilter(subject, s.subject)),

@@ -15,12 +15,13 @@ class InternalSubscriber implements SubscriptionOwner {
   /** Set for a delivery target (a mirror's or source's deliver subject): push consumers deliver to it. */
   clientInterest?: (subject: string) => boolean;
 
-  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, fromPeer?: string): void {
     this.handler({
       subject,
       reply,
       header: headerBytes > 0 ? message.subarray(0, headerBytes) : null,
       data: headerBytes > 0 ? message.subarray(headerBytes) : message,
+      ...(fromPeer !== undefined ? { fromPeer } : {}),
     });
     if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.unsubscribe?.();
   }

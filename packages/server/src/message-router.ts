@@ -263,6 +263,8 @@ export class MessageRouter {
     message: Buffer,
     queues: readonly string[],
     route: string | null = null,
+    /** The sending node's server id (internal subscribers learn where the message entered the cluster). */
+    fromPeer?: string,
   ): number {
     const stats = this.stats;
     stats.inMsgs++;
@@ -275,7 +277,7 @@ export class MessageRouter {
       const sub = plain[i]!;
       if (!isClusterVisible(sub)) continue;
       // The route goes on with it: an import's response mapping (`_R_`) finds its requester by it.
-      this.deliver(sub, subject, reply, headerBytes, message, route);
+      this.deliver(sub, subject, reply, headerBytes, message, route, fromPeer);
       delivered++;
     }
     if (queues.length === 0) return delivered;
@@ -319,13 +321,13 @@ export class MessageRouter {
   }
 
   /** `route`: what the message was matched on when that is not `subject` (publishTo / publishParts). */
-  private deliver(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, route: string | null = null): void {
+  private deliver(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, route: string | null = null, fromPeer?: string): void {
     sub.delivered++;
     this.stats.outMsgs++;
     this.stats.outBytes += message.length;
     const owner = sub.owner;
     if (route !== null && owner.deliverRouted !== undefined) owner.deliverRouted(sub, route, subject, reply, headerBytes, message);
-    else owner.deliverMessage(sub, subject, reply, headerBytes, message);
+    else owner.deliverMessage(sub, subject, reply, headerBytes, message, fromPeer);
   }
 }
 

@@ -4,7 +4,8 @@ import type { SublistEntry } from '@flotilla/protocol';
 export interface SubscriptionOwner {
   /** Connection id for echo suppression and monitoring; internal owners use 0. */
   readonly cid: number;
-  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
+  /** `fromPeer`: the server id of the node a routed message came from (for internal owners; clients ignore it). */
+  deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, fromPeer?: string): void;
   /**
    * Optional, for owners that carry a message into another account (imports): a message matched on `route`
    * (a JetStream deliver subject or pull inbox) while carrying `subject`. Without it they get deliverMessage.

@@ -14,6 +14,7 @@ import type {
   StreamAssignment,
   StreamReplicaView,
 } from './cluster-contracts.js';
+import { ApiIngress, relayInboxOf } from './api-ingress.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import type { ReplicaConsumerHooks } from './clustered-jetstream-consumers.js';
@@ -109,10 +110,18 @@ function reaskHeader(header: Buffer | null): Buffer {
   return Buffer.concat([header.subarray(0, header.length - 2), REASK_LINE, header.subarray(header.length - 2)]);
 }
 
+/** Requests answered once through a relay: every endpoint but pulls and direct gets (many replies, or replies from any replica). */
+function relayable(t: readonly string[]): boolean {
+  const r = routeOfEndpoint(endpointOf(t), t);
+  return r.kind === 'catalogue' || (r.kind === 'stream' && r.op !== 'pull');
+}
+
 export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks {
   readonly meta: MetaGroup;
   readonly replicaSet: ReplicaSet<StreamReplica>;
   readonly api: ClusterApi;
+  /** Relays one answer to each request that entered the cluster here (api-ingress.ts). */
+  readonly ingress: ApiIngress;
   private readonly env: ClusterEnvironment;
   private readonly lastSeenMs = new Map<NodeId, number>();
   private readonly startedMs = Date.now();
@@ -139,6 +148,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     this.env = options.env;
     this.meta = new MetaGroup(this.env, js.log, options.meta);
     this.api = new ClusterApi(this);
+    this.ingress = new ApiIngress(js.bus, this.env.self.serverId);
     const replicaHost = new NodeStreamReplicaHost(js, new ReplicaEnvironment(this.env, this), options.replicaConsumers);
     const streams = options.replicaStreams;
     this.replicaSet = new ReplicaSet<StreamReplica>({
@@ -172,6 +182,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
 
   /** Joins (or founds) the meta group in the background: API calls get 10008 until it has a leader. */
   start(): void {
+    // In the same turn as the service's API subscriptions: a request entering here finds its relay inbox.
+    this.ingress.start();
     this.unsubscribePeers = this.env.onPeersChanged(() => this.peersChanged());
     this.peersChanged();
     this.leaderlessTimer = setInterval(() => this.sampleLeaders(), LEADERLESS_SAMPLE_MS);
@@ -197,6 +209,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   async stop(): Promise<void> {
     this.stopped = true;
     this.settling.stop();
+    this.ingress.stop();
     this.unsubscribePeers();
     this.unsubscribeLeader();
     if (this.upkeepTimer !== null) clearInterval(this.upkeepTimer);
@@ -326,7 +339,19 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
    * know the leader yet stays silent meanwhile.
    */
   route(t: readonly string[], msg: BusMessage): boolean {
-    return this.routeAt(t, msg, performance.now());
+    return this.routeAt(t, this.throughRelay(t, msg), performance.now());
+  }
+
+  /**
+   * The copy this node decides, its answer going through the relay of the node the request entered by
+   * (api-ingress.ts): that node sends the client one answer, whichever nodes answer. A re-ask carries a relay
+   * inbox already; a request from a node that does not relay is answered straight to the client.
+   */
+  private throughRelay(t: readonly string[], msg: BusMessage): BusMessage {
+    if (msg.reply === null || isReask(msg) || !relayable(t)) return msg;
+    if (msg.fromPeer === undefined) return this.ingress.entered({ ...msg, reply: msg.reply });
+    if (!this.ingress.relaysFor(msg.fromPeer)) return msg;
+    return { ...msg, reply: relayInboxOf(msg.fromPeer, msg.reply) };
   }
 
   /**
@@ -513,7 +538,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   private holdUntilSettled(t: readonly string[], type: string, msg: BusMessage): boolean {
     this.settling.hold(
       () => {
-        if (!this.stopped) this.route(t, msg);
+        // Decided again as it stands (its reply already goes through the relay).
+        if (!this.stopped) this.routeAt(t, msg, performance.now());
       },
       () => {
         if (!this.stopped) this.unavailableUnlessLeader(type, msg);

@@ -238,7 +238,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     }
     const m = msg.message;
     const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
-    router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route);
+    router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route, peerId);
   }
 
   /** Dropped, never delivered elsewhere; logged once per account, as it means the nodes' configs differ. */
