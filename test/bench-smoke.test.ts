@@ -96,7 +96,7 @@ describe('flotilla-bench smoke', () => {
   it('runs the core workloads (RSS with 50 idle connections, pub→sub, request/reply) on Flotilla and writes the JSON', async () => {
     const doc = await smokeRun(['core'], false);
     expect(doc.servers.map((s: { name: string }) => s.name)).toEqual(['flotilla']);
-    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['core-conns-rss', 'core-pubsub-16', 'core-pubsub-128', 'core-pubsub-acct1', 'core-pubsub-acct3', 'core-reqrep']);
+    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['core-conns-rss', 'core-pubsub-16', 'core-pubsub-128', 'core-pubsub-acct1', 'core-pubsub-acct3', 'core-ws-pubsub-16', 'core-ws-pubsub-128', 'core-ws-to-tcp-128', 'core-reqrep']);
     const byId = checkEveryRun(doc);
     // a pub→sub run is bounded by its count: every message arrived
     expect(byId['core-pubsub-16']!.byTarget.flotilla.runs[0].ops).toBe(20_000);
