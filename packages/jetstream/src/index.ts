@@ -18,3 +18,4 @@ export { UNLIMITED_ACCOUNT_LIMITS, type AccountLimits } from './catalogue/accoun
 export { ServerStreams } from './catalogue/server-streams.js';
 export { SharedPlacementLoad } from './cluster/meta-placement.js';
 export { serveJetStreamNotEnabled } from './api/not-enabled-api.js';
+export { ADVERTISED_NATS_VERSION, JS_API_LEVEL } from './api/api-level.js';

@@ -1,3 +1,4 @@
+import { ADVERTISED_NATS_VERSION, JS_API_LEVEL } from '../src/api/api-level.js';
 import { describe, expect, it } from 'vitest';
 import { fixture } from './support/consumer-fixture.js';
 
@@ -21,6 +22,8 @@ describe('consumer API: create, info, list, names, delete', () => {
       max_waiting: 512,
       max_ack_pending: 1000,
       num_replicas: 0,
+      // 2.14's server-set metadata (api-level.ts): the stored level, and this server's version and level.
+      metadata: { '_nats.req.level': '0', '_nats.ver': ADVERTISED_NATS_VERSION, '_nats.level': String(JS_API_LEVEL) },
     });
     expect(r.delivered).toEqual({ consumer_seq: 0, stream_seq: 0 });
     expect(r.ack_floor).toEqual({ consumer_seq: 0, stream_seq: 0 });

@@ -22,7 +22,7 @@ function errorOf(fn: () => unknown): { code: number; errCode: number; descriptio
 const normalise = (body: object) => normaliseStreamConfig(parseStreamConfigRequest(body));
 
 describe('stream config defaults', () => {
-  it('matches the config nats-server 2.9.10 returns for {name, subjects}', () => {
+  it('matches the config nats-server 2.9.10 returns for {name, subjects}, plus 2.14\'s stored API level', () => {
     const cfg = normalise({ name: 'S1', subjects: ['s1.>'] });
     expect(cfg).toEqual({
       name: 'S1',
@@ -46,6 +46,7 @@ describe('stream config defaults', () => {
       deny_purge: false,
       allow_rollup_hdrs: false,
       consumer_limits: {},
+      metadata: { '_nats.req.level': '0' },
     });
   });
 
@@ -60,7 +61,7 @@ describe('stream config defaults', () => {
     ['memory storage', { name: 'A', storage: 'memory' }, { storage: 'memory' }],
     ['no_ack allows capturing >', { name: 'A', subjects: ['>'], no_ack: true }, { subjects: ['>'], no_ack: true }],
     ['$JS.EVENT subjects are allowed', { name: 'A', subjects: ['$JS.EVENT.ADVISORY.>'] }, { subjects: ['$JS.EVENT.ADVISORY.>'] }],
-    ['metadata kept', { name: 'A', metadata: { k: 'v' } }, { metadata: { k: 'v' } }],
+    ['metadata kept, with the required level', { name: 'A', metadata: { k: 'v' } }, { metadata: { k: 'v', '_nats.req.level': '0' } }],
     ['discard new per subject', { name: 'A', discard: 'new', max_msgs_per_subject: 1, discard_new_per_subject: true }, { discard_new_per_subject: true }],
   ])('%s', (_name, body, expected) => {
     expect(normalise(body)).toMatchObject(expected);

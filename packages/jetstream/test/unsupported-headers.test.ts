@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { encodeHeaders } from '@flotilla/protocol';
 import { screenPublish, type PublishView } from '../src/stream/publish-checks.js';
-import { requiredApiLevelError } from '../src/stream/unsupported-headers.js';
+import { requiredApiLevelError } from '../src/api/api-level.js';
 import { ReplicaCluster } from './stream-replica-harness.js';
 
 function view(over: Partial<PublishView> = {}): PublishView {
@@ -111,9 +111,10 @@ describe('Nats-Required-Api-Level on an API request (2.14 errorOnRequiredApiLeve
   const level = (v: string) => requiredApiLevelError(encodeHeaders({ entries: [['Nats-Required-Api-Level', v]] }))?.toJSON() ?? null;
   const REQUIRED = { code: 412, err_code: 10185, description: 'JetStream minimum api level required' };
 
-  it('a level above 0 (nats-server 2.10) or not an integer is refused; none, empty or 0 passes', () => {
-    expect(level('1')).toEqual(REQUIRED);
+  it('a level above 1 (nats-server 2.11) or not an integer is refused; none, empty, 0 or 1 passes', () => {
+    expect(level('2')).toEqual(REQUIRED);
     expect(level('4')).toEqual(REQUIRED);
+    expect(level('1')).toBeNull();
     expect(level('one')).toEqual(REQUIRED);
     expect(level('0')).toBeNull();
     expect(level('-1')).toBeNull();

@@ -2,6 +2,7 @@
 // have no tiers, so nats-server shows none), the API statistics.
 import type { AccountUsage } from '../catalogue/catalogue.js';
 import { UNLIMITED_ACCOUNT_LIMITS, type AccountLimits } from '../catalogue/account-limits.js';
+import { JS_API_LEVEL } from './api-level.js';
 
 export interface ApiStats {
   total: number;
@@ -41,6 +42,6 @@ export function accountInfoJson(
       max_bytes_required: limits.max_bytes_required,
     },
     ...(domain ? { domain } : {}),
-    api: { total: api.total, errors: api.errors },
+    api: { level: JS_API_LEVEL, total: api.total, errors: api.errors },
   };
 }

@@ -5,7 +5,7 @@ import type { BusMessage } from '../message-bus.js';
 import type { ApiError } from './api-error.js';
 import type { ApiEndpoint, LocalApi } from './api-endpoints.js';
 import { JsErrors } from './api-errors.js';
-import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { requiredApiLevelError } from './api-level.js';
 
 export interface LocalDispatch extends LocalApi {
   /** Clustered JetStream: cluster-only endpoints are served, not refused with 10010. */

@@ -7,7 +7,7 @@ import type { BusMessage, MessageBus } from '../message-bus.js';
 import { endpointOf, type ApiEndpoint } from './api-endpoints.js';
 import { JsErrors } from './api-errors.js';
 import { ERROR_EXTRA } from './stream-api.js';
-import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { requiredApiLevelError } from './api-level.js';
 
 const CONSUMER_PAGE_EXTRA = { total: 0, offset: 0, limit: 0, consumers: [] };
 

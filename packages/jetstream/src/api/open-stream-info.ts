@@ -1,6 +1,7 @@
 // The StreamInfo of a stream open on this node, as STREAM.INFO answers it: its state, consumer count, and in
 // a cluster its replica's `cluster` block.
 import type { Stream } from '../stream/stream.js';
+import { formatTimeNs, nowNs } from './time-format.js';
 import { streamInfo, streamState, type StateOptions, type StreamInfoJson } from './stream-info.js';
 
 /** The `cluster` block of the replica serving a stream on this node (none on a single node). */
@@ -15,7 +16,7 @@ export interface ConsumerCountSource {
 }
 
 /** STREAM.INFO's body: StreamInfo with, in a cluster, the replica's `cluster` block. */
-export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[]; alternates?: object[] };
+export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[]; alternates?: object[]; ts?: string };
 
 export class OpenStreamInfo {
   constructor(
@@ -37,6 +38,8 @@ export class OpenStreamInfo {
     if (sources !== undefined) out.sources = sources;
     const alternates = this.blocks?.alternatesOf?.(stream.name);
     if (alternates !== undefined) out.alternates = alternates;
+    // 2.10+: when the info was gathered.
+    out.ts = formatTimeNs(nowNs());
     return out;
   }
 }

@@ -2,6 +2,7 @@
 import type { StoredMessage } from '@flotilla/store';
 import type { Stream } from '../stream/stream.js';
 import { formatTimeNs } from './time-format.js';
+import { dynamicMetadata } from './api-level.js';
 
 /** Subjects per page of STREAM.INFO with subjects_filter. */
 export const SUBJECTS_PAGE_LIMIT = 100_000;
@@ -73,8 +74,10 @@ export interface StreamInfoJson {
 
 /** The config as nats-server writes it: `subjects` is omitempty (a mirror or a sourcing stream may have none). */
 export function configJson(cfg: Stream['config']): object {
-  if (cfg.subjects.length > 0) return cfg;
-  const { subjects: _none, ...rest } = cfg;
+  // setDynamicStreamMetadata: every config an answer carries shows this server's version and API level.
+  const shown = { ...cfg, metadata: dynamicMetadata(cfg.metadata) };
+  if (cfg.subjects.length > 0) return shown;
+  const { subjects: _none, ...rest } = shown;
   return rest;
 }
 

@@ -6,7 +6,7 @@ import type { BusMessage } from '../message-bus.js';
 import type { LocalReplica } from './clustered-jetstream-replicas.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
-import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { requiredApiLevelError } from '../api/api-level.js';
 
 export class ClusterApi {
   constructor(private readonly cjs: ClusteredJetStream) {}

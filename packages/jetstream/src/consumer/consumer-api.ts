@@ -11,7 +11,7 @@ import { JsErrors } from '../api/api-errors.js';
 import { invalidJsonWithReason } from '../api/js-error-table.js';
 import { parsePauseRequest } from './consumer-pause.js';
 import { isValidGroupName } from './priority-groups.js';
-import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { requiredApiLevelError } from '../api/api-level.js';
 
 const T = 'io.nats.jetstream.api.v1.';
 const NAMES_PAGE = 1024;

@@ -2,6 +2,7 @@
 // (workqueue / interest removal) and the consumers of a stream coming up. Where a stream's consumers keep
 // their config and state, and when this node runs them, is its placement's (consumer-state-placement.ts):
 // local files on a single node, the stream's Raft group in a cluster.
+import { requiredConsumerLevel, staticMetadata, withLevelOf } from '../api/api-level.js';
 import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
@@ -233,6 +234,8 @@ export class ConsumerService implements ConsumerHost {
       const config = req.config;
       const accountMaxAckPending = this.ctx.accountLimits?.maxAckPending ?? -1;
       applyConsumerDefaults(config, stream.config, accountMaxAckPending);
+      // setStaticConsumerMetadata: the stored metadata carries the level the config needs.
+      config.metadata = staticMetadata(config.metadata, requiredConsumerLevel(config));
       const invalid = checkConsumerConfig(config, stream.config, accountMaxAckPending);
       if (invalid) throw invalid;
       if (!filtersWithinStream(config, stream.config)) throw E.filterNotSubset();
@@ -240,7 +243,7 @@ export class ConsumerService implements ConsumerHost {
       const name = config.durable_name ?? config.name ?? '';
       const existing = name !== '' ? entry.consumers.get(name) : undefined;
       if (existing) {
-        if (req.action === 'create' && !configsEqual(config, existing.config)) throw E.alreadyExists();
+        if (req.action === 'create' && !configsEqual(withLevelOf(config, existing.config), existing.config)) throw E.alreadyExists();
         if (stream.config.retention === 'workqueue' && !this.partitionUnique(entry, name, consumerFilters(config))) {
           throw E.wqNotUnique();
         }
@@ -313,6 +316,7 @@ export class ConsumerService implements ConsumerHost {
       const next = { ...c.config };
       if (pauseUntil === undefined) delete next.pause_until;
       else next.pause_until = pauseUntil;
+      next.metadata = staticMetadata(next.metadata, requiredConsumerLevel(next));
       c.updateConfig(next);
       await c.saveMeta();
       return pauseResponse(next.pause_until, this.clock.nowMs());

@@ -1,5 +1,6 @@
 // One consumer: its state machine plus the delivery engine (pull requests or a push deliver subject),
 // ack processing, redelivery timers, flow control and heartbeats.
+import { formatTimeNs, nowNs } from '../api/time-format.js';
 import { subjectMatchesFilter } from '@flotilla/protocol';
 import { bigNsToMs, nsToMs, type StoredMessage } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
@@ -17,7 +18,7 @@ import { FlowControlWindow } from './flow-control.js';
 import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
 import { randomId } from './random-id.js';
 import * as S from './status-headers.js';
-import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { dynamicMetadata, requiredApiLevelError } from '../api/api-level.js';
 import { isPausedAt, pauseAdvisory, pauseInfo, pauseUntilMs } from './consumer-pause.js';
 import {
   PinnedClient,
@@ -269,7 +270,7 @@ export class Consumer {
       stream_name: this.stream.name,
       name: this.name,
       created: this.created,
-      config: orderedConfig(this.config),
+      config: { ...orderedConfig(this.config), metadata: dynamicMetadata(this.config.metadata) },
       delivered,
       ack_floor: ackFloor,
       num_ack_pending: st.pending.size,
@@ -281,6 +282,7 @@ export class Consumer {
     if (cluster) out['cluster'] = cluster;
     if (this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) out['push_bound'] = true;
     Object.assign(out, pauseInfo(this.config.pause_until, this.clock.nowMs()));
+    out['ts'] = formatTimeNs(nowNs());
     // 2.14 reports the first (its only) group.
     const group = this.config.priority_groups?.[0];
     if (group !== undefined) out['priority_groups'] = [this.pin.state(group)];

@@ -6,6 +6,7 @@ import { JsErrors } from '../api/api-errors.js';
 import { isGoInt64 } from '../api/request-body.js';
 import { PLACEMENT_FIELDS, STREAM_CONFIG_FIELDS, STREAM_CONSUMER_LIMITS_FIELDS, firstUnknownField } from './config-field-names.js';
 import type { StreamConfig } from './stream-config-types.js';
+import { requiredStreamLevel, staticMetadata, withLevelOf } from '../api/api-level.js';
 import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 import { messageTtlConfig } from './message-ttl-config.js';
@@ -303,6 +304,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };
+  // 2.14's setStaticStreamMetadata: the stored metadata carries the level the config needs (api-level.ts).
+  cfg.metadata = staticMetadata(req.metadata, requiredStreamLevel(cfg));
   return cfg;
 }
 
@@ -334,5 +337,7 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
 
 /** Canonical form for "identical configuration" comparisons (field order is fixed by normalise). */
 export function sameStreamConfig(a: StreamConfig, b: StreamConfig): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  // copyStreamMetadata: the required level is compared as the existing stream stored it, and a config read
+  // from a StreamInfo answer compares without its dynamic `_nats.ver` / `_nats.level`.
+  return JSON.stringify(withLevelOf(a, a)) === JSON.stringify(withLevelOf(b, a));
 }

@@ -18,7 +18,7 @@
 // (2.14 checks it on API requests and inside batches only: requiredApiLevelError below is that API-side check,
 // for the endpoint dispatch to call). Fast batches are announced by a reply subject
 // ending in `.$FI`, not a header; they are not detected here.
-import { decodeHeaders, isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
+import { isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 
@@ -79,27 +79,5 @@ export function unsupportedScheduleError(h: FeatureHeaders, subject: string): Ap
   return null;
 }
 
-/**
- * The JetStream API level Flotilla implements: 0, that of nats-server 2.10 (2.11 is 1, 2.14 is 4). It rises
- * as issue 20 lands the 2.11+ features.
- */
-export const JS_API_LEVEL = 0;
-
-/** Go's strconv.Atoi. */
-const GO_ATOI = /^[+-]?[0-9]+$/;
-
-/**
- * 2.14's errorOnRequiredApiLevel for a `$JS.API` request's header block: a `Nats-Required-Api-Level` above
- * ours, or not an integer, is 412 / 10185. Null when the request may proceed (no header, or a level we have).
- */
-export function requiredApiLevelError(header: Uint8Array | null): ApiError | null {
-  if (header === null || header.length === 0) return null;
-  let level: string | undefined;
-  try {
-    level = decodeHeaders(header).entries.find(([k]) => k === 'Nats-Required-Api-Level')?.[1];
-  } catch {
-    return null;
-  }
-  if (level === undefined || level === '') return null;
-  return !GO_ATOI.test(level) || Number.parseInt(level, 10) > JS_API_LEVEL ? JsErrors.requiredApiLevel() : null;
-}
+// The API level and its request check live in api/api-level.ts (re-exported for existing importers).
+export { JS_API_LEVEL, requiredApiLevelError } from '../api/api-level.js';
