@@ -7,42 +7,24 @@
 // (ConsumerInfo, updatePauseState, sendPauseAdvisoryLocked, loopAndGatherMsgs' pause check),
 // jetstream_events.go (JSConsumerPauseAdvisory) and errors.json (10014, 10025, 10059).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { AckPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { sleep } from './helpers/flotilla-process.js';
+import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-pause-'));
-let server: FlotillaProcess;
+const srv = new JetStreamV3Server('flotilla-pause-');
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 const dec = new TextDecoder();
 
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
+  ({ nc, js, jsm } = await srv.start());
   await jsm.streams.add({ name: 'P', subjects: ['p.>'] });
 });
 afterAll(async () => {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
-
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** Advisories on `subject`, parsed, as they arrive. */
 function collect(subject: string): { sub: Subscription; got: Array<Record<string, unknown>> } {
@@ -161,7 +143,9 @@ describe('consumer pause on one node', () => {
     await jsm.consumers.pause('P', 'UPD', new Date(Date.now() + 60_000));
     const paused = await jsm.consumers.info('P', 'UPD');
     expect(paused.paused).toBe(true);
-    expect({ ...paused.config, pause_until: undefined }).toEqual({ ...ci.config, pause_until: undefined });
+    // Everything but pause_until is kept; the stored API level rises to 1 with it (2.14 setStaticConsumerMetadata).
+    expect({ ...paused.config, pause_until: undefined, metadata: undefined }).toEqual({ ...ci.config, pause_until: undefined, metadata: undefined });
+    expect([ci.config.metadata?.['_nats.req.level'], paused.config.metadata?.['_nats.req.level']]).toEqual(['0', '1']);
     const updated = await jsm.consumers.update('P', 'UPD', { description: 'still paused', pause_until: new Date(Date.now() + 120_000).toISOString() });
     expect(updated.paused).toBe(true);
     expect(updated.pause_remaining).toBeGreaterThan(100_000_000_000);

@@ -6,33 +6,23 @@
 // JSApiConsumerResetResponse, errors.json 10204). nats.js gates reset on 2.14.0; Flotilla reports 2.10.0
 // until issue 20 item 8, so the connection is told the feature level.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
+import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-reset-'));
-let server: FlotillaProcess;
+const srv = new JetStreamV3Server('flotilla-reset-', '2.14.0');
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 const dec = new TextDecoder();
 
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  (nc as unknown as { features: { update(v: string): void } }).features.update('2.14.0');
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
+  ({ nc, js, jsm } = await srv.start());
   await jsm.streams.add({ name: 'R', subjects: ['r.>'] });
   for (let i = 1; i <= 10; i++) await js.publish('r.a', `r-${i}`);
 });
 afterAll(async () => {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
 
 async function fetchAll(name: string, n: number): Promise<JsMsg[]> {
@@ -40,16 +30,6 @@ async function fetchAll(name: string, n: number): Promise<JsMsg[]> {
   const out: JsMsg[] = [];
   for await (const m of await c.fetch({ max_messages: n, expires: 1000 })) out.push(m);
   return out;
-}
-
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
 }
 
 describe('consumer reset', () => {

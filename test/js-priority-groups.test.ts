@@ -10,49 +10,26 @@
 // nats.js gates these calls on the server's version (2.11.0); Flotilla still reports 2.10.0 until issue 20
 // item 8, so each connection is told the feature level the server implements.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { AckPolicy, jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { type NatsConnection } from '@nats-io/transport-node';
+import { AckPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { sleep } from './helpers/flotilla-process.js';
+import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-prio-'));
-let server: FlotillaProcess;
+// nats.js turns priority groups on for servers of 2.11.0 and later.
+const srv = new JetStreamV3Server('flotilla-prio-', '2.14.0');
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 const dec = new TextDecoder();
 const SEC_NS = 1_000_000_000;
 
-/** nats.js turns priority groups on for servers of 2.11.0 and later. */
-export function claimFeatureLevel(conn: NatsConnection): void {
-  (conn as unknown as { features: { update(v: string): void } }).features.update('2.14.0');
-}
-
 beforeAll(async () => {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  claimFeatureLevel(nc);
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
+  ({ nc, js, jsm } = await srv.start());
   await jsm.streams.add({ name: 'G', subjects: ['g.>'] });
 });
 afterAll(async () => {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
-
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 /** The status line of a raw pull's first answer. */
 async function rawPull(consumer: string, body: object): Promise<string> {

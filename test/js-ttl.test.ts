@@ -6,15 +6,12 @@
 // update check, getMessageTTL/parseMessageTTL, processJetStreamMsg), jetstream_batching.go
 // (checkMsgHeadersPreClusteredProposal) and errors.json (10165, 10166, 10052).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { type JetStreamClient, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { sleep } from './helpers/flotilla-process.js';
+import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-ttl-'));
-let server: FlotillaProcess;
+const srv = new JetStreamV3Server('flotilla-ttl-');
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
@@ -22,32 +19,17 @@ const enc = new TextEncoder();
 const dec = new TextDecoder();
 
 async function start(): Promise<void> {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  js = jetstream(nc);
-  jsm = await jetstreamManager(nc);
+  ({ nc, js, jsm } = await srv.start());
 }
 
 async function stop(): Promise<void> {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
+  expect(await srv.stop()).toBe(0);
 }
 
 beforeAll(start);
 afterAll(async () => {
-  await stop();
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
-
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function until(cond: () => Promise<boolean>, timeoutMs: number): Promise<number> {
   const end = Date.now() + timeoutMs;
