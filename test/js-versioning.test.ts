@@ -120,6 +120,7 @@ describe.skipIf(AGAINST_NATS_SERVER)('versioning on one node (stock @nats-io/jet
 });
 
 describe('versioning on three nodes', () => {
+  const startedMs = Date.now();
   let cluster: JsCluster;
   useJsCluster({ size: 3 }, (c) => (cluster = c));
 
@@ -140,6 +141,10 @@ describe('versioning on three nodes', () => {
       const info = await apiRequest(nc, '$JS.API.STREAM.INFO.V3', '');
       expect((info['config'] as { metadata: unknown }).metadata, node).toEqual({ '_nats.req.level': '0', ...dynamic });
       expectFreshTs(info['ts'], before);
+      // The leader answers, with when it began to lead (2.11+ ClusterInfo.leader_since).
+      const since = Date.parse((info['cluster'] as { leader_since: string }).leader_since);
+      expect(since).toBeGreaterThanOrEqual(startedMs - 1000);
+      expect(since).toBeLessThanOrEqual(Date.now());
       expect((await apiRequest(nc, '$JS.API.INFO', ''))['api']).toMatchObject({ level: 1 });
       await nc.close();
     }

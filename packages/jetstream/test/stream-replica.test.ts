@@ -389,7 +389,11 @@ describe('StreamReplica: leadership and membership', () => {
   it('runs an R1 stream as a one-voter group and grows it to R3', async () => {
     const c = (cluster = await ReplicaCluster.start({ name: 'S', subjects: ['s.>'], storage: 'file', num_replicas: 1 }, { nodes: 1 }));
     const only = await c.waitForLeader();
-    expect(only.clusterInfo()).toEqual({ name: 'C1', raft_group: c.assignment.group, leader: 'n1' });
+    const { leader_since: since, ...block } = only.clusterInfo();
+    expect(block).toEqual({ name: 'C1', raft_group: c.assignment.group, leader: 'n1' });
+    // The serving leader says since when (2.11+ ClusterInfo.leader_since).
+    expect(Date.parse(since!)).toBeLessThanOrEqual(Date.now());
+    expect(Date.parse(since!)).toBeGreaterThan(Date.now() - 60_000);
     expect(only.stepDown()).toBeNull();
     for (let i = 0; i < 10; i++) await c.waitForAcks([c.publish('s.x', `m${i}`)]);
     c.assignment = { ...c.assignment, config: { ...c.assignment.config, num_replicas: 3 }, peers: [1, 2, 3] };

@@ -21,14 +21,23 @@ export interface ReplicaClusterBlock {
   /** The group's Raft group id (nats-server 2.10). */
   raft_group: string;
   leader?: string;
+  /** When the leader began serving (2.11+: the leader's own view only, as nats-server's raft LeaderSince). */
+  leader_since?: string;
   replicas?: Array<{ name: string; current: boolean; offline?: true; active: number; lag?: number; peer: string }>;
 }
 
 /** Builds the block from a status: the leader is omitted from `replicas`; leaderless lists every member. */
-export function clusterBlockOf(clusterName: string, selfId: NodeId, status: RaftGroupStatus, names: Map<NodeId, ClusterPeer>): ReplicaClusterBlock {
+export function clusterBlockOf(
+  clusterName: string,
+  selfId: NodeId,
+  status: RaftGroupStatus,
+  names: Map<NodeId, ClusterPeer>,
+  leaderSinceMs?: number,
+): ReplicaClusterBlock {
   const block: ReplicaClusterBlock = { name: clusterName, raft_group: status.group };
   const leader = status.leader !== 0 ? names.get(status.leader) : undefined;
   if (leader !== undefined) block.leader = leader.name;
+  if (leader !== undefined && leaderSinceMs !== undefined && leaderSinceMs > 0) block.leader_since = new Date(leaderSinceMs).toISOString();
   const rows: NonNullable<ReplicaClusterBlock['replicas']> = [];
   const members = status.replicas.map((r) => ({ ...r }));
   if (leader === undefined || status.leader !== selfId) {

@@ -103,6 +103,8 @@ export class StreamReplica implements StreamReplicaView {
   private servingTerm = 0;
   /** When (performance.now() ms) this replica began serving as leader; whether a transfer elected it. */
   private servingSinceMs = -Infinity;
+  /** Wall-clock time this node began serving as leader: ClusterInfo's `leader_since` (2.11+). */
+  private servingSinceWallMs = 0;
   private servingByTransfer = false;
   /** When (performance.now() ms) this replica last lost leadership while handing it over. */
   private handedOverAtMs = -Infinity;
@@ -360,6 +362,7 @@ export class StreamReplica implements StreamReplicaView {
     this.serving = true;
     this.servingTerm = node.core.term;
     this.servingSinceMs = performance.now();
+    this.servingSinceWallMs = Date.now();
     this.servingByTransfer = node.core.electedByTransfer();
     this.handingOver = false;
     this.host.log.info({ stream: this.name, group: this.current.group, term: node.core.term }, 'JetStream cluster new stream leader');
@@ -592,7 +595,8 @@ export class StreamReplica implements StreamReplicaView {
     // As leaderId(): a leader not serving yet answers as a member that sees no leader (no `leader` in the block),
     // so nobody (the create path's probe included) takes its answer for a serving leader's.
     const status = { ...this.status(), leader: this.leaderId() };
-    return clusterBlockOf(this.host.env.clusterName, this.selfId, status, this.peersById());
+    const leaderSinceMs = this.serving && status.leader === this.selfId ? this.servingSinceWallMs : undefined;
+    return clusterBlockOf(this.host.env.clusterName, this.selfId, status, this.peersById(), leaderSinceMs);
   }
 
   private peersById(): Map<NodeId, ClusterPeer> {
