@@ -17,6 +17,7 @@ import { consumerErrors } from '../src/consumer/consumer-errors.js';
 const NATS_2_14: Record<JsErrorName, [number, number, string]> = {
   JSAccountResourcesExceededErr: [400, 10002, 'resource limits exceeded for account'],
   JSBadRequestErr: [400, 10003, 'bad request'],
+  JSPedanticErrF: [400, 10157, 'pedantic mode: {err}'],
   JSSnapshotDeliverSubjectInvalidErr: [400, 10015, 'deliver subject not valid'],
   JSRestoreSubscribeFailedErrF: [500, 10042, 'JetStream unable to subscribe to restore snapshot {subject}: {err}'],
   JSStreamRestoreErrF: [500, 10062, 'restore failed: {err}'],

@@ -110,6 +110,7 @@ export const JS_ERROR_TABLE = {
   JSMessageIncrInvalidErr: { code: 400, errCode: 10171, description: 'message counter increment is invalid' },
   JSAtomicPublishDisabledErr: { code: 400, errCode: 10174, description: 'atomic publish is disabled' },
   JSRequiredApiLevelErr: { code: 412, errCode: 10185, description: 'JetStream minimum api level required' },
+  JSPedanticErrF: { code: 400, errCode: 10157, description: 'pedantic mode: {err}' },
   JSMessageSchedulesDisabledErr: { code: 400, errCode: 10188, description: 'message schedules is disabled' },
   JSStreamExpectedLastSeqPerSubjectInvalid: { code: 400, errCode: 10193, description: 'missing sequence for expected last sequence per subject' },
   JSConsumerPriorityPolicyWithoutGroup: { code: 400, errCode: 10159, description: 'Setting PriorityPolicy requires at least one PriorityGroup to be set' },

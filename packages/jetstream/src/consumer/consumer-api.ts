@@ -28,6 +28,8 @@ export interface CreateRequest {
   action: CreateAction;
   /** Legacy `CONSUMER.CREATE.<S>`: the name may be generated. */
   legacyEphemeral: boolean;
+  /** The request's `pedantic`: refuse what the defaults would adjust (consumer-pedantic.ts). */
+  pedantic?: boolean;
 }
 
 export class ConsumerApi {
@@ -148,7 +150,8 @@ export class ConsumerApi {
     // Cluster: checkConsumerConfig refuses more replicas than the stream has (10126).
     if (config.num_replicas > 1 && !this.service.isReplicated(streamName)) return fail(E.replicasNotSupported());
 
-    const req: CreateRequest = { stream: streamName, config, action, legacyEphemeral: kind === 'legacyEphemeral' };
+    if (body['pedantic'] !== undefined && typeof body['pedantic'] !== 'boolean') return fail(E.invalidJson());
+    const req: CreateRequest = { stream: streamName, config, action, legacyEphemeral: kind === 'legacyEphemeral', pedantic: body['pedantic'] === true };
     this.service.createConsumer(req).then(
       (info) => ctx.respond(msg.reply, type, info),
       (err: unknown) => fail(asApiError(err)),

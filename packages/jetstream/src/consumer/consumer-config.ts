@@ -163,8 +163,8 @@ export function parseConsumerConfig(raw: unknown): ConsumerConfig | ApiError {
 }
 
 /**
- * The CONSUMER.CREATE request's own fields (beside `config`): unknown ones are "invalid JSON" as in 2.14, and
- * `pedantic: true` is refused by name. Null when the request may proceed.
+ * The CONSUMER.CREATE request's own fields (beside `config`): unknown ones are "invalid JSON" as in 2.14
+ * (`pedantic` is implemented: consumer-pedantic.ts). Null when the request may proceed.
  */
 export function consumerRequestFieldError(body: Record<string, unknown>): ApiError | null {
   const unknown = firstUnknownField(body, CONSUMER_CREATE_REQUEST_FIELDS);

@@ -3,6 +3,7 @@
 // their config and state, and when this node runs them, is its placement's (consumer-state-placement.ts):
 // local files on a single node, the stream's Raft group in a cluster.
 import { requiredConsumerLevel, staticMetadata, withLevelOf } from '../api/api-level.js';
+import { pedanticConsumerError } from './consumer-pedantic.js';
 import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
@@ -233,6 +234,10 @@ export class ConsumerService implements ConsumerHost {
       const stream = entry.stream;
       const config = req.config;
       const accountMaxAckPending = this.ctx.accountLimits?.maxAckPending ?? -1;
+      if (req.pedantic === true) {
+        const refusal = pedanticConsumerError(config, stream.config);
+        if (refusal !== null) throw refusal;
+      }
       applyConsumerDefaults(config, stream.config, accountMaxAckPending);
       // setStaticConsumerMetadata: the stored metadata carries the level the config needs.
       config.metadata = staticMetadata(config.metadata, requiredConsumerLevel(config));

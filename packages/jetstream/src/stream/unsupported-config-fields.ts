@@ -57,7 +57,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
     issue: 19,
   },
   { scope: 'consumer', field: 'sourcing', shape: bool, issue: 19 },
-  { scope: 'consumer request', field: 'pedantic', shape: bool, issue: 20 },
 ];
 
 const ROWS_BY_SCOPE: ReadonlyMap<ConfigScope, readonly UnsupportedConfigField[]> = new Map(
