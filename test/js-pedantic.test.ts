@@ -1,8 +1,8 @@
-// Pedantic mode of a consumer create request (nats-server 2.11+, `pedantic: true` beside `config`): what the
-// defaults would adjust is refused with 400 10157 `pedantic mode: …` (2.14.5 setConsumerConfigDefaults), and a
-// config needing no adjustment is created as without it. Raw requests (the stock clients have no pedantic
-// switch), one node and three. nats-server 2.9.10 ignores the field, so this runs against Flotilla only.
-// A stream's `pedantic` is still refused by name (js-unsupported-fields.test.ts).
+// Pedantic mode (nats-server 2.11+): a stream create/update request's `pedantic: true` (checkStreamCfg) and a
+// consumer create request's (setConsumerConfigDefaults): what the defaults would adjust is refused — 400 10157
+// `pedantic mode: …`, or 10052 for delete markers — and a config needing no adjustment is created as without
+// it. Raw requests (the stock clients have no pedantic switch), one node and three. nats-server 2.9.10 ignores
+// the field, so this runs against Flotilla only.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import type { NatsConnection as V2Connection } from 'nats';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -34,6 +34,40 @@ describe.skipIf(AGAINST_NATS_SERVER)('consumer pedantic mode on one node', () =>
   });
   afterAll(async () => {
     expect(await srv.remove()).toBe(0);
+  });
+
+  async function createStream(config: object): Promise<Record<string, unknown>> {
+    const m = await nc.request(`$JS.API.STREAM.CREATE.${(config as { name: string }).name}`, enc.encode(JSON.stringify(config)), { timeout: 10_000 });
+    return JSON.parse(dec.decode(m.data)) as Record<string, unknown>;
+  }
+
+  it.each([
+    ['max_msgs below -1', { max_msgs: -2 }, refusal('max_msgs must be set to -1')],
+    ['max_msgs_per_subject below -1', { max_msgs_per_subject: -5 }, refusal('max_msgs_per_subject must be set to -1')],
+    ['max_bytes below -1', { max_bytes: -2 }, refusal('max_bytes must be set to -1')],
+    ['max_msg_size below -1', { max_msg_size: -2 }, refusal('max_msg_size must be set to -1')],
+    ['max_consumers below -1', { max_consumers: -2 }, refusal('max_consumers must be set to -1')],
+    ['a default window over max_age', { max_age: 60 * SEC_NS }, refusal('duplicate window cannot be bigger than max age')],
+    ['markers without TTLs', { subject_delete_marker_ttl: 5 * SEC_NS, allow_rollup_hdrs: true }, { code: 500, err_code: 10052, description: 'subject delete marker cannot be set if message TTLs are disabled' }],
+    ['markers without roll-ups', { subject_delete_marker_ttl: 5 * SEC_NS, allow_msg_ttl: true }, { code: 500, err_code: 10052, description: 'subject delete marker cannot be set if roll-ups are disabled' }],
+  ])('a pedantic stream create with %s is refused', async (_name, extra, error) => {
+    const answer = await createStream({ name: 'PS', subjects: ['ps.>'], pedantic: true, ...extra });
+    expect(answer).toEqual({ type: 'io.nats.jetstream.api.v1.stream_create_response', error });
+  });
+
+  it('a pedantic stream create needing no adjustment is created; so is the adjusted one without pedantic', async () => {
+    const ok = await createStream({ name: 'PS1', subjects: ['ps1.>'], pedantic: true, max_age: 60 * SEC_NS, duplicate_window: 30 * SEC_NS, subject_delete_marker_ttl: 5 * SEC_NS, allow_msg_ttl: true, allow_rollup_hdrs: true });
+    expect(ok['error']).toBeUndefined();
+    expect(ok['config']).toMatchObject({ duplicate_window: 30 * SEC_NS, subject_delete_marker_ttl: 5 * SEC_NS });
+    const lax = await createStream({ name: 'PS2', subjects: ['ps2.>'], max_age: 60 * SEC_NS, subject_delete_marker_ttl: 5 * SEC_NS });
+    expect(lax['config']).toMatchObject({ duplicate_window: 60 * SEC_NS, allow_msg_ttl: true, allow_rollup_hdrs: true });
+    // An update is checked too; a mirror must not differ from its origin's direct get setting.
+    const m = await nc.request('$JS.API.STREAM.UPDATE.PS1', enc.encode(JSON.stringify({ ...(ok['config'] as object), max_msgs: -3, pedantic: true })), { timeout: 10_000 });
+    expect(JSON.parse(dec.decode(m.data))['error']).toEqual(refusal('max_msgs must be set to -1'));
+    await createStream({ name: 'ORIGIN', subjects: ['origin.>'], allow_direct: true });
+    expect((await createStream({ name: 'MIR', mirror: { name: 'ORIGIN' }, pedantic: true }))['error']).toEqual(refusal('origin stream has direct get set, mirror has it disabled'));
+    expect((await createStream({ name: 'MIR', mirror: { name: 'ORIGIN' }, mirror_direct: true, pedantic: true }))['error']).toBeUndefined();
+    expect((await createStream({ name: 'PS3', pedantic: 'yes' }))['error']).toEqual({ code: 400, err_code: 10025, description: 'invalid JSON' });
   });
 
   it.each([
@@ -77,6 +111,10 @@ describe.skipIf(AGAINST_NATS_SERVER)('consumer pedantic mode on three nodes', ()
 
   it('an R3 stream\'s consumer is refused through a follower as on one node, and created when nothing is adjusted', async () => {
     const n1 = await cluster.connect('n1');
+    const n2 = await cluster.connect('n2');
+    const refused = await n2.request('$JS.API.STREAM.CREATE.PRX', enc.encode(JSON.stringify({ name: 'PRX', subjects: ['prx.>'], num_replicas: 3, max_bytes: -7, pedantic: true })), { timeout: 10_000 });
+    expect(JSON.parse(dec.decode(refused.data))['error']).toEqual(refusal('max_bytes must be set to -1'));
+    await n2.close();
     await addStream(await n1.jetstreamManager(), { name: 'PR', subjects: ['pr.>'], num_replicas: 3, consumer_limits: { max_ack_pending: 20 } });
     for (const node of ['n2', 'n3']) {
       const nc = await cluster.connect(node);

@@ -47,7 +47,6 @@ describe('stream config fields Flotilla does not implement', () => {
     ['allow_atomic', { allow_atomic: true }],
     ['allow_msg_schedules', { allow_msg_schedules: true }],
     ['allow_batched', { allow_batched: true }],
-    ['pedantic', { pedantic: true }],
   ])('%s is refused by name', (field, body) => {
     expect(streamError(body)).toEqual(refused('stream', field));
   });

@@ -8,6 +8,7 @@ import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { checkCreateRequest, normaliseStreamConfig, parseStreamConfigRequest } from '../stream/stream-config.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import { applyOriginFacts } from '../topology/origin-facts.js';
+import { pedanticFlag, pedanticStreamError } from '../stream/stream-pedantic.js';
 import type { Stream } from '../stream/stream.js';
 import { accountInfoJson, type ApiStats, type ReservedBytes } from './account-info.js';
 import { ApiError } from './api-error.js';
@@ -39,23 +40,38 @@ export const LIST_PAGE_LIMIT = 256;
 const NO_PAGE = { total: 0, offset: 0, limit: 0 };
 
 /** STREAM.CREATE's body as the config to create (validation errors thrown as ApiError). */
-export function parseCreateRequest(name: string, data: Uint8Array): StreamConfig {
+export function parseCreateRequest(name: string, data: Uint8Array): StreamRequest {
   const body = parseRequestBody(data);
   if (body === undefined) throw JsErrors.invalidJson();
   const req = parseStreamConfigRequest(body);
   if (req.name !== name) throw JsErrors.streamNameMismatch();
   if (/[\\/]/.test(name)) throw JsErrors.nameHasPathSeparators();
   checkCreateRequest(req);
-  return normaliseStreamConfig(req);
+  const pedantic = pedanticFlag(body as Record<string, unknown>);
+  if (pedantic) throwIfSet(pedanticStreamError(req));
+  return { cfg: normaliseStreamConfig(req), pedantic };
 }
 
 /** STREAM.UPDATE's body as the requested config (checked against the current one by the caller). */
-export function parseUpdateRequest(name: string, data: Uint8Array): StreamConfig {
+export function parseUpdateRequest(name: string, data: Uint8Array): StreamRequest {
   const body = parseRequestBody(data);
   if (body === undefined) throw JsErrors.invalidJson();
-  const cfg = normaliseStreamConfig(parseStreamConfigRequest(body));
+  const req = parseStreamConfigRequest(body);
+  const pedantic = pedanticFlag(body as Record<string, unknown>);
+  if (pedantic) throwIfSet(pedanticStreamError(req));
+  const cfg = normaliseStreamConfig(req);
   if (cfg.name !== name) throw JsErrors.streamNameMismatch();
-  return cfg;
+  return { cfg, pedantic };
+}
+
+/** A stream create or update request: its config, and whether it asked for pedantic mode. */
+export interface StreamRequest {
+  cfg: StreamConfig;
+  pedantic: boolean;
+}
+
+function throwIfSet(error: ApiError | null): void {
+  if (error !== null) throw error;
 }
 
 /** Extra fields nats-server keeps in an error response of each type (non-omitempty fields). */
@@ -124,15 +140,17 @@ export class StreamApi {
 
   create(name: string, msg: BusMessage): Promise<void> {
     return this.run(ResponseType.streamCreate, msg.reply, async () => {
-      const cfg = await applyOriginFacts(parseCreateRequest(name, msg.data), (n) => this.configOf(n));
+      const req = parseCreateRequest(name, msg.data);
+      const cfg = await applyOriginFacts(req.cfg, (n) => this.configOf(n), req.pedantic);
       return { ...(await this.catalogue.create(cfg)), did_create: true };
     });
   }
 
   update(name: string, msg: BusMessage): Promise<void> {
-    return this.run(ResponseType.streamUpdate, msg.reply, async () =>
-      this.catalogue.update(await applyOriginFacts(parseUpdateRequest(name, msg.data), (n) => this.configOf(n))),
-    );
+    return this.run(ResponseType.streamUpdate, msg.reply, async () => {
+      const req = parseUpdateRequest(name, msg.data);
+      return this.catalogue.update(await applyOriginFacts(req.cfg, (n) => this.configOf(n), req.pedantic));
+    });
   }
 
   /** The config of a stream of this account's catalogue (a mirror's or source's origin), if there is one. */

@@ -1,5 +1,5 @@
 // The stream config rules of per-message TTL and subject delete markers, as 2.14's checkStreamCfg applies them
-// to a request that is not pedantic (Flotilla refuses `pedantic` by name): a marker TTL turns allow_msg_ttl and
+// to a request that is not pedantic (a pedantic one is refused first: stream-pedantic.ts): a marker TTL turns allow_msg_ttl and
 // allow_rollup_hdrs on (and deny_purge off), since a marker is a TTL'd roll-up. Mirrors may not have markers
 // (each would take a sequence the origin does not have). Turning allow_msg_ttl off is refused by the update
 // check (stream-config.ts).
