@@ -1,4 +1,7 @@
 // Status-only header blocks a consumer sends (§12, §13): built as bytes, no body follows.
+// Checked against every status line of 2.14.5's consumer.go: all are here (and the 400 / 409 limit texts are
+// built in consumer.ts and priority-groups.ts) except `408 Interest Expired`, which 2.14 sends only for a pull
+// whose interest arrived through a gateway (wr.interest != wr.reply); Flotilla has no gateways.
 
 const enc = (text: string): Buffer => Buffer.from(text, 'latin1');
 
