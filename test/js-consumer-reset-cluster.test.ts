@@ -7,6 +7,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, type JsMsg } from '@nats-io/jetstream';
 import { AGAINST_NATS_SERVER, JsCluster, useJsCluster, addStream } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
+import { claimServerVersion } from './helpers/jetstream-v3-server.js';
 
 const dec = new TextDecoder();
 let cluster: JsCluster;
@@ -21,7 +22,7 @@ describe.skipIf(AGAINST_NATS_SERVER)('consumer reset on an R3 consumer', () => {
     const leader = (await cluster.waitForReplicasCurrent(adminJsm, 'RS', 3)).cluster!.leader!;
     const survivor = cluster.nodes.find((n) => n.name !== leader)!;
     const nc: NatsConnection = await connect({ servers: survivor.url, reconnect: false });
-    (nc as unknown as { features: { update(v: string): void } }).features.update('2.14.0');
+    claimServerVersion(nc, '2.14.0');
     try {
       const jsm = await jetstreamManager(nc, { timeout: 10_000 });
       const js = jetstream(nc, { timeout: 10_000 });

@@ -9,6 +9,7 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { AGAINST_NATS_SERVER, JsCluster, useJsCluster, addStream } from './helpers/js-cluster.js';
 import { sleep } from './helpers/flotilla-process.js';
+import { claimServerVersion } from './helpers/jetstream-v3-server.js';
 
 const dec = new TextDecoder();
 const SEC_NS = 1_000_000_000;
@@ -16,11 +17,8 @@ let cluster: JsCluster;
 
 useJsCluster({ size: 3, clusterName: 'PRIO' }, (c) => (cluster = c));
 
-/** nats.js turns priority groups on for servers of 2.11.0 and later; Flotilla reports 2.10.0 until issue 20 item 8. */
-function claimFeatureLevel(conn: NatsConnection): NatsConnection {
-  (conn as unknown as { features: { update(v: string): void } }).features.update('2.14.0');
-  return conn;
-}
+/** nats.js turns priority groups on for servers of 2.11.0 and later; Flotilla reports 2.10.0 (docs/compatibility.md). */
+const claimFeatureLevel = (conn: NatsConnection): NatsConnection => claimServerVersion(conn, '2.14.0');
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -18,8 +18,9 @@ export interface V3Connection {
 /**
  * Makes the v3 client treat the server as `version` for its feature gates. Flotilla reports the newest release
  * whose features are all in (version.ts); a file testing a newer feature that is already in claims the release.
+ * Works on v2 (`nats`) and v3 connections alike.
  */
-export function claimServerVersion(nc: NatsConnection, version: string): NatsConnection {
+export function claimServerVersion<C extends object>(nc: C, version: string): C {
   (nc as unknown as { features: { update(v: string): void } }).features.update(version);
   return nc;
 }
