@@ -52,10 +52,6 @@ describe('stream config fields Flotilla does not implement', () => {
     expect(streamError(body)).toEqual(refused('stream', field));
   });
 
-  it("persist_mode 'async' is refused with its value", () => {
-    expect(streamError({ persist_mode: 'async' })).toEqual(refusedValue('stream', 'persist_mode', 'async'));
-  });
-
   it('default values ask for nothing and pass, leaving the config as without them', () => {
     const plain = normaliseStreamConfig(parseStreamConfigRequest({ name: 'S' }));
     const defaults = {

@@ -6,6 +6,7 @@ import { JsErrors } from '../api/api-errors.js';
 import type { MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
+import { acksBeforeDurable } from '../stream/persist-mode.js';
 import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
@@ -75,6 +76,12 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // The purge applies now, in the same tick as the append, so the same group commit makes both
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
+    }
+    // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
+    if (reply !== null && acksBeforeDurable(stream.config)) {
+      this.send(reply, this.acks.ack(seq));
+      this.pending.push(seq, subject, null, store.flush());
+      return;
     }
     this.pending.push(seq, subject, reply, store.flush());
   }

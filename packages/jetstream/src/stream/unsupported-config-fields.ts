@@ -47,7 +47,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
   { scope: 'stream', field: 'allow_msg_counter', shape: bool, issue: 20 },
   { scope: 'stream', field: 'allow_atomic', shape: bool, issue: 20 },
   { scope: 'stream', field: 'allow_msg_schedules', shape: bool, issue: 20 },
-  { scope: 'stream', field: 'persist_mode', shape: { type: 'enum', values: ['', 'default', 'async'], inert: ['', 'default'] }, issue: 20 },
   { scope: 'stream', field: 'allow_batched', shape: bool, issue: 20 },
   { scope: 'stream', field: 'pedantic', shape: bool, issue: 20 },
   {
