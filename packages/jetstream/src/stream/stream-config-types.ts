@@ -57,4 +57,6 @@ export interface StreamConfig {
    * commit reaches disk (persist-mode.ts). Absent: the default, fsync before every ack. Fixed at create.
    */
   persist_mode?: 'async';
+  /** ADR-50 atomic batch publish (atomic-batch.ts). Absent: false. */
+  allow_atomic?: boolean;
 }

@@ -146,6 +146,7 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('first_seq', optInt(o, 'first_seq'));
   set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
+  set('allow_atomic', optBool(o, 'allow_atomic'));
   if (optEnum(o, 'persist_mode') === 'async') req.persist_mode = 'async';
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
@@ -245,6 +246,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   }
   const ttl = messageTtlConfig(req);
   checkPersistMode(req, replicas);
+  if (req.allow_atomic === true && req.mirror !== undefined) throw JsErrors.mirrorWithAtomicPublish();
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
   // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
@@ -305,6 +307,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     consumer_limits: req.consumer_limits ?? {},
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
+    ...(req.allow_atomic === true ? { allow_atomic: true } : {}),
     ...(req.persist_mode === 'async' ? { persist_mode: 'async' as const } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };

@@ -58,9 +58,12 @@ function isTimeZone(name: string): boolean {
 
 const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
 
-/** The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on. */
-export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean): ApiError | null {
-  if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
+/**
+ * The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on.
+ * `inAtomicBatch`: a message of a committed batch on an allow_atomic stream (stream/atomic-batch.ts).
+ */
+export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean, inAtomicBatch = false): ApiError | null {
+  if (h.batchId && !inAtomicBatch) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
   if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
   return null;
 }
