@@ -118,7 +118,21 @@ describe('atomic batch publish (one node)', () => {
       err_code: 10201,
       description: 'atomic publish batch contains duplicate message id',
     });
+    // A required API level above the server's abandons the batch (Flotilla's level is below 1).
+    expect(await raw('atom.x', 'lvl', 1)).toBe('');
+    expect(errOf(await raw('atom.x', 'lvl', 2, { 'Nats-Required-Api-Level': '99' }))).toEqual({
+      code: 412,
+      err_code: 10185,
+      description: 'JetStream minimum api level required',
+    });
+    expect(errOf(await raw('atom.x', 'lvl', 3, { 'Nats-Batch-Commit': '1' }))).toMatchObject({ err_code: 10176 });
     expect((await jsm.streams.info('ATOM')).state.last_seq).toBe(before);
+  });
+
+  it('persist_mode async may not be combined with atomic batches', async () => {
+    const failure = await jsm.streams.add({ name: 'AA', subjects: ['aa'], allow_atomic: true, persist_mode: 'async' as never }).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(JetStreamApiError);
+    expect((failure as JetStreamApiError).message).toBe('async persist mode is not supported with atomic batch publish');
   });
 
   it('expected-* checks are evaluated against the batch', async () => {

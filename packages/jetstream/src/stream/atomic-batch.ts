@@ -102,15 +102,17 @@ export class AtomicBatches {
     }
     const commit = h.batchCommit !== undefined && h.batchCommit !== '';
     if (commit && !eob && h.batchCommit !== '1') return this.abandon(batchId, JsErrors.atomicPublishInvalidCommit());
+    let stored = header;
     if (header.indexOf('Nats-Required-Api-Level') >= 0) {
       const err = requiredApiLevelError(header);
       if (err !== null) return this.abandon(batchId, err);
+      stored = withoutHeader(header, 'Nats-Required-Api-Level'); // 2.14 checks it and never stores it
     }
     if (seq !== b.msgs.length + 1 || (seq === 1 && eob)) return this.abandon(batchId, JsErrors.atomicPublishIncomplete());
     if ((eob ? seq - 1 : seq) > MAX_MSGS_PER_BATCH) return this.abandon(batchId, JsErrors.atomicPublishTooLarge(MAX_MSGS_PER_BATCH));
     b.timer.refresh();
     // Copies: the bus may hand out views into a connection's read buffer.
-    if (!eob) b.msgs.push({ subject, header: Buffer.from(header), data: Buffer.from(data) });
+    if (!eob) b.msgs.push({ subject, header: stored === header ? Buffer.from(header) : stored, data: Buffer.from(data) });
     if (!commit) return { kind: 'staged' };
     const msgs = b.msgs;
     this.drop(batchId);
@@ -153,6 +155,12 @@ const reject = (error: ApiError): BatchStep => ({ kind: 'reject', error });
 function withCommitHeader(header: Buffer): Buffer {
   const parsed = decodeHeaders(header);
   parsed.entries.push(['Nats-Batch-Commit', '1']);
+  return encodeHeaders(parsed);
+}
+
+function withoutHeader(header: Buffer, key: string): Buffer {
+  const parsed = decodeHeaders(header);
+  parsed.entries = parsed.entries.filter(([k]) => k !== key);
   return encodeHeaders(parsed);
 }
 
