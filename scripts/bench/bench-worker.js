@@ -8,6 +8,8 @@
 //   replier         answer every request with its payload until SIGTERM
 //   js-pull         drain a durable pull consumer, acking each message, two pull requests in flight
 //   js-push         drain a push consumer's deliver subject, acking each message
+//   atomic-batch    atomic batches (ADR-50) of `batchSize` messages, `concurrent` batches in flight: all but
+//                   the last published without a reply, the commit awaited (ops: messages committed)
 //   idle-conns      open `count` connections (this one included), then wait until SIGTERM
 import { RawNatsClient } from './raw-nats-client.js';
 import { LatencyHistogram } from './latency-histogram.js';
@@ -24,7 +26,7 @@ const cpuMsSince = (start) => {
   return (u.user + u.system) / 1000;
 };
 
-const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush, 'idle-conns': idleConns };
+const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush, 'idle-conns': idleConns, 'atomic-batch': atomicBatch };
 
 try {
   const run = roles[role];
@@ -285,4 +287,86 @@ async function idleConns(nc, p) {
   });
   for (const c of conns) c.socket.destroy();
   return { ops: conns.length + 1, ms: 0, errors: 0, firstError: null, cpuMs: 0 };
+}
+
+/** Atomic batches until maxOps messages were committed or durationMs passed (after warmupMs uncounted). */
+function atomicBatch(nc, p) {
+  const size = Math.max(2, p.batchSize);
+  const concurrent = Math.max(1, p.concurrent);
+  const payload = Buffer.alloc(p.bytes ?? 0, 97);
+  const inbox = `${nc.inboxPrefix}.b`;
+  const hist = new LatencyHistogram();
+  const tag = `${process.pid}-${Date.now()}`;
+  const headerOf = (id, seq, commit) =>
+    Buffer.from(`NATS/1.0\r\nNats-Batch-Id: ${id}\r\nNats-Batch-Sequence: ${seq}\r\n${commit ? 'Nats-Batch-Commit: 1\r\n' : ''}\r\n`);
+  const startedAt = new Map();
+  let next = 0;
+  let inflight = 0;
+  let ok = 0;
+  let errors = 0;
+  let firstError = null;
+  let stopping = false;
+  let lastProgress = performance.now();
+  let cpu0 = process.cpuUsage();
+  let start = performance.now();
+  let warming = (p.warmupMs ?? 0) > 0;
+  return new Promise((resolve) => {
+    const finish = () => {
+      clearInterval(watchdog);
+      resolve({ ops: ok, ms: performance.now() - start, errors, firstError, cpuMs: cpuMsSince(cpu0), hist: hist.toJSON() });
+    };
+    const pump = () => {
+      while (inflight < concurrent && !stopping) {
+        if (warming && performance.now() - start >= p.warmupMs) {
+          warming = false;
+          ok = 0;
+          errors = 0;
+          firstError = null;
+          hist.reset();
+          cpu0 = process.cpuUsage();
+          start = performance.now();
+        }
+        if (!warming && (ok >= p.maxOps || performance.now() - start >= p.durationMs)) {
+          stopping = true;
+          break;
+        }
+        const n = next++;
+        const id = `${tag}-${n}`;
+        const subject = p.subjects[n % p.subjects.length];
+        for (let seq = 1; seq < size; seq++) nc.hpublish(subject, null, headerOf(id, seq, false), payload);
+        nc.hpublish(subject, `${inbox}.${n}`, headerOf(id, size, true), payload);
+        startedAt.set(n, performance.now());
+        inflight++;
+      }
+      if (stopping && inflight === 0) finish();
+    };
+    nc.subscribe(`${inbox}.*`, (m) => {
+      const n = m.subjectTailNumber();
+      const t0 = startedAt.get(n);
+      if (t0 === undefined) return;
+      startedAt.delete(n);
+      inflight--;
+      lastProgress = performance.now();
+      const text = m.payload().toString('utf8');
+      if (text.includes('"error"') || !text.includes('"count"')) {
+        errors++;
+        firstError ??= text.slice(0, 200);
+      } else {
+        ok += size;
+        hist.recordUs((lastProgress - t0) * 1000);
+      }
+      pump();
+    });
+    const watchdog = setInterval(() => {
+      if (performance.now() - lastProgress > STALL_MS) {
+        errors += inflight;
+        firstError ??= `no reply for ${STALL_MS} ms`;
+        inflight = 0;
+        stopping = true;
+        finish();
+      }
+    }, 500);
+    lastProgress = performance.now();
+    pump();
+  });
 }

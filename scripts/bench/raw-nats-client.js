@@ -174,6 +174,18 @@ export class RawNatsClient {
     this.out[this.outLen++] = LF;
   }
 
+  /** Queues `HPUB subject [reply] <hdr len> <total len>\r\n<header><payload>\r\n` (header: an encoded NATS/1.0 block). */
+  hpublish(subject, reply, header, payload) {
+    const total = header.length + payload.length;
+    const head = reply ? `HPUB ${subject} ${reply} ${header.length} ${total}\r\n` : `HPUB ${subject} ${header.length} ${total}\r\n`;
+    this.reserve(head.length * 3 + total + 2);
+    this.outLen += this.out.latin1Write(head, this.outLen);
+    this.outLen += header.copy(this.out, this.outLen);
+    this.outLen += payload.copy(this.out, this.outLen);
+    this.out[this.outLen++] = 13;
+    this.out[this.outLen++] = LF;
+  }
+
   /**
    * `<head><id> <n>\r\n<payload>\r\n` where head is the pre-encoded `PUB <subject> <reply prefix>`: the hot
    * path of windowed requests, with no string built per message.

@@ -46,6 +46,9 @@ export const WORKLOADS = [
   { id: 'js-push-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS push drain + ack R1', unit: 'msgs/s', run: (c) => jsPush(c, 1) },
   { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', run: (c) => kvPut(c, 1) },
   { id: 'kv-get-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV get R1 (direct), awaited', unit: 'ops/s', run: (c) => kvGet(c, 1) },
+  // issue 20 (nats-server 2.12+ features, so Flotilla only: 2.9 answers them with errors)
+  { id: 'js-pub-async-r1-persist-async', suites: ['js'], shape: 'single', label: 'JS publish R1 persist_mode async, window W', unit: 'msgs/s', run: (c) => jsPublishPersistAsync(c) },
+  { id: 'js-atomic-batch100-r1', suites: ['js'], shape: 'single', label: 'JS atomic batches of 100 R1, 4 in flight', unit: 'msgs/s', run: (c) => jsAtomicBatch(c, 1, 100) },
   { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 3, 1) },
   { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 3, c.opts.window) },
   // only with --only: creating the streams takes ~30–45 s a server
@@ -204,6 +207,38 @@ async function jsPublish(c, replicas, window) {
       errorNeedle: '"error"',
     }),
     clients,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'msgs/s');
+}
+
+/** The windowed publish into an R1 stream with persist_mode async (ADR-56: the ack before the write). */
+async function jsPublishPersistAsync(c) {
+  const stream = 'BASYNC1';
+  await c.admin.freshStream({ ...streamConfig(stream, 1), persist_mode: 'async' });
+  const url = await leaderUrl(c, stream);
+  await c.admin.waitPublishable(`${stream}.warm`);
+  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
+  const results = await runWorkers(
+    'request-window',
+    () => ({ url, subjects, bytes: c.opts.bytes, window: c.opts.window, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs, errorNeedle: '"error"' }),
+    1,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'msgs/s');
+}
+
+/** Atomic batches (ADR-50) of `size` messages into a fresh allow_atomic stream; msgs/s of committed messages. */
+async function jsAtomicBatch(c, replicas, size) {
+  const stream = `BATOM${replicas}`;
+  await c.admin.freshStream({ ...streamConfig(stream, replicas), allow_atomic: true });
+  const url = await leaderUrl(c, stream);
+  await c.admin.waitPublishable(`${stream}.warm`);
+  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
+  const results = await runWorkers(
+    'atomic-batch',
+    () => ({ url, subjects, bytes: c.opts.bytes, batchSize: size, concurrent: 4, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
+    1,
     c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'msgs/s');

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   EntryOp,
   decodeStreamEntry,
+  encodeBatchEntry,
   encodeConsumerEntry,
   encodeDeleteEntry,
   encodeMsgEntry,
@@ -31,6 +32,27 @@ describe('stream entry codec', () => {
       header: msg.header!.toString(),
       data: 'payload',
     });
+  });
+
+  it('round-trips an atomic batch entry: its messages in order, a truncated one refused', () => {
+    const msgs: ReplicatedMsg[] = [1, 2, 3].map((i) => ({
+      seq: 10 + i,
+      timestampNs: BigInt(1000 + i),
+      subject: `b.${i}`,
+      header: Buffer.from(`NATS/1.0\r\nNats-Batch-Id: x\r\nNats-Batch-Sequence: ${i}\r\n\r\n`),
+      data: Buffer.from(`m${i}`),
+      msgId: i === 2 ? 'id2' : undefined,
+      rollup: undefined,
+      noInterest: i === 3,
+    }));
+    const encoded = encodeBatchEntry(msgs.map((m) => encodeMsgEntry(m)));
+    const e = decodeStreamEntry(encoded);
+    expect(e.op).toBe(EntryOp.Batch);
+    if (e.op !== EntryOp.Batch) return;
+    expect(e.msgs.map((m) => ({ ...m, header: m.header?.toString(), data: m.data.toString() }))).toEqual(
+      msgs.map((m) => ({ ...m, header: m.header!.toString(), data: m.data.toString() })),
+    );
+    expect(() => decodeStreamEntry(encoded.subarray(0, encoded.length - 3))).toThrow(RangeError);
   });
 
   it('round-trips a bare message (no header, id or rollup; interest skip) with an empty payload', () => {

@@ -44,15 +44,10 @@ describe('stream config fields Flotilla does not implement', () => {
     ['subject_transform', { subject_transform: { src: 'a.>', dest: 'b.>' } }],
     ['republish', { republish: { src: '>', dest: 'out.>' } }],
     ['allow_msg_counter', { allow_msg_counter: true }],
-    ['allow_atomic', { allow_atomic: true }],
     ['allow_msg_schedules', { allow_msg_schedules: true }],
     ['allow_batched', { allow_batched: true }],
   ])('%s is refused by name', (field, body) => {
     expect(streamError(body)).toEqual(refused('stream', field));
-  });
-
-  it("persist_mode 'async' is refused with its value", () => {
-    expect(streamError({ persist_mode: 'async' })).toEqual(refusedValue('stream', 'persist_mode', 'async'));
   });
 
   it('default values ask for nothing and pass, leaving the config as without them', () => {

@@ -3,13 +3,15 @@
 // numbers); decoded byte fields are views into the entry, not copies.
 import type { ReplicatedMsg, ReplicatedPurge } from '../stream/stream.js';
 
-export const EntryOp = { Msg: 1, Purge: 2, Delete: 3, Consumer: 4 } as const;
+export const EntryOp = { Msg: 1, Purge: 2, Delete: 3, Consumer: 4, Batch: 5 } as const;
 
 export type StreamReplicaEntry =
   | { op: typeof EntryOp.Msg; msg: ReplicatedMsg }
   | { op: typeof EntryOp.Purge; purge: ReplicatedPurge }
   | { op: typeof EntryOp.Delete; seq: number; erase: boolean }
-  | { op: typeof EntryOp.Consumer; payload: Buffer };
+  | { op: typeof EntryOp.Consumer; payload: Buffer }
+  /** An atomic batch (stream/atomic-batch.ts): its messages commit together, as one proposal. */
+  | { op: typeof EntryOp.Batch; msgs: ReplicatedMsg[] };
 
 const MSG_HEADER = 1;
 const MSG_NO_INTEREST = 2;
@@ -96,6 +98,35 @@ export function encodeConsumerEntry(payload: Uint8Array): Buffer {
   return out;
 }
 
+/** An atomic batch: its encoded message entries (encodeMsgEntry), each behind its u32 length. */
+export function encodeBatchEntry(msgs: readonly Buffer[]): Buffer {
+  let size = 5;
+  for (const m of msgs) size += 4 + m.length;
+  const out = Buffer.allocUnsafe(size);
+  out[0] = EntryOp.Batch;
+  out.writeUInt32BE(msgs.length, 1);
+  let o = 5;
+  for (const m of msgs) {
+    out.writeUInt32BE(m.length, o);
+    out.set(m, o + 4);
+    o += 4 + m.length;
+  }
+  return out;
+}
+
+function decodeBatch(b: Buffer): ReplicatedMsg[] {
+  const n = b.readUInt32BE(1);
+  const msgs: ReplicatedMsg[] = [];
+  let o = 5;
+  for (let i = 0; i < n; i++) {
+    const len = b.readUInt32BE(o);
+    if (o + 4 + len > b.length) throw new RangeError('truncated stream batch entry');
+    msgs.push(decodeMsg(b.subarray(o + 4, o + 4 + len)));
+    o += 4 + len;
+  }
+  return msgs;
+}
+
 /** Throws RangeError on a malformed entry (a bug or corruption: entries come only from our own leaders). */
 export function decodeStreamEntry(data: Uint8Array): StreamReplicaEntry {
   const b = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
@@ -115,6 +146,8 @@ export function decodeStreamEntry(data: Uint8Array): StreamReplicaEntry {
       return { op: EntryOp.Delete, erase: b[1] === 1, seq: b.readUIntBE(2, SEQ_BYTES) };
     case EntryOp.Consumer:
       return { op: EntryOp.Consumer, payload: b.subarray(1) };
+    case EntryOp.Batch:
+      return { op: EntryOp.Batch, msgs: decodeBatch(b) };
     default:
       throw new RangeError(`unknown stream entry op ${b[0]}`);
   }

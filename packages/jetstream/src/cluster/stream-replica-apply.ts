@@ -46,6 +46,20 @@ export function applyReplicatedMsg(stream: Stream, log: JetStreamLogger, m: Repl
   return { seq: m.seq };
 }
 
+/**
+ * A committed atomic batch: every message in order, at the sequences the leader assigned. The result is the
+ * last message's, or the first refusal by the store (the rules already passed the batch as a whole).
+ */
+export function applyReplicatedBatch(stream: Stream, log: JetStreamLogger, msgs: readonly ReplicatedMsg[]): ReplicatedMsgResult | Promise<ReplicatedMsgResult> {
+  let last: ReplicatedMsgResult | Promise<ReplicatedMsgResult> = { seq: 0, error: JsErrors.atomicPublishIncomplete() };
+  let refused: Promise<ReplicatedMsgResult> | null = null;
+  for (const m of msgs) {
+    last = applyReplicatedMsg(stream, log, m);
+    if (refused === null && last instanceof Promise) refused = last;
+  }
+  return refused ?? last;
+}
+
 /** A committed purge: never removes anything above `bound`, so replaying it is harmless. */
 export function applyReplicatedPurge(stream: Stream, p: ReplicatedPurge): Promise<number> {
   const replay = stream.lastSeq() > p.bound;

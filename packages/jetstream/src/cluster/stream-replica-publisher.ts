@@ -12,7 +12,8 @@ import { decidePublish, type PublishRulesView } from '../stream/publish-rules.js
 import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter } from '../stream/stream-writer.js';
-import { encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
+import { AtomicBatches, batchIdOf } from '../stream/atomic-batch.js';
+import { encodeBatchEntry, encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
 import { DiscardNewGate } from './stream-replica-limits.js';
 
@@ -28,6 +29,8 @@ const MAX_ITEMS_PER_ENTRY = 4096;
 const MAX_BYTES_PER_ENTRY = 1024 * 1024;
 /** Proposals queued or in flight beyond this many are refused (back-pressure to publishers). */
 const MAX_OUTSTANDING = 100_000;
+/** What a staged batch message is answered with. */
+const EMPTY = Buffer.alloc(0);
 /** Publishes waiting for the messages in flight before a discard-new limit can be decided (then refused). */
 const MAX_HELD = 10_000;
 
@@ -74,6 +77,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   private readonly limits: DiscardNewGate;
   /** Publishes that arrived while a limit waited for the messages in flight, in arrival order. */
   private held: BusMessage[] = [];
+  private readonly batches = new AtomicBatches();
 
   constructor(
     private readonly stream: Stream,
@@ -102,6 +106,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     this.queue = [];
     for (const item of queued) item.fail(null, false);
     this.held = []; // no reply, as queued ones: the new leader may be the one to store them
+    this.batches.clear(); // staged batches die with the leadership (the new leader answers "incomplete")
     this.resetInFlight();
   }
 
@@ -160,6 +165,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
 
   publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null): void {
     if (!this.active) return; // not leading (a step-down in progress): the leader answers
+    if (header !== null && this.stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header, data, reply);
     if (this.held.length === 0 && this.admit(subject, header, data, reply)) return;
     if (this.held.length >= MAX_HELD) {
       return this.reject(this.stream.config.no_ack === true ? null : reply, JsErrors.insufficientResources());
@@ -256,6 +262,67 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       },
     });
     return true;
+  }
+
+  /**
+   * A message of an atomic batch (stream/atomic-batch.ts): staged here, refused, or on its commit proposed as
+   * ONE batch entry, so the batch commits whole on every replica or not at all; acked once applied here.
+   */
+  private publishBatched(subject: string, header: Buffer, payload: Buffer, replyTo: string | null): void {
+    const reply = this.stream.config.no_ack === true ? null : replyTo;
+    if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources());
+    const step = this.batches.offer(this, subject, header, payload);
+    if (step.kind === 'staged') return void (reply !== null && this.send(reply, EMPTY));
+    if (step.kind === 'reject') return this.reject(reply, step.error);
+    const encoded: Buffer[] = [];
+    const members: Array<{ seq: number; msgId: string | undefined; subject: string }> = [];
+    let seq = this.lastSeq();
+    for (const m of step.msgs) {
+      seq++;
+      const nowNs = msToBigNs(Date.now());
+      this.lastTimestampNs = nowNs > this.lastTimestampNs ? nowNs : this.lastTimestampNs + 1n;
+      encoded.push(
+        encodeMsgEntry({ seq, timestampNs: this.lastTimestampNs, subject: m.subject, header: m.header, data: m.data, msgId: m.msgId, rollup: m.rollup, noInterest: m.noInterest }),
+      );
+      members.push({ seq, msgId: m.msgId, subject: m.subject });
+      if (m.msgId !== undefined) {
+        this.inFlightIds.set(m.msgId, { seq, waiters: [] });
+        this.lastInFlightId = { id: m.msgId, seq };
+      }
+      if (!m.noInterest) this.inFlightSubjectSeq.set(m.subject, seq);
+    }
+    this.nextSeq = seq;
+    const epoch = this.epoch;
+    const { batchId } = step;
+    const count = members.length;
+    const forgetAll = (stored: boolean): void => {
+      this.outstanding--;
+      for (const m of members) this.forgetInFlight(epoch, m.seq, m.msgId, m.subject, stored ? m.seq : 0);
+    };
+    this.enqueue({
+      data: encodeBatchEntry(encoded),
+      seq: members[0]!.seq,
+      msgId: undefined,
+      subject: undefined,
+      settle: (result) => {
+        void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
+          (r) => {
+            const ok = r !== undefined && r.error === undefined && r.seq > 0;
+            forgetAll(ok);
+            if (r?.error !== undefined) this.reject(reply, r.error);
+            else if (ok && reply !== null) this.send(reply, this.acks.batch(r.seq, batchId, count));
+          },
+          (err: unknown) => {
+            forgetAll(false);
+            this.options.log.error({ stream: this.stream.name, err: String(err) }, 'replicated batch apply failed');
+          },
+        );
+      },
+      fail: (error, appended) => {
+        forgetAll(false);
+        if (!appended && error !== null) this.reject(reply, error);
+      },
+    });
   }
 
   /** An admitted message settled: once none is in flight, the held publishes are decided, in order. */
@@ -448,6 +515,10 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
 
   private forget(epoch: number, seq: number, msgId: string | undefined, subject: string, storedSeq: number): void {
     this.outstanding--;
+    this.forgetInFlight(epoch, seq, msgId, subject, storedSeq);
+  }
+
+  private forgetInFlight(epoch: number, seq: number, msgId: string | undefined, subject: string, storedSeq: number): void {
     if (epoch !== this.epoch) return;
     if (msgId !== undefined) {
       const rec = this.inFlightIds.get(msgId);

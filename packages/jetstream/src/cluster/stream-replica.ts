@@ -21,7 +21,7 @@ import type {
 import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
 import { clusterBlockOf, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
 import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
-import { applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
+import { applyReplicatedBatch, applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
 import { StreamPublisher } from './stream-replica-publisher.js';
 import { decodeReplicaSnapshot, encodeReplicaSnapshot } from './stream-replica-snapshot.js';
 import { CURRENT_WITHIN_ELECTIONS, DEFAULT_STREAM_RAFT_TIMINGS, sharedTicker, type StreamRaftTimings } from './stream-replica-timing.js';
@@ -259,6 +259,9 @@ export class StreamReplica implements StreamReplicaView {
         break;
       case EntryOp.Consumer:
         result = this.host.applyConsumerEntry(this, e.payload);
+        break;
+      case EntryOp.Batch:
+        result = applyReplicatedBatch(this.stream, this.host.log, e.msgs);
         break;
     }
     // Followers drop results: a failure must be logged here rather than surface as an unhandled rejection.

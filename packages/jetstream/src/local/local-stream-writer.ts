@@ -6,9 +6,14 @@ import { JsErrors } from '../api/api-errors.js';
 import type { MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
+import { AtomicBatches, batchIdOf } from '../stream/atomic-batch.js';
+import { acksBeforeDurable } from '../stream/persist-mode.js';
 import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
+
+/** What a staged batch message is answered with. */
+const EMPTY = Buffer.alloc(0);
 
 /** The factory the composition root hands a single-node Stream. */
 export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): StreamWriterFactory {
@@ -17,6 +22,7 @@ export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): Str
 
 export class LocalStreamWriter implements StreamWriter, DurableSink {
   private readonly acks: PubAckEncoder;
+  private readonly batches = new AtomicBatches();
   /** Stored messages waiting for durability before their ack and onStored (in sequence order). */
   private readonly pending: DurableQueue;
   /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
@@ -40,6 +46,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     if (stream.isStopped) return;
     const reply = stream.config.no_ack === true ? null : replyTo;
     const plain = header === null || header.length === 0;
+    if (!plain && stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header!, data, reply);
     const ruling = decidePublish(stream, subject, plain ? null : header, data.length);
     const store = stream.store;
     switch (ruling.kind) {
@@ -76,7 +83,44 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
+    // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
+    if (reply !== null && acksBeforeDurable(stream.config)) {
+      this.send(reply, this.acks.ack(seq));
+      this.pending.push(seq, subject, null, store.flush());
+      return;
+    }
     this.pending.push(seq, subject, reply, store.flush());
+  }
+
+  /** A message of an atomic batch: staged, refused, or the commit that appends the whole batch in this tick. */
+  private publishBatched(subject: string, header: Buffer, data: Buffer, reply: string | null): void {
+    const stream = this.stream;
+    const step = this.batches.offer(stream, subject, header, data);
+    if (step.kind === 'staged') return void (reply !== null && this.send(reply, EMPTY));
+    if (step.kind === 'reject') return this.reject(reply, step.error);
+    const store = stream.store;
+    let last = 0;
+    try {
+      for (const m of step.msgs) {
+        if (m.noInterest) {
+          last = this.skip(null);
+        } else {
+          last = store.appendNoWait(m.subject, m.header, m.data);
+          this.pending.push(last, m.subject, null, store.flush());
+        }
+        if (m.msgId !== undefined) stream.recordMsgId(m.msgId, last);
+        if (m.rollup !== undefined) stream.rollup(m.rollup, m.subject, last);
+      }
+    } catch (err) {
+      return this.reject(reply, apiErrorOfStore(err));
+    }
+    if (reply === null) return;
+    const count = step.msgs.length;
+    // One group commit covers the batch (appended in this tick): the ack once it is on disk.
+    store.flush().then(
+      () => this.send(reply, this.acks.batch(last, step.batchId, count)),
+      (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+    );
   }
 
   ingest(m: SourcedMessage): Promise<IngestResult> {

@@ -33,6 +33,11 @@ export class PubAckEncoder {
     return Buffer.from(`${this.prefix}${seq},"duplicate": true}`);
   }
 
+  /** An atomic batch's commit (2.14 adds `batch` and `count`, the number of messages stored). */
+  batch(seq: number, batchId: string, count: number): Buffer {
+    return Buffer.from(`${this.prefix}${seq},"batch":${JSON.stringify(batchId)},"count":${count}}`);
+  }
+
   error(err: ApiError): Buffer {
     return Buffer.from(`{"error":${JSON.stringify(err.toJSON())},"stream":${this.streamJson},"seq":0}`);
   }

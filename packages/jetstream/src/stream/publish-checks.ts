@@ -18,6 +18,8 @@ export interface PublishHeaders extends FeatureHeaders {
   expectedLastMsgId?: string;
   rollup?: string;
   ttl?: string;
+  batchSeq?: string;
+  batchCommit?: string;
 }
 
 const KEYS: Record<string, keyof PublishHeaders> = {
@@ -29,6 +31,8 @@ const KEYS: Record<string, keyof PublishHeaders> = {
   'Nats-Expected-Last-Msg-Id': 'expectedLastMsgId',
   'Nats-Rollup': 'rollup',
   'Nats-TTL': 'ttl',
+  'Nats-Batch-Sequence': 'batchSeq',
+  'Nats-Batch-Commit': 'batchCommit',
   ...FEATURE_HEADER_KEYS,
 };
 
@@ -60,6 +64,8 @@ export interface PublishView {
   duplicateOf(msgId: string): number | undefined;
   /** The stream's allow_msg_ttl (absent: false). */
   readonly allowMsgTtl?: boolean;
+  /** Deciding a committed atomic batch's message (stream/atomic-batch.ts): its Nats-Batch-Id is expected. */
+  readonly allowAtomic?: boolean;
 }
 
 export type PublishDecision =
@@ -128,7 +134,7 @@ export function screenPublish(view: PublishView, subject: string, header: Uint8A
   const unsupported =
     headers === null || sourced
       ? null
-      : (unsupportedBatchOrCounterError(headers, view.sealed) ??
+      : (unsupportedBatchOrCounterError(headers, view.sealed, view.allowAtomic === true) ??
         messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
         unsupportedScheduleError(headers, subject));
   if (unsupported !== null) return { kind: 'reject', error: unsupported };

@@ -52,4 +52,11 @@ export interface StreamConfig {
   allow_msg_ttl?: boolean;
   /** ns; > 0: a message removed by max_age or its TTL leaves a delete marker with this TTL (delete-markers.ts). */
   subject_delete_marker_ttl?: number;
+  /**
+   * ADR-56: `async` (R1 file streams only) acknowledges a publish once it is appended, before its group
+   * commit reaches disk (persist-mode.ts). Absent: the default, fsync before every ack. Fixed at create.
+   */
+  persist_mode?: 'async';
+  /** ADR-50 atomic batch publish (atomic-batch.ts). Absent: false. */
+  allow_atomic?: boolean;
 }

@@ -10,6 +10,7 @@ import { requiredStreamLevel, staticMetadata, withLevelOf } from '../api/api-lev
 import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 import { messageTtlConfig } from './message-ttl-config.js';
+import { checkPersistMode, checkPersistModeUpdate } from './persist-mode.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 import { checkTopologyConfig, checkTopologyUpdate, parseMirrorField, parseSourcesField } from '../topology/source-config.js';
 import { apiPrefixHash } from '../topology/source-header.js';
@@ -28,6 +29,7 @@ const ENUMS = {
   discard: ['old', 'new'],
   storage: ['file', 'memory'],
   compression: ['none', 's2', ''],
+  persist_mode: ['', 'default', 'async'],
 } as const;
 
 function fail(): never {
@@ -145,6 +147,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('first_seq', optInt(o, 'first_seq'));
   set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
+  set('allow_atomic', optBool(o, 'allow_atomic'));
+  if (optEnum(o, 'persist_mode') === 'async') req.persist_mode = 'async';
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
   if (limits !== undefined) {
@@ -242,6 +246,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     }
   }
   const ttl = messageTtlConfig(req);
+  checkPersistMode(req, replicas);
+  if (req.allow_atomic === true && req.mirror !== undefined) throw JsErrors.mirrorWithAtomicPublish();
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
   // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
@@ -302,6 +308,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     consumer_limits: req.consumer_limits ?? {},
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
+    ...(req.allow_atomic === true ? { allow_atomic: true } : {}),
+    ...(req.persist_mode === 'async' ? { persist_mode: 'async' as const } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };
   // 2.14's setStaticStreamMetadata: the stored metadata carries the level the config needs (api-level.ts).
@@ -330,6 +338,7 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
   if (!next.deny_delete && old.deny_delete) throw invalid('stream configuration update can not cancel deny message deletes');
   if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
   if (old.allow_msg_ttl === true && next.allow_msg_ttl !== true) throw invalid('message TTL status can not be disabled');
+  checkPersistModeUpdate(old, next);
   checkTopologyUpdate(old, next);
   if (!next.sealed) return next;
   return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };

@@ -1,8 +1,8 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
-// (allow_atomic, allow_msg_counter, allow_msg_schedules). Flotilla refuses those fields
-// (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
-// them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
-// meant nothing. (Nats-TTL is implemented: message-ttl.ts, checked between the two groups below, as 2.14 does.)
+// (allow_atomic, allow_msg_counter, allow_msg_schedules). Flotilla refuses the fields it does not implement
+// (unsupported-config-fields.ts), so a message using them gets the PubAck error nats-server sends on a stream
+// without them, instead of being stored as if the header meant nothing. (allow_atomic is implemented: such a
+// stream's batch messages go to atomic-batch.ts before these checks.) (Nats-TTL is implemented: message-ttl.ts, checked between the two groups below, as 2.14 does.)
 // Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
@@ -58,9 +58,12 @@ function isTimeZone(name: string): boolean {
 
 const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
 
-/** The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on. */
-export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean): ApiError | null {
-  if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
+/**
+ * The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on.
+ * `inAtomicBatch`: a message of a committed batch on an allow_atomic stream (stream/atomic-batch.ts).
+ */
+export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean, inAtomicBatch = false): ApiError | null {
+  if (h.batchId && !inAtomicBatch) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
   if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
   return null;
 }

@@ -1,0 +1,103 @@
+// ADR-56 persist modes on one node through the stock @nats-io/jetstream v3 client: `persist_mode: async` on
+// an R1 file stream acknowledges publishes (the ack before the write reaches disk), its messages are there
+// after a restart that was clean; nats-server 2.14.5's refusals (checkStreamCfg, configUpdateCheck in
+// stream.go) answer memory storage, R3 and a change by update. The default mode (fsync before every ack) is
+// what the other JetStream tests and the power-loss tests already exercise; here it is only checked to stay
+// the default. nats-server 2.9.10 predates persist modes (2.12), so this runs against Flotilla only.
+import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, JetStreamApiError, PersistMode, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+
+const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-persist-'));
+let server: FlotillaProcess;
+let nc: NatsConnection;
+let jsm: JetStreamManager;
+
+async function start(): Promise<void> {
+  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
+  nc = await connect({ servers: server.url, reconnect: false });
+  jsm = await jetstreamManager(nc);
+}
+
+async function stop(): Promise<void> {
+  await nc.close().catch(() => undefined);
+  expect(await server.stop()).toBe(0);
+}
+
+beforeAll(start);
+afterAll(async () => {
+  await stop();
+  rmSync(storeDir, { recursive: true, force: true });
+});
+
+async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
+  try {
+    await p;
+  } catch (e) {
+    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
+    throw e;
+  }
+  throw new Error('expected the call to fail');
+}
+
+const invalid = (description: string) => ({ code: 500, err_code: 10052, description });
+
+describe('persist_mode (ADR-56)', () => {
+  it('the default mode is not shown, async is kept in the config', async () => {
+    const plain = await jsm.streams.add({ name: 'PLAIN', subjects: ['plain.>'] });
+    expect(plain.config.persist_mode).toBeUndefined();
+    const explicitDefault = await jsm.streams.add({ name: 'DEF', subjects: ['def.>'], persist_mode: PersistMode.Default });
+    expect(explicitDefault.config.persist_mode).toBeUndefined();
+    const async = await jsm.streams.add({ name: 'ASYNC', subjects: ['async.>'], persist_mode: PersistMode.Async });
+    expect(async.config.persist_mode).toBe('async');
+    expect((await jsm.streams.info('ASYNC')).config.persist_mode).toBe('async');
+  });
+
+  it('async is refused on memory storage and on replicated streams', async () => {
+    expect(await apiFailure(jsm.streams.add({ name: 'MEM', subjects: ['mem'], storage: 'memory' as StreamConfig['storage'], persist_mode: PersistMode.Async }))).toEqual(
+      invalid('async persist mode is only supported on file storage'),
+    );
+    expect(await apiFailure(jsm.streams.add({ name: 'R3', subjects: ['r3'], num_replicas: 3, persist_mode: PersistMode.Async }))).toEqual(
+      invalid('async persist mode is not supported on replicated streams'),
+    );
+  });
+
+  it('an update may not change the persist mode either way', async () => {
+    const asyncCfg = (await jsm.streams.info('ASYNC')).config;
+    expect(await apiFailure(jsm.streams.update('ASYNC', { ...asyncCfg, persist_mode: PersistMode.Default }))).toEqual(
+      invalid('stream configuration update can not change persist mode'),
+    );
+    const plainCfg = (await jsm.streams.info('PLAIN')).config;
+    expect(await apiFailure(jsm.streams.update('PLAIN', { ...plainCfg, persist_mode: PersistMode.Async }))).toEqual(
+      invalid('stream configuration update can not change persist mode'),
+    );
+    // Other fields still update on an async stream.
+    const updated = await jsm.streams.update('ASYNC', { ...asyncCfg, max_msgs: 10_000 });
+    expect(updated.config.max_msgs).toBe(10_000);
+    expect(updated.config.persist_mode).toBe('async');
+  });
+
+  it('async acks every publish in order, and the messages are there after a restart', async () => {
+    const js = jetstream(nc);
+    const n = 500;
+    const acks = await Promise.all(Array.from({ length: n }, (_, i) => js.publish(`async.${i % 5}`, `m${i}`)));
+    expect(acks.map((a) => a.seq)).toEqual(Array.from({ length: n }, (_, i) => i + 1));
+    expect(acks.every((a) => a.stream === 'ASYNC' && !a.duplicate)).toBe(true);
+    // A duplicate still answers with the original's sequence.
+    const first = await js.publish('async.x', 'once', { msgID: 'id-1' });
+    const again = await js.publish('async.x', 'once', { msgID: 'id-1' });
+    expect(again).toMatchObject({ seq: first.seq, duplicate: true });
+    await stop();
+    await start();
+    const info = await jsm.streams.info('ASYNC');
+    expect(info.state.messages).toBe(n + 1);
+    expect(info.state.last_seq).toBe(n + 1);
+    expect(info.config.persist_mode).toBe('async');
+    const last = await jsm.streams.getMessage('ASYNC', { seq: n });
+    expect(last.string()).toBe(`m${n - 1}`);
+  });
+});
