@@ -9,8 +9,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, JetStreamApiError, PersistMode, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, PersistMode, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { jsApiFailure } from './helpers/jetstream-v3-server.js';
 
 const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-persist-'));
 let server: FlotillaProcess;
@@ -34,15 +35,6 @@ afterAll(async () => {
   rmSync(storeDir, { recursive: true, force: true });
 });
 
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 const invalid = (description: string) => ({ code: 500, err_code: 10052, description });
 
@@ -58,21 +50,21 @@ describe('persist_mode (ADR-56)', () => {
   });
 
   it('async is refused on memory storage and on replicated streams', async () => {
-    expect(await apiFailure(jsm.streams.add({ name: 'MEM', subjects: ['mem'], storage: 'memory' as StreamConfig['storage'], persist_mode: PersistMode.Async }))).toEqual(
+    expect(await jsApiFailure(jsm.streams.add({ name: 'MEM', subjects: ['mem'], storage: 'memory' as StreamConfig['storage'], persist_mode: PersistMode.Async }))).toEqual(
       invalid('async persist mode is only supported on file storage'),
     );
-    expect(await apiFailure(jsm.streams.add({ name: 'R3', subjects: ['r3'], num_replicas: 3, persist_mode: PersistMode.Async }))).toEqual(
+    expect(await jsApiFailure(jsm.streams.add({ name: 'R3', subjects: ['r3'], num_replicas: 3, persist_mode: PersistMode.Async }))).toEqual(
       invalid('async persist mode is not supported on replicated streams'),
     );
   });
 
   it('an update may not change the persist mode either way', async () => {
     const asyncCfg = (await jsm.streams.info('ASYNC')).config;
-    expect(await apiFailure(jsm.streams.update('ASYNC', { ...asyncCfg, persist_mode: PersistMode.Default }))).toEqual(
+    expect(await jsApiFailure(jsm.streams.update('ASYNC', { ...asyncCfg, persist_mode: PersistMode.Default }))).toEqual(
       invalid('stream configuration update can not change persist mode'),
     );
     const plainCfg = (await jsm.streams.info('PLAIN')).config;
-    expect(await apiFailure(jsm.streams.update('PLAIN', { ...plainCfg, persist_mode: PersistMode.Async }))).toEqual(
+    expect(await jsApiFailure(jsm.streams.update('PLAIN', { ...plainCfg, persist_mode: PersistMode.Async }))).toEqual(
       invalid('stream configuration update can not change persist mode'),
     );
     // Other fields still update on an async stream.
