@@ -7,6 +7,7 @@ import type { AccountOptions, AuthorizationOptions, TlsOptions, UserEntry } from
 import { BcryptVerifier, isBcryptHash } from './security/bcrypt-verifier.js';
 import { verifiesNonce } from './security/nkey-signature.js';
 import { UserPermissions } from './security/user-permissions.js';
+import type { ConnectionKind, OperatorAuth } from './operator/operator-auth.js';
 
 export interface ConnectCredentials {
   user?: unknown;
@@ -14,6 +15,7 @@ export interface ConnectCredentials {
   auth_token?: unknown;
   nkey?: unknown;
   sig?: unknown;
+  jwt?: unknown;
 }
 
 /**
@@ -24,6 +26,8 @@ export interface AuthResult {
   user: string;
   permissions: UserPermissions | null;
   account?: string;
+  /** operator mode: when the user's JWT (or its account's) expires; the connection is closed then */
+  expiresAtMs?: number;
 }
 
 interface UserRecord {
@@ -43,6 +47,8 @@ function resultOf(user: string, record: UserRecord): AuthResult {
 export interface AccountUsers {
   accounts?: readonly AccountOptions[];
   noAuthUser?: string;
+  /** operator mode: users come from JWTs (operator/operator-auth.ts), none from the config */
+  operator?: OperatorAuth;
 }
 
 export class ClientAuth {
@@ -58,6 +64,7 @@ export class ClientAuth {
   readonly mapsCertificates: boolean;
   /** nkey users are configured: INFO carries a nonce for them to sign */
   readonly noncesRequired: boolean;
+  readonly operator: OperatorAuth | undefined;
 
   constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions, accountUsers: AccountUsers = {}) {
     if (options?.user !== undefined) {
@@ -68,10 +75,11 @@ export class ClientAuth {
     // An account's default_permissions were applied to its users when the config was read.
     for (const a of accountUsers.accounts ?? []) for (const u of a.users) this.addUser(u, u.permissions, a.name);
     this.noAuthUser = accountUsers.noAuthUser;
+    this.operator = accountUsers.operator;
     this.token = options?.token;
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
-    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined;
-    this.noncesRequired = this.nkeys.size > 0;
+    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined || this.operator !== undefined;
+    this.noncesRequired = this.nkeys.size > 0 || this.operator !== undefined;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
     const secrets = [...[...this.users.values()].map((u) => u.password), this.token ?? ''];
     if (secrets.some(isBcryptHash)) this.bcrypt.warm();
@@ -87,8 +95,10 @@ export class ClientAuth {
     certIdentities: readonly string[] | null = null,
     source = '',
     nonce: string | null = null,
+    kind: ConnectionKind = 'STANDARD',
   ): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
+    if (this.operator !== undefined) return this.checkJwt(creds, source, nonce, kind);
     const nkey = nonEmpty(creds.nkey);
     if (this.noAuthUser !== undefined && nkey === undefined && nonEmpty(creds.user) === undefined && nonEmpty(creds.pass) === undefined && nonEmpty(creds.auth_token) === undefined) {
       // nats-server takes the no_auth_user as given: no password, no signature.
@@ -136,6 +146,14 @@ export class ClientAuth {
     const record = this.users.get(user);
     const old = before.users.get(user);
     return record !== undefined && old !== undefined && record.password === old.password ? resultOf(user, record) : undefined;
+  }
+
+  private checkJwt(creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind): AuthResult | null {
+    const u = this.operator!.authenticate(creds, nonce, source, kind);
+    if (u === null) return null;
+    const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account };
+    if (u.expiresAtMs !== null) result.expiresAtMs = u.expiresAtMs;
+    return result;
   }
 
   /** Stops the bcrypt worker. */

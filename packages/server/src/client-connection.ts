@@ -17,6 +17,7 @@ import {
   PONG_BYTES,
   ERR_AUTH_TIMEOUT,
   ERR_AUTH_VIOLATION,
+  ERR_AUTH_EXPIRED,
   ERR_INVALID_PROTOCOL,
   ERR_INVALID_PUBLISH_SUBJECT,
   ERR_INVALID_SUBJECT,
@@ -53,6 +54,7 @@ export type CloseReason =
   | 'Stale Connection'
   | 'Authentication Timeout'
   | 'Authentication Failure'
+  | 'Authentication Expired'
   | 'Parse Error'
   | 'Protocol Violation'
   | 'Maximum Control Line Exceeded'
@@ -249,7 +251,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       : null;
     this.connectCredentials = opts;
     this.certIdentities = identities;
-    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce);
+    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce, this.type === 'websocket' ? 'WEBSOCKET' : 'STANDARD');
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
@@ -326,6 +328,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       clearTimeout(this.authTimer);
       this.authTimer = null;
     }
+    if (auth.expiresAtMs !== undefined) this.expireAt(auth.expiresAtMs);
     if (this.verbose) this.enqueue(OK_BYTES);
     this.host.onClientConnected(this);
   }
@@ -478,6 +481,14 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /** Sends `-ERR '<text>'`, flushes, and closes. */
+  /** An operator-mode user's JWT (or its account's) expires: the connection ends then (the auth timer's slot, unused once connected). */
+  private expireAt(atMs: number): void {
+    const waitMs = Math.max(0, atMs - Date.now());
+    const MAX_TIMER_MS = 2 ** 31 - 1;
+    this.authTimer = setTimeout(() => (waitMs > MAX_TIMER_MS ? this.expireAt(atMs) : this.fail(ERR_AUTH_EXPIRED, 'Authentication Expired')), Math.min(waitMs, MAX_TIMER_MS));
+    this.authTimer.unref();
+  }
+
   fail(errText: string, reason: CloseReason): void {
     if (this.closed) return;
     this.enqueue(encodeErr(errText));

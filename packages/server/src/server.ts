@@ -7,6 +7,7 @@ import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
 import { ClientAuth } from './client-auth.js';
+import { OperatorAuth } from './operator/operator-auth.js';
 import { ClientConnection } from './client-connection.js';
 import { ClientTls } from './security/client-tls.js';
 import type { ClientHost } from './client-host.js';
@@ -103,6 +104,7 @@ export class FlotillaServer implements ClientHost {
     this.auth = new ClientAuth(options.authorization, options.tls, {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
+      ...(options.operator !== undefined ? { operator: new OperatorAuth(options.operator, (m) => log.warn(m)) } : {}),
     });
     this.websocketAuth = websocketAuthOf(options, this.auth);
     // Unreadable certificate files fail here, before anything listens.

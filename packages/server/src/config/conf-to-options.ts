@@ -10,6 +10,7 @@ import { parseLameDuckKey } from './lame-duck-keys.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
+import { parseOperators, parsePreload, parseResolver, type Parsed } from './operator-keys.js';
 import { accountLinkProblems } from './account-links.js';
 import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
 import { isValidPublicAccountKey, isValidPublicUserKey } from '../security/nkey-signature.js';
@@ -33,6 +34,7 @@ import {
   type TlsOptions,
   type WebsocketOptions,
   type UserEntry,
+  type OperatorOptions,
 } from './options.js';
 
 /** The account of users outside `accounts {}` (nats-server's globalAccountName); no account may take the name. */
@@ -401,6 +403,29 @@ class ConfApplier {
         if (b !== undefined) o.noSystemAccount = b;
         return;
       }
+      case 'operator':
+      case 'operators':
+      case 'root':
+      case 'roots':
+      case 'root_operator':
+      case 'root_operators':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseOperators(e.value, o.configFile);
+          if ('value' in r) op.operatorJwts.push(...r.value);
+          return r;
+        });
+      case 'resolver':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseResolver(e.value, o.configFile);
+          if ('value' in r) op.resolver = r.value;
+          return r;
+        });
+      case 'resolver_preload':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parsePreload(e.value);
+          if ('value' in r) Object.assign(op.preload, r.value);
+          return r;
+        });
       case 'cluster':
         return this.applyCluster(e);
       case 'websocket':
@@ -412,6 +437,13 @@ class ConfApplier {
 
   private debug = false;
   private trace = false;
+
+  /** operator-keys.ts parses; the operator options are made on the first of these keys */
+  private applyOperatorKey(e: Located, apply: (op: OperatorOptions) => Parsed<unknown>): void {
+    const op = (this.options.operator ??= { operatorJwts: [], preload: {} });
+    const r = apply(op);
+    if ('error' in r) this.error(e, r.error);
+  }
 
   private applyStoreDir(e: Located): void {
     const s = this.str(e);

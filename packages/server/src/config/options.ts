@@ -231,6 +231,8 @@ export interface ServerOptions {
   systemAccount?: string;
   /** `no_system_account`: no system account unless `system_account` names one */
   noSystemAccount?: boolean;
+  /** operator (decentralized JWT) mode: `operator`, `resolver`, `resolver_preload` */
+  operator?: OperatorOptions;
   tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
@@ -267,4 +269,17 @@ export function defaultServerOptions(): ServerOptions {
     jetstream: { enabled: false, storeDir: '', maxMemoryStoreBytes: -1, maxFileStoreBytes: -1 },
     ignoredBlocks: [],
   };
+}
+
+/** `resolver: MEMORY` (accounts only from `resolver_preload`) or `resolver { type: full, dir, ... }` (JWT files on disk). */
+export type ResolverOptions =
+  | { type: 'memory' }
+  | { type: 'full'; dir: string; allowDelete: boolean; intervalMs: number; limit: number };
+
+export interface OperatorOptions {
+  /** the operator JWTs, read from their files when given as paths */
+  operatorJwts: string[];
+  resolver?: ResolverOptions;
+  /** account public key -> account JWT */
+  preload: Record<string, string>;
 }
