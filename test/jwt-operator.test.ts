@@ -7,8 +7,9 @@ import { connect as connectV3, credsAuthenticator as credsV3 } from '@nats-io/tr
 import { createAccount, createUser, encodeUser } from '@nats-io/jwt';
 import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
-import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
+import { TestOperator, testUser, type TestAccount, type TestUser } from './helpers/operator-jwts.js';
 import { until } from './helpers/until.js';
+import { RawClient } from './helpers/raw-client.js';
 
 const sc = StringCodec();
 const { conns, serverWith } = useConfServers('jwt-operator');
@@ -37,6 +38,17 @@ async function refusal(opts: Record<string, unknown>): Promise<string> {
   }
 }
 
+/** A raw connection that CONNECTs as `u` (JWT and the nonce signed by hand). */
+async function rawLogin(u: TestUser, answer = /PONG\r\n/): Promise<RawClient> {
+  const raw = await RawClient.connect(s.port);
+  await raw.waitFor(/^INFO .*\r\n/);
+  const nonce = (JSON.parse(/^INFO (.*)\r\n/.exec(raw.received)![1]!) as { nonce: string }).nonce;
+  const sig = Buffer.from(u.kp.sign(Buffer.from(nonce))).toString('base64url');
+  raw.send(`CONNECT ${JSON.stringify({ verbose: false, pedantic: false, jwt: u.jwt, sig })}\r\nPING\r\n`);
+  await raw.waitFor(answer);
+  return raw;
+}
+
 async function received(sub: Subscription, waitMs = 200): Promise<string[]> {
   await sleep(waitMs);
   sub.unsubscribe();
@@ -48,7 +60,7 @@ async function received(sub: Subscription, waitMs = 200): Promise<string[]> {
 beforeAll(async () => {
   op = await TestOperator.create();
   a = await op.account('A', {
-    signing_keys: [{ kind: 'user_scope', key: scopedKp.getPublicKey(), role: 'scoped', template: { pub: { allow: ['own.{{name()}}.>'] }, sub: { allow: ['own.{{name()}}.>'] } } }] as never,
+    signing_keys: [{ kind: 'user_scope', key: scopedKp.getPublicKey(), role: 'scoped', template: { pub: { allow: ['own.{{name()}}.>'] }, sub: { allow: ['own.{{name()}}.>'] }, subs: -1, data: -1, payload: -1 } }] as never,
     revocations: { [revokedKp.getPublicKey()]: Math.floor(Date.now() / 1000) + 60 },
   });
   b = await op.account('B');
@@ -143,7 +155,19 @@ describe('operator mode: users from JWTs', () => {
   it('the account conn limit refuses the second connection', async () => {
     const u = await testUser(limited);
     await login(u.creds);
-    expect(await refusal({ authenticator: credsAuthenticator(u.creds) })).toMatch(/maximum account active connections exceeded/i);
+    const second = await rawLogin(u, /-ERR 'maximum account active connections exceeded'\r\n/i);
+    await second.waitClosed();
+    second.close();
+  });
+
+  it("the user's subs and payload limits apply under the account's", async () => {
+    const u = await testUser(a, { subs: 1, payload: 8 } as never);
+    const raw = await rawLogin(u);
+    raw.send('SUB a 1\r\nSUB b 2\r\nPING\r\n');
+    await raw.waitFor(/-ERR 'maximum subscriptions exceeded'\r\n/i);
+    raw.send('PUB a 9\r\n123456789\r\n');
+    await raw.waitFor(/-ERR 'Maximum Payload Violation'\r\n/);
+    raw.close();
   });
 
   it('src CIDRs the client is not in, and connection types that exclude it, refuse the user', async () => {

@@ -2,6 +2,8 @@
 // and the config text that trusts the operator with a MEMORY or full resolver — for the jwt-* tests.
 import { createAccount, createOperator, createUser, encodeAccount, encodeOperator, encodeUser, fmtCreds, type Account, type KeyPair, type User } from '@nats-io/jwt';
 
+export const UNLIMITED = { subs: -1, data: -1, payload: -1, imports: -1, exports: -1, wildcards: true, conn: -1, leaf: -1 };
+
 export interface TestAccount {
   kp: KeyPair;
   pub: string;
@@ -27,7 +29,9 @@ export class TestOperator {
 
   /** An account JWT signed by the operator's signing key (as nsc does by default). */
   signAccount(name: string, kp: KeyPair, claims: Partial<Account>, opts: { exp?: number } = {}): Promise<string> {
-    return encodeAccount(name, kp, claims, { signer: this.signingKp, ...opts });
+    // nsc writes every limit (-1: none); a missing one is 0 to the server
+    const limits = { ...UNLIMITED, ...(claims.limits ?? {}) };
+    return encodeAccount(name, kp, { ...claims, limits } as Partial<Account>, { signer: this.signingKp, ...opts });
   }
 
   async account(name: string, claims: Partial<Account> = {}, opts: { exp?: number } = {}): Promise<TestAccount> {

@@ -28,6 +28,8 @@ export interface AuthResult {
   account?: string;
   /** operator mode: when the user's JWT (or its account's) expires; the connection is closed then */
   expiresAtMs?: number;
+  /** operator mode: the user JWT's own limits (-1: none), applied under the account's */
+  userLimits?: { maxSubscriptions: number; maxPayloadBytes: number };
 }
 
 interface UserRecord {
@@ -151,7 +153,7 @@ export class ClientAuth {
   private checkJwt(creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind): AuthResult | null {
     const u = this.operator!.authenticate(creds, nonce, source, kind);
     if (u === null) return null;
-    const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account };
+    const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account, userLimits: { maxSubscriptions: u.maxSubscriptions, maxPayloadBytes: u.maxPayloadBytes } };
     if (u.expiresAtMs !== null) result.expiresAtMs = u.expiresAtMs;
     return result;
   }

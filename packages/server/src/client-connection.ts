@@ -142,6 +142,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   private pingsOut = 0;
   private pingTimer: NodeJS.Timeout | null = null;
   private authTimer: NodeJS.Timeout | null = null;
+  /** operator mode: the user JWT's subs/payload limits */
+  private userLimits: AuthResult['userLimits'] | null = null;
 
   constructor(
     readonly cid: number,
@@ -307,6 +309,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       account.clientConnections++;
       this.countedIn = account;
     }
+    this.userLimits = auth.userLimits ?? null;
     this.applyLimits(account);
     this.router = account.router;
     this.account = account.name;
@@ -631,10 +634,10 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   /** The account's per-connection limits, under the server's. */
   private applyLimits(account: Account): void {
-    const accountSubs = account.limits?.maxSubscriptions ?? -1;
+    const accountSubs = tighter(account.limits?.maxSubscriptions ?? -1, this.userLimits?.maxSubscriptions ?? -1);
     const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
     this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
-    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
+    const accountPayload = tighter(account.limits?.maxPayloadBytes ?? -1, this.userLimits?.maxPayloadBytes ?? -1);
     this.parser.setMaxPayloadBytes(accountPayload >= 0 ? Math.min(accountPayload, this.host.options.maxPayloadBytes) : this.host.options.maxPayloadBytes);
   }
 
@@ -688,4 +691,11 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.pingsOut++;
     this.enqueue(PING_BYTES);
   }
+}
+
+/** The stricter of two limits where -1 is none. */
+function tighter(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
 }

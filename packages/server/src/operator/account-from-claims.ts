@@ -11,8 +11,14 @@ import { verifyJwt, type AccountClaims, type JwtClaims, type JwtExport } from '.
 
 const NS_PER_MS = 1_000_000;
 
+/** A JWT limit: -1 unlimited; a missing one is 0, as nats-server decodes it (nsc always writes them all). */
 function limit(n: number | undefined): number {
-  return typeof n === 'number' && Number.isFinite(n) ? n : -1;
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
+
+function unlimitedWhenZero(n: number | undefined): number {
+  const v = limit(n);
+  return v === 0 ? -1 : v;
 }
 
 function jetstreamOf(l: AccountClaims['limits']): AccountJetStreamOptions | undefined {
@@ -22,15 +28,16 @@ function jetstreamOf(l: AccountClaims['limits']): AccountJetStreamOptions | unde
   const mem = limit(src['mem_storage'] as number | undefined);
   const disk = limit(src['disk_storage'] as number | undefined);
   // nats-server: JetStream is enabled for the account when either storage limit is not 0
-  if ((mem === 0 || (src['mem_storage'] === undefined && tier === undefined)) && (disk === 0 || (src['disk_storage'] === undefined && tier === undefined))) return undefined;
+  if (mem === 0 && disk === 0) return undefined;
   return {
     maxMemoryBytes: mem,
     maxStoreBytes: disk,
     maxStreams: limit(src['streams'] as number | undefined),
+    // nats-server's toUnlimited: 0 means no limit for these three
     maxConsumers: limit(src['consumer'] as number | undefined),
-    maxAckPending: limit(src['max_ack_pending'] as number | undefined),
-    memoryMaxStreamBytes: limit(src['mem_max_stream_bytes'] as number | undefined),
-    storeMaxStreamBytes: limit(src['disk_max_stream_bytes'] as number | undefined),
+    maxAckPending: unlimitedWhenZero(src['max_ack_pending'] as number | undefined),
+    memoryMaxStreamBytes: unlimitedWhenZero(src['mem_max_stream_bytes'] as number | undefined),
+    storeMaxStreamBytes: unlimitedWhenZero(src['disk_max_stream_bytes'] as number | undefined),
     maxBytesRequired: src['max_bytes_required'] === true,
   };
 }

@@ -18,6 +18,9 @@ export interface OperatorUser {
   account: string;
   permissions: UserPermissions | null;
   expiresAtMs: number | null;
+  /** the user's (or its scope's) subs and payload limits; -1 none, a missing one 0 (nats-server's applyAccountLimits) */
+  maxSubscriptions: number;
+  maxPayloadBytes: number;
 }
 
 export type ConnectionKind = 'STANDARD' | 'WEBSOCKET' | 'LEAFNODE' | 'MQTT';
@@ -70,7 +73,14 @@ export class OperatorAuth {
     if (!withinTimes(claims.times, claims.times_location, nowMs)) return null;
     const expiries = [user.exp, account.exp].filter((e): e is number => typeof e === 'number' && e > 0).map((e) => e * 1000);
     const permissions = permissionsOf(claims) ?? permissionsOf(account.nats.default_permissions ?? {});
-    return { user: user.sub, account: accountKey, permissions: permissions === null ? null : new UserPermissions(permissions), expiresAtMs: expiries.length > 0 ? Math.min(...expiries) : null };
+    return {
+      user: user.sub,
+      account: accountKey,
+      permissions: permissions === null ? null : new UserPermissions(permissions),
+      expiresAtMs: expiries.length > 0 ? Math.min(...expiries) : null,
+      maxSubscriptions: typeof claims.subs === 'number' ? claims.subs : 0,
+      maxPayloadBytes: typeof claims.payload === 'number' ? claims.payload : 0,
+    };
   }
 }
 
