@@ -24,19 +24,11 @@ interface Case {
 
 /** One config per refused key, the key in the block where nats-server reads it. */
 const REFUSED: Case[] = [
-  { scope: 'top', key: 'operator', conf: 'operator: "/etc/nats/op.jwt"' },
-  { scope: 'top', key: 'operators', conf: 'operators: ["/etc/nats/op.jwt"]' },
-  { scope: 'top', key: 'root', conf: 'root: "/etc/nats/op.jwt"' },
-  { scope: 'top', key: 'roots', conf: 'roots: ["/etc/nats/op.jwt"]' },
-  { scope: 'top', key: 'root_operator', conf: 'root_operator: "/etc/nats/op.jwt"' },
-  { scope: 'top', key: 'root_operators', conf: 'root_operators: ["/etc/nats/op.jwt"]' },
   { scope: 'top', key: 'trusted', conf: 'trusted: "OABC"' },
   { scope: 'top', key: 'trusted_keys', conf: 'trusted_keys: ["OABC"]' },
-  { scope: 'top', key: 'resolver', conf: 'resolver: MEMORY' },
   { scope: 'top', key: 'account_resolver', conf: 'account_resolver: MEMORY' },
   { scope: 'top', key: 'accounts_resolver', conf: 'accounts_resolver: MEMORY' },
   { scope: 'top', key: 'resolver_tls', conf: `resolver_tls { ${TLS} }` },
-  { scope: 'top', key: 'resolver_preload', conf: 'resolver_preload: { ACCT: "eyJ0eXAiOiJKV1Qi" }' },
   { scope: 'top', key: 'resolver_pinned_accounts', conf: 'resolver_pinned_accounts: ["ACCT"]' },
   { scope: 'top', key: 'max_sub_tokens', conf: 'max_sub_tokens: 8' },
   { scope: 'top', key: 'max_subscription_tokens', conf: 'max_subscription_tokens: 8' },
