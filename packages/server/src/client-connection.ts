@@ -55,6 +55,7 @@ export type CloseReason =
   | 'Authentication Timeout'
   | 'Authentication Failure'
   | 'Authentication Expired'
+  | 'Credentials Revoked'
   | 'Parse Error'
   | 'Protocol Violation'
   | 'Maximum Control Line Exceeded'

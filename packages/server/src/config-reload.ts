@@ -71,6 +71,8 @@ export class ConfigReloader {
       ? new ClientAuth(next.authorization, next.tls, {
           ...(next.accounts !== undefined ? { accounts: next.accounts } : {}),
           ...(next.noAuthUser !== undefined ? { noAuthUser: next.noAuthUser } : {}),
+          // operator mode: the JWT trust and the resolver's accounts (claims pushed since start) carry over
+          ...(server.auth.operator !== undefined ? { operator: server.auth.operator } : {}),
         })
       : null;
     for (const w of resolved.warnings) this.log.warn(w);

@@ -117,7 +117,7 @@ function b64json(part: string): unknown {
 }
 
 /** The claims of `token`, signature checked; `nowSec` for the validity window. Throws JwtError. */
-export function verifyJwt<T>(token: string, type: 'operator' | 'account' | 'user' | 'activation', nowSec = Date.now() / 1000): JwtClaims<T> {
+export function verifyJwt<T>(token: string, type: 'operator' | 'account' | 'user' | 'activation' | 'generic', nowSec = Date.now() / 1000): JwtClaims<T> {
   const parts = token.trim().split('.');
   if (parts.length !== 3) throw new JwtError('malformed', 'expected 3 chunks');
   let header: { typ?: string; alg?: string };

@@ -26,6 +26,11 @@ export class OperatorTrust {
     return new OperatorTrust(op.operatorJwts);
   }
 
+  /** An operator's key or one of its signing keys. */
+  trusts(key: string): boolean {
+    return this.trusted.has(key);
+  }
+
   /** The claims of an account JWT an operator issued; `expected`: the account key it must be for. Throws JwtError. */
   verifyAccount(token: string, expected?: string, nowSec?: number): JwtClaims<AccountClaims> {
     const claims = verifyJwt<AccountClaims>(token, 'account', nowSec);

@@ -5,6 +5,7 @@
 import type { Account } from '../accounts/account.js';
 import type { ClientConnection } from '../client-connection.js';
 import { CpuPercent } from '../cpu-percent.js';
+import { serveClaimRequests } from './claims-requests.js';
 import type { FlotillaServer } from '../server.js';
 import { accountStat, connectionsOf } from './account-figures.js';
 import { connectEvent, disconnectEvent, newEventId } from './client-events.js';
@@ -83,6 +84,7 @@ export class SystemAccount {
       this.answer(sys, r, (o) => statzOrSkip(s, Array.isArray(o['accounts']) ? (o['accounts'] as string[]) : [], o['include_unused'] === true)),
     );
     for (const account of s.accounts.all()) this.wireImports(account);
+    if (s.auth.operator !== undefined) serveClaimRequests(s, s.auth.operator, sys, this.stamp, () => !this.stopped);
     this.heartbeat.start();
   }
 
