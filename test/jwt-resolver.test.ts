@@ -12,6 +12,7 @@ import { useConfServers } from './helpers/conf-servers.js';
 import { AccountsCluster, NODE_NAMES } from './helpers/accounts-cluster.js';
 import { TestOperator, testUser, type TestAccount, type TestUser } from './helpers/operator-jwts.js';
 import { until } from './helpers/until.js';
+import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -65,13 +66,18 @@ describe('full resolver on one node', () => {
     expect(dec.decode(lookup.data)).toBe(b.jwt);
   });
 
-  it('an account JWT no trusted operator signed is refused with code 500, and not stored', async () => {
+  it('an account JWT no trusted operator signed is refused (flotilla: code 500, not stored); its users never connect', async () => {
     const other = await TestOperator.create();
     const c = await other.account('C');
     const r = await claims(sys, '$SYS.REQ.CLAIMS.UPDATE', c.jwt);
-    expect(r['error']).toMatchObject({ account: c.pub, code: 500 });
-    expect(r['data']).toBeUndefined();
-    expect(existsSync(join(resolverDir, `${c.pub}.jwt`))).toBe(false);
+    if (!AGAINST_NATS_SERVER) {
+      // nats-server stores it and answers 200, then refuses its users: flotilla refuses it at the door
+      expect(r['error']).toMatchObject({ account: c.pub, code: 500 });
+      expect(r['data']).toBeUndefined();
+      expect(existsSync(join(resolverDir, `${c.pub}.jwt`))).toBe(false);
+    }
+    const u = await testUser(c);
+    await expect(connect({ servers: url, reconnect: false, authenticator: credsAuthenticator(u.creds) })).rejects.toThrow(/Authorization Violation/);
   });
 
   it("a pushed revocation disconnects the revoked user with 'User Authentication Revoked'; others stay", async () => {
@@ -125,11 +131,12 @@ describe('three nodes, a full resolver each', () => {
   let op: TestOperator;
   let a: TestAccount;
   let cluster: AccountsCluster;
+  const resolverRoot = join(dir, 'cluster');
 
   beforeAll(async () => {
     op = await TestOperator.create();
     a = await op.account('A');
-    cluster = await AccountsCluster.start('JWTC', (node) => op.conf([a], `{ type: full, dir: "./jwt-${node}" }`));
+    cluster = await AccountsCluster.start('JWTC', (node) => op.conf([a], `{ type: full, dir: "${join(resolverRoot, `jwt-${node}`)}" }`));
   }, 120_000);
   afterAll(async () => {
     await cluster?.close();
@@ -140,7 +147,7 @@ describe('three nodes, a full resolver each', () => {
     const b = await op.account('B');
     const r = await claims(sys, '$SYS.REQ.CLAIMS.UPDATE', b.jwt);
     expect(r['data']).toMatchObject({ account: b.pub, code: 200 });
-    for (const n of NODE_NAMES) await until(() => existsSync(join(cluster.root, `jwt-${n}`, `${b.pub}.jwt`)), 20_000);
+    for (const n of NODE_NAMES) await until(() => existsSync(join(resolverRoot, `jwt-${n}`, `${b.pub}.jwt`)), 20_000);
     const sub = await login(cluster.node('n3').url, await testUser(b));
     const pub = await login(cluster.node('n2').url, await testUser(b));
     const got = sub.subscribe('b.x', { max: 1 });

@@ -416,7 +416,7 @@ class ConfApplier {
         });
       case 'resolver':
         return this.applyOperatorKey(e, (op) => {
-          const r = parseResolver(e.value, o.configFile);
+          const r = parseResolver(e.value);
           if ('value' in r) op.resolver = r.value;
           return r;
         });

@@ -42,7 +42,7 @@ export function parseOperators(value: unknown, configFile: string | undefined): 
   return { value: out };
 }
 
-export function parseResolver(value: unknown, configFile: string | undefined): Parsed<ResolverOptions> {
+export function parseResolver(value: unknown): Parsed<ResolverOptions> {
   if (typeof value === 'string') {
     if (value.toUpperCase() === 'MEMORY') return { value: { type: 'memory' } };
     return { error: `resolver: ${JSON.stringify(value)} is not supported by flotilla yet (MEMORY and { type: full } are)` };
@@ -62,7 +62,8 @@ export function parseResolver(value: unknown, configFile: string | undefined): P
         break;
       case 'dir':
         if (typeof v !== 'string') return { error: 'resolver dir must be a string' };
-        dir = isAbsolute(v) || configFile === undefined ? v : join(dirname(configFile), v);
+        // as nats-server: a relative dir is relative to the working directory
+        dir = v;
         break;
       case 'allow_delete':
         if (typeof v !== 'boolean') return { error: 'resolver allow_delete must be a boolean' };
