@@ -5,6 +5,7 @@ export const ERR_MAX_PAYLOAD = 'Maximum Payload Violation';
 export const ERR_AUTH_VIOLATION = 'Authorization Violation';
 export const ERR_AUTH_TIMEOUT = 'Authentication Timeout';
 export const ERR_AUTH_EXPIRED = 'User Authentication Expired';
+export const ERR_ACCOUNT_EXPIRED = 'Account Authentication Expired';
 export const ERR_STALE_CONNECTION = 'Stale Connection';
 export const ERR_NO_RESPONDERS_NEEDS_HEADERS = 'no responders requires headers support';
 export const ERR_INVALID_PROTOCOL = 'invalid client protocol';

@@ -28,6 +28,8 @@ export interface AuthResult {
   account?: string;
   /** operator mode: when the user's JWT (or its account's) expires; the connection is closed then */
   expiresAtMs?: number;
+  /** the account's JWT is the one that expires then */
+  accountExpires?: boolean;
   /** operator mode: the user JWT's own limits (-1: none), applied under the account's */
   userLimits?: { maxSubscriptions: number; maxPayloadBytes: number };
 }
@@ -155,6 +157,7 @@ export class ClientAuth {
     if (u === null) return null;
     const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account, userLimits: { maxSubscriptions: u.maxSubscriptions, maxPayloadBytes: u.maxPayloadBytes } };
     if (u.expiresAtMs !== null) result.expiresAtMs = u.expiresAtMs;
+    if (u.accountExpiresFirst) result.accountExpires = true;
     return result;
   }
 

@@ -18,6 +18,7 @@ import {
   ERR_AUTH_TIMEOUT,
   ERR_AUTH_VIOLATION,
   ERR_AUTH_EXPIRED,
+  ERR_ACCOUNT_EXPIRED,
   ERR_INVALID_PROTOCOL,
   ERR_INVALID_PUBLISH_SUBJECT,
   ERR_INVALID_SUBJECT,
@@ -332,7 +333,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       clearTimeout(this.authTimer);
       this.authTimer = null;
     }
-    if (auth.expiresAtMs !== undefined) this.expireAt(auth.expiresAtMs);
+    if (auth.expiresAtMs !== undefined) this.expireAt(auth.expiresAtMs, auth.accountExpires === true ? ERR_ACCOUNT_EXPIRED : ERR_AUTH_EXPIRED);
     if (this.verbose) this.enqueue(OK_BYTES);
     this.host.onClientConnected(this);
   }
@@ -486,10 +487,10 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   /** Sends `-ERR '<text>'`, flushes, and closes. */
   /** An operator-mode user's JWT (or its account's) expires: the connection ends then (the auth timer's slot, unused once connected). */
-  private expireAt(atMs: number): void {
+  private expireAt(atMs: number, errText: string): void {
     const waitMs = Math.max(0, atMs - Date.now());
     const MAX_TIMER_MS = 2 ** 31 - 1;
-    this.authTimer = setTimeout(() => (waitMs > MAX_TIMER_MS ? this.expireAt(atMs) : this.fail(ERR_AUTH_EXPIRED, 'Authentication Expired')), Math.min(waitMs, MAX_TIMER_MS));
+    this.authTimer = setTimeout(() => (waitMs > MAX_TIMER_MS ? this.expireAt(atMs, errText) : this.fail(errText, 'Authentication Expired')), Math.min(waitMs, MAX_TIMER_MS));
     this.authTimer.unref();
   }
 

@@ -69,11 +69,12 @@ export function accountIssuers(claims: JwtClaims<AccountClaims>): Set<string> {
   return keys;
 }
 
-/** Whether `key` is revoked by `revocations` for a JWT issued at `iatSec` (nats-server: revoked when iat <= the entry; "*" for all keys). */
+/** Whether `key` is revoked by `revocations` for a JWT issued at `iatSec` (nats-server's isRevoked: an entry for the key or "*" at or after iat). */
 export function isRevoked(revocations: Record<string, number> | null | undefined, key: string, iatSec: number): boolean {
   if (revocations === null || revocations === undefined) return false;
-  const at = revocations[key] ?? revocations['*'];
-  return at !== undefined && iatSec <= at;
+  const at = revocations[key];
+  const all = revocations['*'];
+  return (at !== undefined && at >= iatSec) || (all !== undefined && all >= iatSec);
 }
 
 function activationValid(token: string | undefined, exporter: JwtClaims<AccountClaims>, x: JwtExport, importer: string, subject: string): boolean {

@@ -18,6 +18,8 @@ export interface OperatorUser {
   account: string;
   permissions: UserPermissions | null;
   expiresAtMs: number | null;
+  /** the account's exp comes first: nats-server's 'Account Authentication Expired' rather than the user's */
+  accountExpiresFirst: boolean;
   /** the user's (or its scope's) subs and payload limits; -1 none, a missing one 0 (nats-server's applyAccountLimits) */
   maxSubscriptions: number;
   maxPayloadBytes: number;
@@ -71,13 +73,16 @@ export class OperatorAuth {
     if (!sourceAllowed(claims.src, ip)) return null;
     if (!connectionTypeAllowed(claims.allowed_connection_types, kind)) return null;
     if (!withinTimes(claims.times, claims.times_location, nowMs)) return null;
-    const expiries = [user.exp, account.exp].filter((e): e is number => typeof e === 'number' && e > 0).map((e) => e * 1000);
+    const userExpMs = typeof user.exp === 'number' && user.exp > 0 ? user.exp * 1000 : Infinity;
+    const accountExpMs = typeof account.exp === 'number' && account.exp > 0 ? account.exp * 1000 : Infinity;
+    const expiresAtMs = Math.min(userExpMs, accountExpMs);
     const permissions = permissionsOf(claims) ?? permissionsOf(account.nats.default_permissions ?? {});
     return {
       user: user.sub,
       account: accountKey,
       permissions: permissions === null ? null : new UserPermissions(permissions),
-      expiresAtMs: expiries.length > 0 ? Math.min(...expiries) : null,
+      expiresAtMs: Number.isFinite(expiresAtMs) ? expiresAtMs : null,
+      accountExpiresFirst: accountExpMs < userExpMs,
       maxSubscriptions: typeof claims.subs === 'number' ? claims.subs : 0,
       maxPayloadBytes: typeof claims.payload === 'number' ? claims.payload : 0,
     };
