@@ -102,7 +102,8 @@ export function accountOptionsOf(claims: ReadonlyMap<string, JwtClaims<AccountCl
       name: key,
       nkey: key,
       users: [],
-      exports: (c.nats.exports ?? []).map(exportOf),
+      // the account's exports limit: the ones past it are not granted (-1: none)
+      exports: (c.nats.exports ?? []).slice(0, limit(l?.exports) < 0 ? undefined : limit(l?.exports)).map(exportOf),
       imports: [],
       limits: { maxConnections: limit(l?.conn), maxSubscriptions: limit(l?.subs), maxPayloadBytes: limit(l?.payload), maxLeafnodes: limit(l?.leaf) },
     };
