@@ -19,7 +19,7 @@ import { SystemAccount } from './system-account/system-account.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
-import { newServerId } from './server-id.js';
+import { newServerKeys } from './server-id.js';
 import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
 // Cluster code (gRPC, protobufjs), JetStream and monitoring load only when configured: a core-only node
 // then runs in ~10-20 MB less memory.
@@ -52,7 +52,9 @@ export interface ClosedConnectionRecord {
 const CLOSED_CONNECTIONS_KEPT = 1000;
 
 export class FlotillaServer implements ClientHost {
-  readonly serverId = newServerId();
+  /** the server's nkey pair: serverId is its public key, and it signs auth callout requests */
+  readonly serverKeys = newServerKeys();
+  readonly serverId = this.serverKeys.getPublicKey();
   readonly serverName: string;
   /** replaced by a config reload (config-reload.ts) */
   auth: ClientAuth;

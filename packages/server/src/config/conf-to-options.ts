@@ -10,6 +10,7 @@ import { parseLameDuckKey } from './lame-duck-keys.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
+import { parseAuthCallout } from './auth-callout-keys.js';
 import { parseOperators, parsePreload, parseResolver, type Parsed } from './operator-keys.js';
 import { accountLinkProblems } from './account-links.js';
 import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
@@ -577,6 +578,13 @@ class ConfApplier {
         case 'permissions': {
           const p = this.parsePermissions(item);
           if (p !== undefined) auth.defaultPermissions = p;
+          break;
+        }
+        case 'auth_callout':
+        case 'callout': {
+          const r = parseAuthCallout(item.value);
+          if ('error' in r) this.error(item, r.error);
+          else auth.callout = r.value;
           break;
         }
         default:

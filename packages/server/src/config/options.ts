@@ -1,6 +1,7 @@
 // The resolved configuration of one Flotilla process: defaults, then the config file, then flags.
 // Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
 import type { MappingOptions } from '../accounts/subject-mappings.js';
+import type { AuthCalloutOptions } from './auth-callout-keys.js';
 
 /** One direction of a user's permissions: subjects (wildcards allowed; "subj queue" for queue groups). */
 export interface SubjectPermission {
@@ -109,6 +110,8 @@ export interface AuthorizationOptions {
   defaultPermissions?: Permissions;
   /** seconds; nats-server's auth_timeout (default 2 when auth is configured) */
   timeoutSec?: number;
+  /** `auth_callout {}`: clients other than its auth_users are authorized by an external service */
+  callout?: AuthCalloutOptions;
 }
 
 export interface JetStreamOptions {

@@ -164,3 +164,11 @@ export function peekJwt<T>(token: string): JwtClaims<T> | null {
 export function prefixOf(key: string): string {
   return key.charAt(0);
 }
+
+/** A NATS JWT of `claims` signed by `signer` (a seed-holding nkeys KeyPair): the server's auth callout request. */
+export function signJwt(claims: object, signer: { sign(data: Uint8Array): Uint8Array }): string {
+  const header = Buffer.from(JSON.stringify({ typ: 'JWT', alg: 'ed25519-nkey' })).toString('base64url');
+  const body = Buffer.from(JSON.stringify(claims)).toString('base64url');
+  const sig = Buffer.from(signer.sign(Buffer.from(`${header}.${body}`))).toString('base64url');
+  return `${header}.${body}.${sig}`;
+}

@@ -1,0 +1,74 @@
+// `authorization { auth_callout { issuer, auth_users, account, xkey, allowed_accounts } }` (nats-server's
+// parseAuthCallout): who signs the callout service's answers, which users bypass it (the service's own),
+// the account it runs in, and the curve key to encrypt requests to.
+import nkeys from '@nats-io/nkeys';
+import type { Parsed } from './operator-keys.js';
+
+export interface AuthCalloutOptions {
+  /** public account key whose private key signs the user JWTs the service returns */
+  issuer: string;
+  authUsers: string[];
+  /** where the service connects and the requests are published; absent: the global account */
+  account?: string;
+  /** the service's public curve key: requests are sealed to it */
+  xkey?: string;
+  allowedAccounts?: string[];
+}
+
+function validKey(key: string, prefix: string): boolean {
+  if (!key.startsWith(prefix)) return false;
+  try {
+    nkeys.fromPublic(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function strings(v: unknown): string[] | undefined {
+  const list = Array.isArray(v) ? v : [v];
+  return list.every((s) => typeof s === 'string') ? (list as string[]) : undefined;
+}
+
+export function parseAuthCallout(value: unknown): Parsed<AuthCalloutOptions> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { error: 'auth_callout: expected a block { issuer, auth_users }' };
+  let issuer = '';
+  let authUsers: string[] = [];
+  const out: Partial<AuthCalloutOptions> = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    switch (k.toLowerCase()) {
+      case 'issuer':
+        if (typeof v !== 'string' || !validKey(v, 'A')) return { error: 'Expected callout user to be a valid public account nkey' };
+        issuer = v;
+        break;
+      case 'account':
+      case 'acc':
+        if (typeof v !== 'string') return { error: 'auth_callout account must be a string' };
+        out.account = v;
+        break;
+      case 'auth_users':
+      case 'users': {
+        const list = strings(v);
+        if (list === undefined) return { error: 'auth_callout auth_users must be a list of user names' };
+        authUsers = list;
+        break;
+      }
+      case 'xkey':
+      case 'key':
+        if (typeof v !== 'string' || !validKey(v, 'X')) return { error: 'Expected callout xkey to be a valid public xkey' };
+        out.xkey = v;
+        break;
+      case 'allowed_accounts': {
+        const list = strings(v);
+        if (list === undefined) return { error: 'auth_callout allowed_accounts must be a list of account names' };
+        out.allowedAccounts = list;
+        break;
+      }
+      default:
+        return { error: `auth_callout: unknown field "${k}"` };
+    }
+  }
+  if (issuer === '') return { error: 'Expected callout user to be a valid public account nkey' };
+  if (authUsers.length === 0) return { error: 'Expected auth_users to be set' };
+  return { value: { ...out, issuer, authUsers } };
+}
