@@ -8,6 +8,7 @@ import { BcryptVerifier, isBcryptHash } from './security/bcrypt-verifier.js';
 import { verifiesNonce } from './security/nkey-signature.js';
 import { UserPermissions } from './security/user-permissions.js';
 import type { ConnectionKind, OperatorAuth } from './operator/operator-auth.js';
+import type { AuthCallout } from './operator/auth-callout.js';
 
 export interface ConnectCredentials {
   user?: unknown;
@@ -53,6 +54,8 @@ export interface AccountUsers {
   noAuthUser?: string;
   /** operator mode: users come from JWTs (operator/operator-auth.ts), none from the config */
   operator?: OperatorAuth;
+  /** `authorization { auth_callout }`: users other than its auth_users are authorized by the service */
+  callout?: AuthCallout;
 }
 
 export class ClientAuth {
@@ -69,6 +72,7 @@ export class ClientAuth {
   /** nkey users are configured: INFO carries a nonce for them to sign */
   readonly noncesRequired: boolean;
   readonly operator: OperatorAuth | undefined;
+  readonly callout: AuthCallout | undefined;
 
   constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions, accountUsers: AccountUsers = {}) {
     if (options?.user !== undefined) {
@@ -80,9 +84,10 @@ export class ClientAuth {
     for (const a of accountUsers.accounts ?? []) for (const u of a.users) this.addUser(u, u.permissions, a.name);
     this.noAuthUser = accountUsers.noAuthUser;
     this.operator = accountUsers.operator;
+    this.callout = accountUsers.callout;
     this.token = options?.token;
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
-    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined || this.operator !== undefined;
+    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined || this.operator !== undefined || this.callout !== undefined;
     this.noncesRequired = this.nkeys.size > 0 || this.operator !== undefined;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
     const secrets = [...[...this.users.values()].map((u) => u.password), this.token ?? ''];
@@ -100,9 +105,40 @@ export class ClientAuth {
     source = '',
     nonce: string | null = null,
     kind: ConnectionKind = 'STANDARD',
+    cid = 0,
   ): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
     if (this.operator !== undefined) return this.checkJwt(creds, source, nonce, kind);
+    if (this.callout !== undefined) return this.checkWithCallout(this.callout, creds, certIdentities, source, nonce, kind, cid);
+    return this.checkConfigured(creds, certIdentities, source, nonce);
+  }
+
+  /** The service's own users (auth_users) authenticate from the config; every other client is sent to the callout. */
+  private async checkWithCallout(
+    callout: AuthCallout,
+    creds: ConnectCredentials,
+    certIdentities: readonly string[] | null,
+    source: string,
+    nonce: string | null,
+    kind: ConnectionKind,
+    cid: number,
+  ): Promise<AuthResult | null> {
+    const local = await this.checkConfigured(creds, certIdentities, source, nonce);
+    if (local !== null && callout.bypasses(local.user)) return local;
+    const r = await callout.authorize(creds as Record<string, unknown>, { cid, ip: source, nonce, kind });
+    if (r === null) return null;
+    const result: AuthResult = { user: r.user, permissions: r.permissions };
+    if (r.account !== undefined) result.account = r.account;
+    if (r.expiresAtMs !== null) result.expiresAtMs = r.expiresAtMs;
+    return result;
+  }
+
+  private checkConfigured(
+    creds: ConnectCredentials,
+    certIdentities: readonly string[] | null,
+    source: string,
+    nonce: string | null,
+  ): AuthResult | null | Promise<AuthResult | null> {
     const nkey = nonEmpty(creds.nkey);
     if (this.noAuthUser !== undefined && nkey === undefined && nonEmpty(creds.user) === undefined && nonEmpty(creds.pass) === undefined && nonEmpty(creds.auth_token) === undefined) {
       // nats-server takes the no_auth_user as given: no password, no signature.

@@ -255,7 +255,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       : null;
     this.connectCredentials = opts;
     this.certIdentities = identities;
-    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce, this.type === 'websocket' ? 'WEBSOCKET' : 'STANDARD');
+    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce, this.type === 'websocket' ? 'WEBSOCKET' : 'STANDARD', this.cid);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];

@@ -73,6 +73,7 @@ export class ConfigReloader {
           ...(next.noAuthUser !== undefined ? { noAuthUser: next.noAuthUser } : {}),
           // operator mode: the JWT trust and the resolver's accounts (claims pushed since start) carry over
           ...(server.auth.operator !== undefined ? { operator: server.auth.operator } : {}),
+          ...(server.auth.callout !== undefined ? { callout: server.auth.callout } : {}),
         })
       : null;
     for (const w of resolved.warnings) this.log.warn(w);

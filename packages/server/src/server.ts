@@ -8,6 +8,7 @@ import type { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
 import { ClientAuth } from './client-auth.js';
 import { OperatorAuth } from './operator/operator-auth.js';
+import { AuthCallout } from './operator/auth-callout.js';
 import { ClientConnection } from './client-connection.js';
 import { ClientTls } from './security/client-tls.js';
 import type { ClientHost } from './client-host.js';
@@ -107,6 +108,7 @@ export class FlotillaServer implements ClientHost {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
       ...(options.operator !== undefined ? { operator: new OperatorAuth(options.operator, (m) => log.warn(m)) } : {}),
+      ...(options.authorization?.callout !== undefined ? { callout: new AuthCallout(options.authorization.callout, this) } : {}),
     });
     this.websocketAuth = websocketAuthOf(options, this.auth);
     // Unreadable certificate files fail here, before anything listens.

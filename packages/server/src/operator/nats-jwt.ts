@@ -19,6 +19,7 @@ export interface JwtClaims<T> {
   iat?: number;
   iss: string;
   sub: string;
+  aud?: string;
   name?: string;
   /** seconds since the epoch; absent or 0: never */
   exp?: number;
@@ -117,7 +118,7 @@ function b64json(part: string): unknown {
 }
 
 /** The claims of `token`, signature checked; `nowSec` for the validity window. Throws JwtError. */
-export function verifyJwt<T>(token: string, type: 'operator' | 'account' | 'user' | 'activation' | 'generic', nowSec = Date.now() / 1000): JwtClaims<T> {
+export function verifyJwt<T>(token: string, type: 'operator' | 'account' | 'user' | 'activation' | 'authorization_response' | 'generic', nowSec = Date.now() / 1000): JwtClaims<T> {
   const parts = token.trim().split('.');
   if (parts.length !== 3) throw new JwtError('malformed', 'expected 3 chunks');
   let header: { typ?: string; alg?: string };

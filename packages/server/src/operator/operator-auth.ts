@@ -70,9 +70,7 @@ export class OperatorAuth {
     if (claims.bearer_token === true) {
       if (account.nats.disallow_bearer === true || account.nats.limits?.disallow_bearer === true) return null;
     } else if (nonce === null || typeof creds.sig !== 'string' || !verifiesNonce(user.sub, nonce, creds.sig)) return null;
-    if (!sourceAllowed(claims.src, ip)) return null;
-    if (!connectionTypeAllowed(claims.allowed_connection_types, kind)) return null;
-    if (!withinTimes(claims.times, claims.times_location, nowMs)) return null;
+    if (!claimsAdmit(claims, ip, kind, nowMs)) return null;
     const userExpMs = typeof user.exp === 'number' && user.exp > 0 ? user.exp * 1000 : Infinity;
     const accountExpMs = typeof account.exp === 'number' && account.exp > 0 ? account.exp * 1000 : Infinity;
     const expiresAtMs = Math.min(userExpMs, accountExpMs);
@@ -89,6 +87,11 @@ export class OperatorAuth {
   }
 }
 
+/** The user claims' src CIDRs, connection types and times of day admit this connection now. */
+export function claimsAdmit(claims: UserClaims, ip: string, kind: ConnectionKind, nowMs: number): boolean {
+  return sourceAllowed(claims.src, ip) && connectionTypeAllowed(claims.allowed_connection_types, kind) && withinTimes(claims.times, claims.times_location, nowMs);
+}
+
 function subjectPermission(p: Permission | undefined): SubjectPermission | undefined {
   if (p === undefined) return undefined;
   const out: SubjectPermission = {};
@@ -98,7 +101,7 @@ function subjectPermission(p: Permission | undefined): SubjectPermission | undef
 }
 
 /** The claims' permissions in config form, or null when they set none. */
-function permissionsOf(p: JwtPermissions): Permissions | null {
+export function permissionsOf(p: JwtPermissions): Permissions | null {
   const out: Permissions = {};
   const pub = subjectPermission(p.pub);
   const sub = subjectPermission(p.sub);
