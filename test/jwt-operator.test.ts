@@ -170,6 +170,27 @@ describe('operator mode: users from JWTs', () => {
     raw.close();
   });
 
+  it('times of day: a window around now admits the user, one twelve hours away refuses it', async () => {
+    const clock = (offsetH: number): string => {
+      const d = new Date(Date.now() + offsetH * 3_600_000);
+      return `${String(d.getUTCHours()).padStart(2, '0')}:${String(d.getUTCMinutes()).padStart(2, '0')}:00`;
+    };
+    const now = await testUser(a, { times: [{ start: clock(-1), end: clock(1) }], times_location: 'UTC' } as never);
+    expect(await refusal({ authenticator: credsAuthenticator(now.creds) })).toBe('connected');
+    const later = await testUser(a, { times: [{ start: clock(11), end: clock(13) }], times_location: 'UTC' } as never);
+    expect(await refusal({ authenticator: credsAuthenticator(later.creds) })).toMatch(/Authorization Violation/);
+  });
+
+  it('allow_responses (resp) lets a user without publish rights answer a request once', async () => {
+    const responder = await testUser(a, { pub: { allow: [], deny: ['>'] }, sub: { allow: ['svc'], deny: [] }, resp: { max: 1, ttl: 0 } } as never);
+    const r = await login(responder.creds);
+    r.subscribe('svc', { callback: (_e, m) => m.respond(sc.encode('pong')) });
+    await r.flush();
+    const requester = await login((await testUser(a)).creds);
+    const m = await requester.request('svc', sc.encode('ping'), { timeout: 5000 });
+    expect(sc.decode(m.data)).toBe('pong');
+  });
+
   it('src CIDRs the client is not in, and connection types that exclude it, refuse the user', async () => {
     const far = await testUser(a, { src: ['10.1.2.0/24'] } as never);
     expect(await refusal({ authenticator: credsAuthenticator(far.creds) })).toMatch(/Authorization Violation/);
