@@ -4,10 +4,11 @@
 // issuer, and xkey-sealed requests and answers. nats-server 2.9.10 has no auth callout, so this file runs
 // against Flotilla only.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connect, StringCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
-import { createAccount, createCurve, decode, encodeAuthorizationResponse, encodeUser, type KeyPair } from '@nats-io/jwt';
+import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { createAccount, createCurve, createUser, decode, encodeAuthorizationResponse, encodeUser, type KeyPair } from '@nats-io/jwt';
 import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
 
 const sc = StringCodec();
 const enc = new TextEncoder();
@@ -159,5 +160,50 @@ describe('auth callout with xkey', () => {
     expect(req.server_id.xkey).toBe(wire!.headers?.get('Nats-Server-Xkey'));
     await nc.flush();
     expect(nc.isClosed()).toBe(false);
+  });
+});
+
+describe('auth callout in operator mode (the account JWT asks for it)', () => {
+  let op: TestOperator;
+  let auth: TestAccount;
+  let app: TestAccount;
+  let s: FlotillaProcess;
+  const serviceKp = createUser();
+
+  beforeAll(async () => {
+    op = await TestOperator.create();
+    app = await op.account('APP');
+    auth = await op.account('AUTH', { authorization: { auth_users: [serviceKp.getPublicKey()], allowed_accounts: [app.pub] } } as never);
+    s = await serverWith(op.conf([auth, app]));
+    const service = await testUser(auth, {}, { kp: serviceKp });
+    const nc = await connect({ servers: s.url, reconnect: false, authenticator: credsAuthenticator(service.creds) });
+    conns.push(nc);
+    nc.subscribe('$SYS.REQ.USER.AUTH', {
+      callback: (_err, m: Msg) => {
+        void (async () => {
+          const req = decode<AuthRequest>(dec.decode(m.data)).nats as AuthRequest;
+          const answer =
+            req.connect_opts.pass === 'good'
+              ? await encodeAuthorizationResponse(req.user_nkey, req.server_id.id, auth.kp, { jwt: await encodeUser(req.connect_opts.user ?? 'x', req.user_nkey, app.kp, {}) }, {})
+              : await encodeAuthorizationResponse(req.user_nkey, req.server_id.id, auth.kp, { error: 'no' }, {});
+          m.respond(enc.encode(answer));
+        })();
+      },
+    });
+    await nc.flush();
+  });
+
+  it('a sentinel user of the callout account is placed in APP by the service; an error answer refuses it', async () => {
+    const sentinel = await testUser(auth, { bearer_token: true, pub: { deny: ['>'] }, sub: { deny: ['>'] } } as never);
+    const placed = await connect({ servers: s.url, reconnect: false, authenticator: jwtAuthenticator(sentinel.jwt), user: 'gina', pass: 'good' });
+    conns.push(placed);
+    const peer = await connect({ servers: s.url, reconnect: false, authenticator: credsAuthenticator((await testUser(app)).creds) });
+    conns.push(peer);
+    const sub = peer.subscribe('hello');
+    await peer.flush();
+    placed.publish('hello', sc.encode('from-callout'));
+    await placed.flush();
+    expect(await received(sub)).toEqual(['hello:from-callout']);
+    await expect(connect({ servers: s.url, reconnect: false, authenticator: jwtAuthenticator(sentinel.jwt), user: 'hank', pass: 'bad' })).rejects.toThrow(/Authorization Violation/);
   });
 });

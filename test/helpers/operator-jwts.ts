@@ -54,8 +54,8 @@ export interface TestUser {
 }
 
 /** A user of `account`, issued by `signer` (default the account's own key). */
-export async function testUser(account: TestAccount, claims: Partial<User> = {}, opts: { exp?: number; signer?: KeyPair; scoped?: boolean; name?: string } = {}): Promise<TestUser> {
-  const kp = createUser();
+export async function testUser(account: TestAccount, claims: Partial<User> = {}, opts: { exp?: number; signer?: KeyPair; scoped?: boolean; name?: string; kp?: KeyPair } = {}): Promise<TestUser> {
+  const kp = opts.kp ?? createUser();
   const encodeOpts = {
     ...(opts.exp !== undefined ? { exp: opts.exp } : {}),
     ...(opts.signer !== undefined ? { signer: opts.signer } : {}),

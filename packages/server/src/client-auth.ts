@@ -56,6 +56,8 @@ export interface AccountUsers {
   operator?: OperatorAuth;
   /** `authorization { auth_callout }`: users other than its auth_users are authorized by the service */
   callout?: AuthCallout;
+  /** operator mode: the callout of an account whose JWT asks for one, for a user not among its auth_users */
+  accountCallout?: (account: string, user: string) => AuthCallout | undefined;
 }
 
 export class ClientAuth {
@@ -73,6 +75,7 @@ export class ClientAuth {
   readonly noncesRequired: boolean;
   readonly operator: OperatorAuth | undefined;
   readonly callout: AuthCallout | undefined;
+  private readonly accountCallout: AccountUsers['accountCallout'];
 
   constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions, accountUsers: AccountUsers = {}) {
     if (options?.user !== undefined) {
@@ -85,6 +88,7 @@ export class ClientAuth {
     this.noAuthUser = accountUsers.noAuthUser;
     this.operator = accountUsers.operator;
     this.callout = accountUsers.callout;
+    this.accountCallout = accountUsers.accountCallout;
     this.token = options?.token;
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
     this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined || this.operator !== undefined || this.callout !== undefined;
@@ -108,7 +112,7 @@ export class ClientAuth {
     cid = 0,
   ): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
-    if (this.operator !== undefined) return this.checkJwt(creds, source, nonce, kind);
+    if (this.operator !== undefined) return this.checkJwt(creds, source, nonce, kind, cid);
     if (this.callout !== undefined) return this.checkWithCallout(this.callout, creds, certIdentities, source, nonce, kind, cid);
     return this.checkConfigured(creds, certIdentities, source, nonce);
   }
@@ -125,6 +129,10 @@ export class ClientAuth {
   ): Promise<AuthResult | null> {
     const local = await this.checkConfigured(creds, certIdentities, source, nonce);
     if (local !== null && callout.bypasses(local.user)) return local;
+    return this.viaCallout(callout, creds, source, nonce, kind, cid);
+  }
+
+  private async viaCallout(callout: AuthCallout, creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind, cid: number): Promise<AuthResult | null> {
     const r = await callout.authorize(creds as Record<string, unknown>, { cid, ip: source, nonce, kind });
     if (r === null) return null;
     const result: AuthResult = { user: r.user, permissions: r.permissions };
@@ -188,9 +196,11 @@ export class ClientAuth {
     return record !== undefined && old !== undefined && record.password === old.password ? resultOf(user, record) : undefined;
   }
 
-  private checkJwt(creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind): AuthResult | null {
+  private checkJwt(creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind, cid: number): AuthResult | null | Promise<AuthResult | null> {
     const u = this.operator!.authenticate(creds, nonce, source, kind);
     if (u === null) return null;
+    const callout = this.accountCallout?.(u.account, u.user);
+    if (callout !== undefined) return this.viaCallout(callout, creds, source, nonce, kind, cid);
     const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account, userLimits: { maxSubscriptions: u.maxSubscriptions, maxPayloadBytes: u.maxPayloadBytes } };
     if (u.expiresAtMs !== null) result.expiresAtMs = u.expiresAtMs;
     if (u.accountExpiresFirst) result.accountExpires = true;

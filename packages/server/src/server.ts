@@ -107,7 +107,9 @@ export class FlotillaServer implements ClientHost {
     this.auth = new ClientAuth(options.authorization, options.tls, {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
-      ...(options.operator !== undefined ? { operator: new OperatorAuth(options.operator, (m) => log.warn(m)) } : {}),
+      ...(options.operator !== undefined
+        ? { operator: new OperatorAuth(options.operator, (m) => log.warn(m)), accountCallout: (account: string, user: string) => AuthCallout.ofAccount(this, account, user) }
+        : {}),
       ...(options.authorization?.callout !== undefined ? { callout: new AuthCallout(options.authorization.callout, this) } : {}),
     });
     this.websocketAuth = websocketAuthOf(options, this.auth);

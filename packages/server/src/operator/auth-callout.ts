@@ -14,8 +14,9 @@ import { GLOBAL_ACCOUNT_NAME } from '../accounts/account.js';
 import type { AuthCalloutOptions } from '../config/auth-callout-keys.js';
 import { UserPermissions } from '../security/user-permissions.js';
 import { InternalClient } from '../system-account/internal-client.js';
-import { JwtError, signJwt, verifyJwt, type UserClaims } from './nats-jwt.js';
-import { claimsAdmit, permissionsOf, type ConnectionKind } from './operator-auth.js';
+import { JwtError, signJwt, verifyJwt, type JwtClaims, type UserClaims } from './nats-jwt.js';
+import { claimsAdmit, effectiveClaims, permissionsOf, type ConnectionKind } from './operator-auth.js';
+import { accountIssuers } from './account-from-claims.js';
 
 export const AUTH_CALLOUT_SUBJECT = '$SYS.REQ.USER.AUTH';
 const AUTH_REQUEST_AUDIENCE = 'nats-authorization-request';
@@ -44,6 +45,8 @@ export class AuthCallout {
   constructor(
     readonly options: AuthCalloutOptions,
     private readonly server: FlotillaServer,
+    /** operator mode: accounts and issuers come from the account JWTs */
+    private readonly operatorMode = false,
   ) {
     this.xkp = options.xkey !== undefined ? nkeys.createCurve() : null;
     this.timeoutMs = Math.round((server.options.authorization?.timeoutSec ?? 2) * 1000);
@@ -56,6 +59,21 @@ export class AuthCallout {
   /** true for the service's own users, which authenticate from the config instead */
   bypasses(user: string): boolean {
     return this.options.authUsers.includes(user);
+  }
+
+  /**
+   * Operator mode: the callout of `accountKey` when its JWT has `authorization { auth_users }` and `user` is
+   * not one of them; undefined otherwise. The account signs (or its signing keys sign) the answers.
+   */
+  static ofAccount(server: FlotillaServer, accountKey: string, user: string): AuthCallout | undefined {
+    const claims = server.auth.operator?.accounts.get(accountKey);
+    const ext = claims?.nats.authorization;
+    const authUsers = ext?.auth_users ?? [];
+    if (ext === undefined || authUsers.length === 0 || authUsers.includes(user)) return undefined;
+    const options: AuthCalloutOptions = { issuer: accountKey, authUsers, account: accountKey };
+    if (ext.xkey !== undefined && ext.xkey !== '') options.xkey = ext.xkey;
+    if (ext.allowed_accounts !== undefined && ext.allowed_accounts !== null) options.allowedAccounts = ext.allowed_accounts;
+    return new AuthCallout(options, server, true);
   }
 
   authorize(creds: Record<string, unknown>, client: CalloutClient): Promise<CalloutResult | null> {
@@ -144,26 +162,29 @@ export class AuthCallout {
   private decode(body: Buffer, userKey: string, client: CalloutClient): CalloutResult {
     let text = body.toString('utf8').trim();
     if (text === '') throw new Error('auth callout violation: "no reason supplied"');
+    let encrypted = false;
     if (this.xkp !== null && !text.startsWith('eyJ')) {
+      encrypted = true;
       const opened = this.xkp.open(body, this.options.xkey!);
       if (opened === null) throw new Error('error decrypting auth callout response');
       text = Buffer.from(opened).toString('utf8').trim();
     }
     let resp;
     try {
-      resp = verifyJwt<{ jwt?: string; error?: string }>(text, 'authorization_response');
+      resp = verifyJwt<{ jwt?: string; error?: string; issuer_account?: string }>(text, 'authorization_response');
     } catch (err) {
       throw new Error(`authorization response had validation errors: ${(err as JwtError).message}`);
     }
     if (resp.sub !== userKey) throw new Error('auth callout violation: auth callout response is not for expected user');
-    if ((resp as { aud?: string }).aud !== this.server.serverId) throw new Error('auth callout violation: auth callout response is not for server');
+    if (resp.aud !== this.server.serverId) throw new Error('auth callout violation: auth callout response is not for server');
     if (resp.nats.error !== undefined && resp.nats.error !== '') throw new Error(`auth callout service returned an error: ${resp.nats.error}`);
     const user = verifyJwt<UserClaims>(resp.nats.jwt ?? '', 'user');
+    if (this.operatorMode) return this.placeInOperatorMode(resp, user, encrypted, userKey, client);
     if (user.nats.issuer_account !== undefined && user.nats.issuer_account !== '') throw new Error('error non operator mode account: attempted to use issuer_account');
     if (user.iss !== this.options.issuer) throw new Error(`wrong issuer for auth callout response, expected "${this.options.issuer}" got "${user.iss}"`);
     if (user.sub !== userKey) throw new Error(`Expected authorized user of "${userKey}" but got "${user.sub}"`);
     if (!claimsAdmit(user.nats, client.ip, client.kind, Date.now())) throw new Error('authorized user outside of valid connect times, sources or connection types');
-    const placement = (user as { aud?: string }).aud ?? '';
+    const placement = user.aud ?? '';
     const target = this.server.accounts.find(placement);
     if (target === undefined) throw new Error(`no valid account "${placement}" for auth callout response`);
     const permissions = permissionsOf(user.nats);
@@ -174,6 +195,35 @@ export class AuthCallout {
       return this.result(user, target.name, p);
     }
     return this.result(user, target.name, permissions);
+  }
+
+  /** nats-server's operator-mode rules: the account (or an allowed one) issued the user, placed in the issuing account. */
+  private placeInOperatorMode(resp: JwtClaims<{ issuer_account?: string }>, user: JwtClaims<UserClaims>, encrypted: boolean, userKey: string, client: CalloutClient): CalloutResult {
+    const operator = this.server.auth.operator!;
+    const home = this.options.issuer;
+    const homeClaims = operator.accounts.get(home);
+    if (homeClaims === undefined) throw new Error(`auth callout account "${home}" is gone`);
+    if (!encrypted) {
+      const signer = resp.nats.issuer_account || resp.iss;
+      if (signer !== home && !accountIssuers(homeClaims).has(signer)) throw new Error('auth callout signing key is unknown');
+    }
+    const issuerAccount = user.nats.issuer_account || user.iss;
+    if (issuerAccount !== home && !(this.options.allowedAccounts ?? []).includes(issuerAccount)) {
+      throw new Error(`account "${user.iss}" not permitted as valid account option for auth callout for account "${home}"`);
+    }
+    const target = operator.accounts.get(issuerAccount);
+    if (target === undefined || this.server.accounts.find(issuerAccount) === undefined) throw new Error(`no valid account "${issuerAccount}" for auth callout response`);
+    if (!accountIssuers(target).has(user.iss)) throw new Error(`user JWT issuer "${user.iss}" is not known`);
+    if (user.sub !== userKey) throw new Error(`Expected authorized user of "${userKey}" but got "${user.sub}"`);
+    const claims = effectiveClaims(user, target);
+    if (!claimsAdmit(claims, client.ip, client.kind, Date.now())) throw new Error('authorized user outside of valid connect times, sources or connection types');
+    const permissions = permissionsOf(claims) ?? permissionsOf(target.nats.default_permissions ?? {});
+    if (issuerAccount === home) {
+      const p = permissions ?? {};
+      p.publish = { ...(p.publish ?? {}), deny: [...(p.publish?.deny ?? []), AUTH_CALLOUT_SUBJECT] };
+      return this.result(user, issuerAccount, p);
+    }
+    return this.result(user, issuerAccount, permissions);
   }
 
   private result(user: ReturnType<typeof verifyJwt<UserClaims>>, account: string, permissions: ReturnType<typeof permissionsOf>): CalloutResult {

@@ -104,6 +104,8 @@ export interface AccountClaims {
   default_permissions?: JwtPermissions;
   mappings?: Record<string, Array<{ subject: string; weight?: number; cluster?: string }>> | null;
   disallow_bearer?: boolean;
+  /** auth callout for this account's users (nats-server 2.10's ExternalAuthorization) */
+  authorization?: { auth_users?: string[] | null; allowed_accounts?: string[] | null; xkey?: string };
 }
 
 export interface OperatorClaims {

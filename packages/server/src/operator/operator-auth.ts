@@ -65,8 +65,7 @@ export class OperatorAuth {
     if (!accountIssuers(account).has(user.iss)) return null;
     if (user.nats.issuer_account !== undefined && user.nats.issuer_account !== '' && user.iss === accountKey) return null;
     if (isRevoked(account.nats.revocations, user.sub, user.iat ?? 0)) return null;
-    const scope = (account.nats.signing_keys ?? []).find((k): k is SigningKeyScope => typeof k !== 'string' && k.key === user.iss);
-    const claims: UserClaims = scope !== undefined ? expandTemplate(scope.template ?? {}, user, account) : user.nats;
+    const claims = effectiveClaims(user, account);
     if (claims.bearer_token === true) {
       if (account.nats.disallow_bearer === true || account.nats.limits?.disallow_bearer === true) return null;
     } else if (nonce === null || typeof creds.sig !== 'string' || !verifiesNonce(user.sub, nonce, creds.sig)) return null;
@@ -85,6 +84,12 @@ export class OperatorAuth {
       maxPayloadBytes: typeof claims.payload === 'number' ? claims.payload : 0,
     };
   }
+}
+
+/** The user's claims, or its scoped signing key's template filled in for it. */
+export function effectiveClaims(user: JwtClaims<UserClaims>, account: JwtClaims<AccountClaims>): UserClaims {
+  const scope = (account.nats.signing_keys ?? []).find((k): k is SigningKeyScope => typeof k !== 'string' && k.key === user.iss);
+  return scope !== undefined ? expandTemplate(scope.template ?? {}, user, account) : user.nats;
 }
 
 /** The user claims' src CIDRs, connection types and times of day admit this connection now. */
