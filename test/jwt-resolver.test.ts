@@ -136,7 +136,7 @@ describe('three nodes, a full resolver each', () => {
   beforeAll(async () => {
     op = await TestOperator.create();
     a = await op.account('A');
-    cluster = await AccountsCluster.start('JWTC', (node) => op.conf([a], `{ type: full, dir: "${join(resolverRoot, `jwt-${node}`)}" }`));
+    cluster = await AccountsCluster.start('JWTC', (node) => op.conf([a], `{ type: full, dir: "${join(resolverRoot, `jwt-${node}`)}", interval: "1s" }`));
   }, 120_000);
   afterAll(async () => {
     await cluster?.close();
@@ -158,6 +158,17 @@ describe('three nodes, a full resolver each', () => {
       return got.getReceived() > 0;
     }, 20_000);
     expect(got.getReceived()).toBe(1);
+  });
+
+  it('a node that was down while an account was pushed gets it from its peers (pack sync every interval)', async () => {
+    await cluster.stop('n3');
+    const sys = await login(cluster.node('n1').url, await testUser(op.system));
+    const late = await op.account('LATE');
+    expect((await claims(sys, '$SYS.REQ.CLAIMS.UPDATE', late.jwt))['data']).toMatchObject({ account: late.pub, code: 200 });
+    await cluster.restart('n3');
+    await until(() => existsSync(join(resolverRoot, 'jwt-n3', `${late.pub}.jwt`)), 30_000);
+    const nc = await login(cluster.node('n3').url, await testUser(late));
+    await nc.flush();
   });
 
   it('a revocation pushed to n1 disconnects the user on all three nodes (time measured)', async () => {

@@ -3,6 +3,7 @@
 // start. Every node of a cluster has its own dir; updates reach all of them through the system account.
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, openSync, fsyncSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
+import { createHash } from 'node:crypto';
 import type { OperatorOptions } from '../config/options.js';
 
 export interface AccountResolver {
@@ -49,6 +50,7 @@ export class DirResolver implements AccountResolver {
     readonly allowDelete: boolean,
     private readonly limit: number,
     preload: Record<string, string>,
+    private readonly intervalMs = 120_000,
   ) {
     mkdirSync(dir, { recursive: true });
     for (const name of readdirSync(dir)) {
@@ -86,10 +88,24 @@ export class DirResolver implements AccountResolver {
   list(): string[] {
     return [...this.jwts.keys()];
   }
+
+  /** nats-server's DirJWTStore.Hash: the XOR of every stored JWT's SHA-256; equal hashes, equal stores. */
+  hash(): Buffer {
+    const out = Buffer.alloc(32);
+    for (const jwt of this.jwts.values()) {
+      const h = createHash('sha256').update(jwt).digest();
+      for (let i = 0; i < 32; i++) out[i]! ^= h[i]!;
+    }
+    return out;
+  }
+
+  get syncIntervalMs(): number {
+    return this.intervalMs;
+  }
 }
 
 export function resolverOf(op: OperatorOptions): AccountResolver {
   const r = op.resolver;
-  if (r?.type === 'full') return new DirResolver(r.dir, r.allowDelete, r.limit, op.preload);
+  if (r?.type === 'full') return new DirResolver(r.dir, r.allowDelete, r.limit, op.preload, r.intervalMs);
   return new MemoryResolver(op.preload);
 }

@@ -5,6 +5,7 @@
 // subscribes across the cluster, so one push reaches and updates all of them (each answers).
 import type { FlotillaServer } from '../server.js';
 import type { OperatorAuth } from '../operator/operator-auth.js';
+import { DirResolver } from '../operator/account-resolver.js';
 import { deleteAccounts, updateAccountClaims, type ClaimsOutcome } from '../operator/account-claims-update.js';
 import { JwtError, verifyJwt } from '../operator/nats-jwt.js';
 import { isValidPublicAccountKey } from '../security/nkey-signature.js';
@@ -12,9 +13,11 @@ import type { InternalClient, SystemRequest } from './internal-client.js';
 import type { ServerInfoStamp } from './server-info.js';
 
 const HTTP_OK = 200;
+const PACK_SUBJECT = '$SYS.REQ.CLAIMS.PACK';
 const HTTP_SERVER_ERROR = 500;
 
-export function serveClaimRequests(server: FlotillaServer, auth: OperatorAuth, sys: InternalClient, stamp: ServerInfoStamp, running: () => boolean): void {
+/** Serves the claim requests; returns what stops the full resolver's periodic sync. */
+export function serveClaimRequests(server: FlotillaServer, auth: OperatorAuth, sys: InternalClient, stamp: ServerInfoStamp, running: () => boolean): () => void {
   const reply = (r: SystemRequest, body: string | Buffer): void => {
     if (r.reply !== null && running()) {
       if (typeof body === 'string') sys.publish(r.reply, body);
@@ -35,7 +38,8 @@ export function serveClaimRequests(server: FlotillaServer, auth: OperatorAuth, s
   };
   sys.subscribe('$SYS.REQ.ACCOUNT.*.CLAIMS.UPDATE', (r) => perAccount(r, 3));
   sys.subscribe('$SYS.ACCOUNT.*.CLAIMS.UPDATE', (r) => perAccount(r, 2));
-  if (auth.resolver.kind !== 'full') return;
+  if (!(auth.resolver instanceof DirResolver)) return () => {};
+  const store = auth.resolver;
   sys.subscribe('$SYS.REQ.CLAIMS.UPDATE', (r) => answer(r, updateAccountClaims(server, auth, r.body.toString('utf8').trim())));
   sys.subscribe('$SYS.REQ.ACCOUNT.*.CLAIMS.LOOKUP', (r) => {
     const key = r.subject.split('.')[3]!;
@@ -65,4 +69,40 @@ export function serveClaimRequests(server: FlotillaServer, auth: OperatorAuth, s
     if (errors.length === 0) answer(r, { ok: true, account: '', message: `deleted ${deleted} accounts` });
     else answer(r, { ok: false, account: '', message: `deleted ${deleted} accounts, failed for ${errors.length}`, error: errors.join('\n') });
   });
+  return syncStores(server, auth, store, sys, running);
+}
+
+/**
+ * nats-server's pack sync between full resolvers: every `interval` a node sends the hash of its store to
+ * `$SYS.REQ.CLAIMS.PACK`; one responder (queue group) whose store differs answers with one "key|jwt" message
+ * per account and an empty one at the end, and the asker keeps each JWT newer than its own. A node that was
+ * down while accounts were pushed catches up within an interval.
+ */
+function syncStores(server: FlotillaServer, auth: OperatorAuth, store: DirResolver, sys: InternalClient, running: () => boolean): () => void {
+  sys.subscribe(
+    PACK_SUBJECT,
+    (r) => {
+      if (r.reply === null || !running()) return;
+      if (!r.body.equals(store.hash())) for (const key of store.list()) sys.publishMessage(r.reply, null, Buffer.from(`${key}|${store.get(key)!}`));
+      sys.publishMessage(r.reply, null, Buffer.alloc(0));
+    },
+    'cluster',
+    'responder',
+  );
+  const inbox = `$SYS._INBOX.${server.serverId}.pack`;
+  sys.subscribe(inbox, (r) => {
+    const text = r.body.toString('utf8');
+    const bar = text.indexOf('|');
+    if (bar <= 0) return;
+    const key = text.slice(0, bar);
+    const jwt = text.slice(bar + 1).trim();
+    if (store.get(key) === jwt) return;
+    const outcome = updateAccountClaims(server, auth, jwt, key);
+    if (outcome.ok) server.log.info(`DirResolver - merged account ${key} from a peer`);
+  });
+  const timer = setInterval(() => {
+    if (running()) sys.router.publish(PACK_SUBJECT, inbox, -1, store.hash(), 0, false);
+  }, store.syncIntervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }
