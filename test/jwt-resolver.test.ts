@@ -48,7 +48,7 @@ describe('full resolver on one node', () => {
   beforeAll(async () => {
     op = await TestOperator.create();
     a = await op.account('A');
-    const s = await serverWith(op.conf([a], `{ type: full, dir: "${resolverDir}", allow_delete: true }`));
+    const s = await serverWith(`${op.conf([a], `{ type: full, dir: "${resolverDir}", allow_delete: true }`)}\njetstream { store_dir: "${join(dir, 'js')}" }`);
     url = s.url;
     sys = await login(url, await testUser(op.system));
   });
@@ -64,6 +64,9 @@ describe('full resolver on one node', () => {
     expect([...(list['data'] as string[])].sort()).toEqual([a.pub, b.pub, op.system.pub].sort());
     const lookup = await sys.request(`$SYS.REQ.ACCOUNT.${b.pub}.CLAIMS.LOOKUP`, enc.encode(''), { timeout: 5000 });
     expect(dec.decode(lookup.data)).toBe(b.jwt);
+    // an account added live without JetStream limits still gets an answer from $JS.API: 10039
+    const info = await claims(nc, '$JS.API.INFO', '');
+    expect(info['error']).toMatchObject({ code: 503, err_code: 10039 });
   });
 
   it('an account JWT no trusted operator signed is refused (flotilla: code 500, not stored); its users never connect', async () => {

@@ -6,6 +6,7 @@
 import type { AccountOptions } from '../config/options.js';
 import type { FlotillaServer } from '../server.js';
 import { SubjectMappings } from '../accounts/subject-mappings.js';
+import type { MessageRouter } from '../message-router.js';
 import { accountOptionsOf, isRevoked } from './account-from-claims.js';
 import type { OperatorAuth } from './operator-auth.js';
 import { peekJwt, type AccountClaims } from './nats-jwt.js';
@@ -76,11 +77,24 @@ function applyOne(server: FlotillaServer, a: AccountOptions): void {
     const account = server.accounts.add(a);
     server.cluster?.addAccount(a.name, account.router);
     server.system?.accountAdded(account);
+    answerJetStreamNotEnabled(server, account.router);
     return;
   }
   if (existing.limits !== null && a.limits !== undefined) Object.assign(existing.limits, a.limits);
   existing.router.mappings = a.mappings !== undefined && a.mappings.length > 0 ? new SubjectMappings(a.mappings) : null;
   for (const c of server.clients.values()) if (c.account === a.name) c.reloadLimits();
+}
+
+/** Routers already answering 10039 (a deleted account's router comes back with its subscriptions). */
+const notEnabledServed = new WeakSet<object>();
+
+/** Every request gets an answer: an account added live has no JetStream, so its `$JS.API` answers 10039 (as config reload's new accounts). */
+function answerJetStreamNotEnabled(server: FlotillaServer, router: MessageRouter): void {
+  if ((server.jetstream === null && server.accountJetStreams === null) || notEnabledServed.has(router)) return;
+  notEnabledServed.add(router);
+  void Promise.all([import('@flotilla/jetstream'), import('../internal-bus.js')])
+    .then(([{ serveJetStreamNotEnabled }, { InternalBus }]) => serveJetStreamNotEnabled(new InternalBus(router, server.cluster !== null), server.options.jetstream.domain || undefined))
+    .catch((err: unknown) => server.log.error({ err: (err as Error).message }, 'could not serve JetStream answers for a new account'));
 }
 
 function recheckUsers(server: FlotillaServer, auth: OperatorAuth, key: string): void {
