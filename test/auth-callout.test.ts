@@ -4,10 +4,11 @@
 // issuer, and xkey-sealed requests and answers. nats-server 2.9.10 has no auth callout, so this file runs
 // against Flotilla only.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type Msg, type NatsConnection, type Subscription } from 'nats';
+import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type Msg, type NatsConnection } from 'nats';
 import { createAccount, createCurve, createUser, decode, encodeAuthorizationResponse, encodeUser, type KeyPair } from '@nats-io/jwt';
-import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import type { FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { drain } from './helpers/subscription-drain.js';
 import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
 
 const sc = StringCodec();
@@ -75,13 +76,6 @@ async function refusal(url: string, user: string, pass: string): Promise<string>
   }
 }
 
-async function received(sub: Subscription, waitMs = 250): Promise<string[]> {
-  await sleep(waitMs);
-  sub.unsubscribe();
-  const got: string[] = [];
-  for await (const m of sub) got.push(`${m.subject}:${sc.decode(m.data)}`);
-  return got;
-}
 
 describe('auth callout, plain', () => {
   const issuer = createAccount();
@@ -108,8 +102,8 @@ describe('auth callout, plain', () => {
     await Promise.all([b.flush(), service.flush()]);
     a.publish('app.x', sc.encode('1'));
     await a.flush();
-    expect(await received(sub)).toEqual(['app.x:1']);
-    expect(await received(inAuth, 0)).toEqual([]);
+    expect(await drain(sub)).toEqual(['app.x:1']);
+    expect(await drain(inAuth, 0)).toEqual([]);
     const denied = a.subscribe('other.>');
     const ended = (async () => {
       try {
@@ -203,7 +197,7 @@ describe('auth callout in operator mode (the account JWT asks for it)', () => {
     await peer.flush();
     placed.publish('hello', sc.encode('from-callout'));
     await placed.flush();
-    expect(await received(sub)).toEqual(['hello:from-callout']);
+    expect(await drain(sub)).toEqual(['hello:from-callout']);
     await expect(connect({ servers: s.url, reconnect: false, authenticator: jwtAuthenticator(sentinel.jwt), user: 'hank', pass: 'bad' })).rejects.toThrow(/Authorization Violation/);
   });
 });

@@ -4,10 +4,11 @@
 // nats-server 2.9 to show it is its behaviour.
 import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
-import { connect, credsAuthenticator, StringCodec, type NatsConnection, type NatsError, type Subscription } from 'nats';
+import { connect, credsAuthenticator, StringCodec, type NatsConnection, type NatsError } from 'nats';
 import { encodeActivation } from '@nats-io/jwt';
 import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { drain } from './helpers/subscription-drain.js';
 import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
 
 const sc = StringCodec();
@@ -28,13 +29,6 @@ async function login(account: TestAccount): Promise<NatsConnection> {
   return nc;
 }
 
-async function received(sub: Subscription, waitMs = 250): Promise<string[]> {
-  await sleep(waitMs);
-  sub.unsubscribe();
-  const got: string[] = [];
-  for await (const m of sub) got.push(`${m.subject}:${sc.decode(m.data)}`);
-  return got;
-}
 
 beforeAll(async () => {
   op = await TestOperator.create();
@@ -75,7 +69,7 @@ describe('operator mode: account claims', () => {
     await i.flush();
     e.publish('feed.a', sc.encode('1'));
     await e.flush();
-    expect(await received(sub)).toEqual(['in.feed.a:1']);
+    expect(await drain(sub)).toEqual(['in.feed.a:1']);
   });
 
   it('a service import answers requests across accounts', async () => {
@@ -96,8 +90,8 @@ describe('operator mode: account claims', () => {
     await Promise.all([withToken.flush(), without.flush()]);
     e.publish('private.x', sc.encode('secret'));
     await e.flush();
-    expect(await received(a)).toEqual(['private.x:secret']);
-    expect(await received(b, 50)).toEqual([]);
+    expect(await drain(a)).toEqual(['private.x:secret']);
+    expect(await drain(b, 50)).toEqual([]);
   });
 
   it('mappings in the account JWT rewrite its clients’ publishes', async () => {
@@ -106,7 +100,7 @@ describe('operator mode: account claims', () => {
     await nc.flush();
     nc.publish('old.7', sc.encode('m'));
     await nc.flush();
-    expect(await received(sub)).toEqual(['new.7:m']);
+    expect(await drain(sub)).toEqual(['new.7:m']);
   });
 
   it('JetStream limits from the account JWT: one stream allowed, the second refused with 10027', async () => {

@@ -2,11 +2,12 @@
 // JWTs, users authenticating with `.creds` (user JWT + nonce signature), the user's and the account's
 // claims enforced. With E2E_SERVER=nats-server every case runs against nats-server 2.9 to show it is its behaviour.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type NatsConnection, type NatsError, type Subscription } from 'nats';
+import { connect, credsAuthenticator, jwtAuthenticator, StringCodec, type NatsConnection, type NatsError } from 'nats';
 import { connect as connectV3, credsAuthenticator as credsV3 } from '@nats-io/transport-node';
 import { createAccount, createUser, encodeUser } from '@nats-io/jwt';
 import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { drain } from './helpers/subscription-drain.js';
 import { TestOperator, testUser, type TestAccount, type TestUser } from './helpers/operator-jwts.js';
 import { until } from './helpers/until.js';
 import { RawClient } from './helpers/raw-client.js';
@@ -49,13 +50,6 @@ async function rawLogin(u: TestUser, answer = /PONG\r\n/): Promise<RawClient> {
   return raw;
 }
 
-async function received(sub: Subscription, waitMs = 200): Promise<string[]> {
-  await sleep(waitMs);
-  sub.unsubscribe();
-  const got: string[] = [];
-  for await (const m of sub) got.push(`${m.subject}:${sc.decode(m.data)}`);
-  return got;
-}
 
 beforeAll(async () => {
   op = await TestOperator.create();
@@ -88,7 +82,7 @@ describe('operator mode: users from JWTs', () => {
         return gotA.length > 0;
       });
       expect(gotA).toEqual(['x.1:hi']);
-      expect(await received(inB)).toEqual([]);
+      expect(await drain(inB)).toEqual([]);
     } finally {
       await v3.close();
     }
@@ -119,7 +113,7 @@ describe('operator mode: users from JWTs', () => {
     nc.publish('no.1', sc.encode('x'));
     nc.publish('ok.1', sc.encode('y'));
     await nc.flush();
-    expect(await received(all)).toEqual(['ok.1:y']);
+    expect(await drain(all)).toEqual(['ok.1:y']);
     const denied = nc.subscribe('no.>');
     const ended = (async () => {
       try {
@@ -142,7 +136,7 @@ describe('operator mode: users from JWTs', () => {
     nc.publish('own.alice.1', sc.encode('mine'));
     nc.publish('own.bob.1', sc.encode('theirs'));
     await nc.flush();
-    expect(await received(all)).toEqual(['own.alice.1:mine']);
+    expect(await drain(all)).toEqual(['own.alice.1:mine']);
   });
 
   it('bearer users connect without a signature unless the account disallows bearer tokens', async () => {

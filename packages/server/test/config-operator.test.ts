@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { resolveOptions, type OptionsResult } from '../src/config/load-options.js';
 import { TestOperator, type TestAccount } from '../../../test/helpers/operator-jwts.js';
+import { createAccount, createCurve } from '@nats-io/jwt';
 
 const dir = mkdtempSync(join(tmpdir(), 'flotilla-config-operator-'));
 let op: TestOperator;
@@ -57,5 +58,24 @@ describe('operator config', () => {
     expect(message(load(op.conf([a]).replace(op.jwt, `${op.jwt.slice(0, -4)}AAAA`)))).toMatch(/error parsing operator JWT/);
     expect(message(load(`operator: "${op.jwt}"`))).toMatch(/requires a resolver/);
     expect(message(load(`${op.conf([a])}\naccounts { X: { users: [ { user: x, password: x } ] } }`))).toMatch(/does not allow accounts/);
+  });
+});
+
+describe('auth_callout config', () => {
+  const issuer = createAccount().getPublicKey();
+  const xkey = createCurve().getPublicKey();
+  const block = (inner: string): string => `authorization { users: [ { user: auth, password: pwd } ]\n auth_callout { ${inner} } }`;
+
+  it('is parsed into authorization.callout', () => {
+    const r = load(block(`issuer: "${issuer}", auth_users: [ auth ], xkey: "${xkey}"`));
+    if (r.kind !== 'run') throw new Error(message(r));
+    expect(r.options.authorization!.callout).toEqual({ issuer, authUsers: ['auth'], xkey });
+  });
+
+  it("refuses a bad issuer, a bad xkey, no auth_users and unknown fields with nats-server's messages", () => {
+    expect(message(load(block(`issuer: "UABC", auth_users: [ auth ]`)))).toMatch(/Expected callout user to be a valid public account nkey/);
+    expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], xkey: "${issuer}"`)))).toMatch(/Expected callout xkey to be a valid public xkey/);
+    expect(message(load(block(`issuer: "${issuer}"`)))).toMatch(/Expected auth_users to be set/);
+    expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], nope: 1`)))).toMatch(/unknown field "nope"/);
   });
 });

@@ -1,7 +1,7 @@
 // `authorization { auth_callout { issuer, auth_users, account, xkey, allowed_accounts } }` (nats-server's
 // parseAuthCallout): who signs the callout service's answers, which users bypass it (the service's own),
 // the account it runs in, and the curve key to encrypt requests to.
-import nkeys from '@nats-io/nkeys';
+import { isValidPublicKey } from '../security/nkey-signature.js';
 import type { Parsed } from './operator-keys.js';
 
 export interface AuthCalloutOptions {
@@ -15,15 +15,6 @@ export interface AuthCalloutOptions {
   allowedAccounts?: string[];
 }
 
-function validKey(key: string, prefix: string): boolean {
-  if (!key.startsWith(prefix)) return false;
-  try {
-    nkeys.fromPublic(key);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 function strings(v: unknown): string[] | undefined {
   const list = Array.isArray(v) ? v : [v];
@@ -38,7 +29,7 @@ export function parseAuthCallout(value: unknown): Parsed<AuthCalloutOptions> {
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     switch (k.toLowerCase()) {
       case 'issuer':
-        if (typeof v !== 'string' || !validKey(v, 'A')) return { error: 'Expected callout user to be a valid public account nkey' };
+        if (typeof v !== 'string' || !isValidPublicKey(v, 'A')) return { error: 'Expected callout user to be a valid public account nkey' };
         issuer = v;
         break;
       case 'account':
@@ -55,7 +46,7 @@ export function parseAuthCallout(value: unknown): Parsed<AuthCalloutOptions> {
       }
       case 'xkey':
       case 'key':
-        if (typeof v !== 'string' || !validKey(v, 'X')) return { error: 'Expected callout xkey to be a valid public xkey' };
+        if (typeof v !== 'string' || !isValidPublicKey(v, 'X')) return { error: 'Expected callout xkey to be a valid public xkey' };
         out.xkey = v;
         break;
       case 'allowed_accounts': {
