@@ -75,7 +75,7 @@ describe('auth_callout config', () => {
   it("refuses a bad issuer, a bad xkey, no auth_users and unknown fields with nats-server's messages", () => {
     expect(message(load(block(`issuer: "UABC", auth_users: [ auth ]`)))).toMatch(/Expected callout user to be a valid public account nkey/);
     expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], xkey: "${issuer}"`)))).toMatch(/Expected callout xkey to be a valid public xkey/);
-    expect(message(load(block(`issuer: "${issuer}"`)))).toMatch(/Expected auth_users to be set/);
-    expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], nope: 1`)))).toMatch(/unknown field "nope"/);
+    expect(message(load(block(`issuer: "${issuer}"`)))).toMatch(/Authorization callouts require authorized users to be specified/);
+    expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], nope: 1`)))).toMatch(/Unknown field "nope" parsing authorization callout/);
   });
 });

@@ -22,14 +22,14 @@ function strings(v: unknown): string[] | undefined {
 }
 
 export function parseAuthCallout(value: unknown): Parsed<AuthCalloutOptions> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { error: 'auth_callout: expected a block { issuer, auth_users }' };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return { error: `Expected authorization callout to be a map/struct, got ${JSON.stringify(value)}` };
   let issuer = '';
   let authUsers: string[] = [];
   const out: Partial<AuthCalloutOptions> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     switch (k.toLowerCase()) {
       case 'issuer':
-        if (typeof v !== 'string' || !isValidPublicKey(v, 'A')) return { error: 'Expected callout user to be a valid public account nkey' };
+        if (typeof v !== 'string' || !isValidPublicKey(v, 'A')) return { error: `Expected callout user to be a valid public account nkey, got ${JSON.stringify(v)}` };
         issuer = v;
         break;
       case 'account':
@@ -40,26 +40,26 @@ export function parseAuthCallout(value: unknown): Parsed<AuthCalloutOptions> {
       case 'auth_users':
       case 'users': {
         const list = strings(v);
-        if (list === undefined) return { error: 'auth_callout auth_users must be a list of user names' };
+        if (list === undefined || !Array.isArray(v)) return { error: 'Expected auth_users field to be an array' };
         authUsers = list;
         break;
       }
       case 'xkey':
       case 'key':
-        if (typeof v !== 'string' || !isValidPublicKey(v, 'X')) return { error: 'Expected callout xkey to be a valid public xkey' };
+        if (typeof v !== 'string' || !isValidPublicKey(v, 'X')) return { error: `Expected callout xkey to be a valid public xkey, got ${JSON.stringify(v)}` };
         out.xkey = v;
         break;
       case 'allowed_accounts': {
         const list = strings(v);
-        if (list === undefined) return { error: 'auth_callout allowed_accounts must be a list of account names' };
+        if (list === undefined || !Array.isArray(v)) return { error: 'Expected allowed accounts field to be an array' };
         out.allowedAccounts = list;
         break;
       }
       default:
-        return { error: `auth_callout: unknown field "${k}"` };
+        return { error: `Unknown field "${k}" parsing authorization callout` };
     }
   }
-  if (issuer === '') return { error: 'Expected callout user to be a valid public account nkey' };
-  if (authUsers.length === 0) return { error: 'Expected auth_users to be set' };
+  if (issuer === '') return { error: 'Authorization callouts require an issuer to be specified' };
+  if (authUsers.length === 0) return { error: 'Authorization callouts require authorized users to be specified' };
   return { value: { ...out, issuer, authUsers } };
 }
