@@ -112,6 +112,13 @@ describe('operator mode: account claims', () => {
       (e: NatsError) => e,
     );
     expect(err?.api_error?.err_code).toBe(10027);
+    // a pushed JWT raising the limit takes effect without a restart
+    const sys = await login(op.system);
+    const raised = await op.signAccount('JS', js.kp, { limits: { mem_storage: -1, disk_storage: 1024 * 1024, streams: 2, consumer: -1 } } as never);
+    const r = await sys.request(`$SYS.REQ.ACCOUNT.${js.pub}.CLAIMS.UPDATE`, sc.encode(raised), { timeout: 5000 });
+    expect((JSON.parse(sc.decode(r.data)) as { data?: { code: number } }).data?.code).toBe(200);
+    const two = await jsm.streams.add({ name: 'TWO', subjects: ['two.>'] });
+    expect(two.config.name).toBe('TWO');
   });
 
   it("a connected user of an account whose JWT expires is disconnected with -ERR 'Account Authentication Expired'", async () => {
