@@ -24,10 +24,6 @@ interface Case {
 
 /** One config per refused key, the key in the block where nats-server reads it. */
 const REFUSED: Case[] = [
-  { scope: 'top', key: 'trusted', conf: 'trusted: "OABC"' },
-  { scope: 'top', key: 'trusted_keys', conf: 'trusted_keys: ["OABC"]' },
-  { scope: 'top', key: 'account_resolver', conf: 'account_resolver: MEMORY' },
-  { scope: 'top', key: 'accounts_resolver', conf: 'accounts_resolver: MEMORY' },
   { scope: 'top', key: 'resolver_tls', conf: `resolver_tls { ${TLS} }` },
   { scope: 'top', key: 'resolver_pinned_accounts', conf: 'resolver_pinned_accounts: ["ACCT"]' },
   { scope: 'top', key: 'max_sub_tokens', conf: 'max_sub_tokens: 8' },

@@ -52,6 +52,15 @@ describe('operator config', () => {
     expect(r.options.operator!.resolver).toEqual({ type: 'full', dir: join(dir, 'jwt'), allowDelete: true, intervalMs: 30_000, limit: 10 });
   });
 
+  it('trusted_keys alone trust the operator key; account_resolver is resolver by another name', () => {
+    const conf = op.conf([a]).replace(`operator: "${op.jwt}"`, `trusted_keys: [ "${op.kp.getPublicKey()}", "${op.signingKp.getPublicKey()}" ]`).replace('resolver: MEMORY', 'account_resolver: MEMORY');
+    const r = load(conf);
+    if (r.kind !== 'run') throw new Error(message(r));
+    expect(r.options.operator!.trustedKeys).toEqual([op.kp.getPublicKey(), op.signingKp.getPublicKey()]);
+    expect(r.options.accounts!.map((x) => x.name)).toContain(a.pub);
+    expect(message(load(`trusted: "ABAD"\nresolver: MEMORY`))).toMatch(/trust key "ABAD" required to be a valid public operator nkey/);
+  });
+
   it('refuses a URL resolver, a cache resolver, a bad operator JWT, and operator mode without a resolver', () => {
     expect(message(load(op.conf([a], 'URL("http://localhost:9090/jwt/v1/accounts/")')))).toMatch(/resolver: .* is not supported by flotilla yet/);
     expect(message(load(op.conf([a], `{ type: cache, dir: "${dir}" }`)))).toMatch(/resolver type "cache" is not supported/);

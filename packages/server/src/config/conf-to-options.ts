@@ -11,7 +11,7 @@ import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from 
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
 import { parseAuthCallout } from './auth-callout-keys.js';
-import { parseOperators, parsePreload, parseResolver, type Parsed } from './operator-keys.js';
+import { parseOperators, parsePreload, parseResolver, parseTrustedKeys, type Parsed } from './operator-keys.js';
 import { accountLinkProblems } from './account-links.js';
 import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
 import { isValidPublicAccountKey, isValidPublicUserKey } from '../security/nkey-signature.js';
@@ -415,7 +415,16 @@ class ConfApplier {
           if ('value' in r) op.operatorJwts.push(...r.value);
           return r;
         });
+      case 'trusted':
+      case 'trusted_keys':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseTrustedKeys(e.value);
+          if ('value' in r) op.trustedKeys.push(...r.value);
+          return r;
+        });
       case 'resolver':
+      case 'account_resolver':
+      case 'accounts_resolver':
         return this.applyOperatorKey(e, (op) => {
           const r = parseResolver(e.value);
           if ('value' in r) op.resolver = r.value;
@@ -441,7 +450,7 @@ class ConfApplier {
 
   /** operator-keys.ts parses; the operator options are made on the first of these keys */
   private applyOperatorKey(e: Located, apply: (op: OperatorOptions) => Parsed<unknown>): void {
-    const op = (this.options.operator ??= { operatorJwts: [], preload: {} });
+    const op = (this.options.operator ??= { operatorJwts: [], trustedKeys: [], preload: {} });
     const r = apply(op);
     if ('error' in r) this.error(e, r.error);
   }

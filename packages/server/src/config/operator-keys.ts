@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, join, dirname } from 'node:path';
 import { parseGoDurationMs } from './go-duration.js';
+import { isValidPublicKey } from '../security/nkey-signature.js';
 import type { ResolverOptions } from './options.js';
 
 export type Parsed<T> = { value: T } | { error: string };
@@ -40,6 +41,16 @@ export function parseOperators(value: unknown, configFile: string | undefined): 
     out.push(r.value);
   }
   return { value: out };
+}
+
+/** `trusted` / `trusted_keys`: one operator public key or a list of them. */
+export function parseTrustedKeys(value: unknown): Parsed<string[]> {
+  const list = Array.isArray(value) ? value : [value];
+  for (const k of list) {
+    if (typeof k !== 'string') return { error: `error parsing trusted: unsupported type ${typeof k}` };
+    if (!isValidPublicKey(k, 'O')) return { error: `trust key ${JSON.stringify(k)} required to be a valid public operator nkey` };
+  }
+  return { value: list as string[] };
 }
 
 export function parseResolver(value: unknown): Parsed<ResolverOptions> {

@@ -282,6 +282,8 @@ export type ResolverOptions =
 export interface OperatorOptions {
   /** the operator JWTs, read from their files when given as paths */
   operatorJwts: string[];
+  /** `trusted` / `trusted_keys`: operator public keys trusted without their JWTs */
+  trustedKeys: string[];
   resolver?: ResolverOptions;
   /** account public key -> account JWT */
   preload: Record<string, string>;

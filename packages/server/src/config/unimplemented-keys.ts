@@ -15,7 +15,6 @@ export type UnimplementedKey =
 const WARN: UnimplementedKey = { effect: 'warn' };
 const refuse = (why: string): UnimplementedKey => ({ effect: 'refuse', why });
 
-const NO_OPERATOR = refuse('leave clients unauthenticated (operator/JWT mode is not implemented)');
 const NO_TLS_TUNING = refuse('let TLS negotiate what the config excludes');
 const NO_PINNING = refuse('accept certificates the config does not pin');
 
@@ -45,12 +44,8 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     reconnect_error_reports: WARN,
     default_js_domain: WARN,
 
-    trusted: NO_OPERATOR,
-    trusted_keys: NO_OPERATOR,
-    account_resolver: NO_OPERATOR,
-    accounts_resolver: NO_OPERATOR,
-    resolver_tls: NO_OPERATOR,
-    resolver_pinned_accounts: NO_OPERATOR,
+    resolver_tls: refuse('fetch account JWTs without the TLS settings it gives'),
+    resolver_pinned_accounts: refuse('let accounts outside the pinned list connect'),
     max_sub_tokens: refuse('lift the limit on subject tokens per subscription'),
     max_subscription_tokens: refuse('lift the limit on subject tokens per subscription'),
     ocsp: refuse('keep serving with a certificate OCSP reports revoked'),
@@ -79,7 +74,7 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
   websocket: {
-    jwt_cookie: NO_OPERATOR,
+    jwt_cookie: refuse('authenticate WebSocket clients without the JWT their cookie carries'),
   },
   'websocket tls': {
     insecure: WARN,

@@ -9,7 +9,7 @@ import { OperatorAuth } from './operator-auth.js';
 export function applyOperatorMode(o: ServerOptions, warnings: string[]): string | undefined {
   const op = o.operator;
   if (op === undefined) return undefined;
-  if (op.operatorJwts.length === 0) return 'resolver and resolver_preload require an operator';
+  if (op.operatorJwts.length === 0 && op.trustedKeys.length === 0) return 'resolver and resolver_preload require an operator (or trusted keys)';
   if (o.accounts !== undefined && o.accounts.length > 0) return 'operator mode does not allow accounts {} in the config';
   if (o.authorization !== undefined) return 'operator mode does not allow an authorization block (users come from JWTs)';
   if (op.resolver === undefined) return 'operator mode requires a resolver (MEMORY or { type: full })';

@@ -46,7 +46,7 @@ export class OperatorAuth {
   }
 
   /**
-   * The user CONNECT proves, or a JwtError-free null when it is refused. `nonce`: the one this server sent in
+   * The user CONNECT proves, or null when it is refused. `nonce`: the one this server sent in
    * INFO; `ip`: the client's address.
    */
   authenticate(creds: { jwt?: unknown; sig?: unknown }, nonce: string | null, ip: string, kind: ConnectionKind, nowMs = Date.now()): OperatorUser | null {

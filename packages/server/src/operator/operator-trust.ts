@@ -10,8 +10,9 @@ export class OperatorTrust {
   /** the system account the (first) operator names, if any */
   readonly systemAccount: string | undefined;
 
-  constructor(jwts: readonly string[]) {
+  constructor(jwts: readonly string[], trustedKeys: readonly string[] = []) {
     let system: string | undefined;
+    for (const k of trustedKeys) this.trusted.add(k);
     for (const token of jwts) {
       const claims = verifyJwt<OperatorClaims>(token, 'operator');
       if (claims.iss !== claims.sub) throw new JwtError('bad_issuer', 'operator JWT must be self-signed');
@@ -23,7 +24,7 @@ export class OperatorTrust {
   }
 
   static of(op: OperatorOptions): OperatorTrust {
-    return new OperatorTrust(op.operatorJwts);
+    return new OperatorTrust(op.operatorJwts, op.trustedKeys);
   }
 
   /** An operator's key or one of its signing keys. */
