@@ -11,6 +11,7 @@ import { drain } from './helpers/subscription-drain.js';
 import { TestOperator, testUser, type TestAccount, type TestUser } from './helpers/operator-jwts.js';
 import { until } from './helpers/until.js';
 import { RawClient } from './helpers/raw-client.js';
+import { OP_CLOSE, RawWebSocket, websocketPort } from './helpers/raw-websocket.js';
 
 const sc = StringCodec();
 const { conns, serverWith } = useConfServers('jwt-operator');
@@ -205,5 +206,37 @@ describe('operator mode: users from JWTs', () => {
     const err = await Promise.race([closed, sleep(15_000).then(() => 'timeout')]);
     expect(err).not.toBe('timeout');
     expect(String(err ?? errors.join(' '))).toMatch(/authentication expired/i);
+  });
+});
+
+describe('operator mode over WebSocket', () => {
+  let ws: FlotillaProcess;
+  beforeAll(async () => {
+    // the block's own auth timeout gives WebSocket clients their own authenticator: it must still be the JWT one
+    ws = await serverWith(`${op.conf([a, b, limited])}\nwebsocket { port: -1, no_tls: true, jwt_cookie: natsjwt, authorization { timeout: 3 } }`);
+  });
+
+  async function wsConnect(cookie: string | null, connect: string): Promise<RawWebSocket> {
+    const port = websocketPort(ws);
+    const c = await RawWebSocket.open(port, RawWebSocket.request(port, { Cookie: cookie }));
+    expect(c.response?.status).toBe(101);
+    await c.waitFor(/^INFO \{.*\} ?\r\n/);
+    c.sendText(`CONNECT ${connect}\r\nPING\r\n`);
+    return c;
+  }
+
+  it('a bearer user JWT from jwt_cookie authenticates; no JWT, or a non-bearer JWT without a signature, is refused', async () => {
+    const bearer = await testUser(a, { bearer_token: true } as never);
+    const ok = await wsConnect(`natsjwt=${bearer.jwt}`, '{"verbose":false}');
+    await ok.waitFor(/PONG\r\n/);
+    expect(ok.text).not.toContain('-ERR');
+    ok.close();
+    const none = await wsConnect(null, '{"verbose":false}');
+    await none.waitFrame(OP_CLOSE);
+    expect(none.text).toContain("-ERR 'Authorization Violation'");
+    const signed = await testUser(a);
+    const unsigned = await wsConnect(`natsjwt=${signed.jwt}`, '{"verbose":false}');
+    await unsigned.waitFrame(OP_CLOSE);
+    expect(unsigned.text).toContain("-ERR 'Authorization Violation'");
   });
 });

@@ -207,6 +207,15 @@ export class ClientAuth {
     return result;
   }
 
+  /** The JWT and callout authorities, for a ClientAuth built beside this one (WebSocket's, a reload's): they never get lost. */
+  delegates(): Pick<AccountUsers, 'operator' | 'callout' | 'accountCallout'> {
+    return {
+      ...(this.operator !== undefined ? { operator: this.operator } : {}),
+      ...(this.callout !== undefined ? { callout: this.callout } : {}),
+      ...(this.accountCallout !== undefined ? { accountCallout: this.accountCallout } : {}),
+    };
+  }
+
   /** Stops the bcrypt worker. */
   close(): Promise<void> {
     return this.bcrypt.close();

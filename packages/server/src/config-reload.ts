@@ -6,7 +6,6 @@
 // before anything is applied: the old config stays and the reason is logged.
 import type { Logger } from 'pino';
 import { ClientAuth } from './client-auth.js';
-import { AuthCallout } from './operator/auth-callout.js';
 import { resolveOptions } from './config/load-options.js';
 import type { ServerOptions } from './config/options.js';
 import { diffOptions, type ReloadChange } from './config-reload-diff.js';
@@ -72,9 +71,8 @@ export class ConfigReloader {
       ? new ClientAuth(next.authorization, next.tls, {
           ...(next.accounts !== undefined ? { accounts: next.accounts } : {}),
           ...(next.noAuthUser !== undefined ? { noAuthUser: next.noAuthUser } : {}),
-          // operator mode: the JWT trust and the resolver's accounts (claims pushed since start) carry over
-          ...(server.auth.operator !== undefined ? { operator: server.auth.operator, accountCallout: (account: string, user: string) => AuthCallout.ofAccount(server, account, user) } : {}),
-          ...(server.auth.callout !== undefined ? { callout: server.auth.callout } : {}),
+          // operator mode (the JWT trust and the accounts pushed since start) and auth callout carry over
+          ...server.auth.delegates(),
         })
       : null;
     for (const w of resolved.warnings) this.log.warn(w);

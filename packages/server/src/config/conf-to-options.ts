@@ -1409,9 +1409,11 @@ class ConfApplier {
         }
         case 'user_cookie':
         case 'pass_cookie':
-        case 'token_cookie': {
+        case 'token_cookie':
+        case 'jwt_cookie': {
           const v = this.str(item);
-          const field = k.toLowerCase() === 'user_cookie' ? 'userCookie' : k.toLowerCase() === 'pass_cookie' ? 'passCookie' : 'tokenCookie';
+          const key = k.toLowerCase();
+          const field = key === 'user_cookie' ? 'userCookie' : key === 'pass_cookie' ? 'passCookie' : key === 'jwt_cookie' ? 'jwtCookie' : 'tokenCookie';
           if (v !== undefined) ws[field] = v;
           break;
         }

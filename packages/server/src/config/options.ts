@@ -195,6 +195,8 @@ export interface WebsocketOptions {
   userCookie?: string;
   passCookie?: string;
   tokenCookie?: string;
+  /** operator mode: the cookie whose value stands in for CONNECT's user JWT (a bearer JWT: no nonce to sign) */
+  jwtCookie?: string;
   /** server PINGs to WebSocket clients this often (nats-server 2.11+); absent: the top-level ping_interval */
   pingIntervalMs?: number;
   /** extra headers on the 101 response */

@@ -73,9 +73,7 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     pinned_certs: NO_PINNING,
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
-  websocket: {
-    jwt_cookie: refuse('authenticate WebSocket clients without the JWT their cookie carries'),
-  },
+  websocket: {},
   'websocket tls': {
     insecure: WARN,
     cert_store: WARN,
