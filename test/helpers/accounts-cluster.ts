@@ -13,8 +13,8 @@ export const NODE_NAMES = ['n1', 'n2', 'n3'] as const;
 const enc = new TextEncoder();
 const dec = new TextDecoder();
 
-/** The `accounts {}` block (and anything else) every node's config carries. */
-export type AccountsBlock = string;
+/** The `accounts {}` block (and anything else) every node's config carries; a function for a per-node block (a resolver dir, say). */
+export type AccountsBlock = string | ((node: string) => string);
 
 export class AccountsCluster {
   nodes: ClusterNodeProcess[] = [];
@@ -41,7 +41,7 @@ export class AccountsCluster {
 server_name: ${name}
 jetstream { store_dir: "${join(this.root, name)}" }
 cluster { name: ${this.clusterName}, listen: "127.0.0.1:${clusterPort}", routes: [ ${routes} ] }
-${this.block}`;
+${typeof this.block === 'string' ? this.block : this.block(name)}`;
   }
 
   /** Starts every node (again, on the same store directories and cluster ports). */

@@ -7,6 +7,8 @@ import type { AccountOptions, AuthorizationOptions, TlsOptions, UserEntry } from
 import { BcryptVerifier, isBcryptHash } from './security/bcrypt-verifier.js';
 import { verifiesNonce } from './security/nkey-signature.js';
 import { UserPermissions } from './security/user-permissions.js';
+import type { ConnectionKind, OperatorAuth } from './operator/operator-auth.js';
+import type { AuthCallout } from './operator/auth-callout.js';
 
 export interface ConnectCredentials {
   user?: unknown;
@@ -14,6 +16,7 @@ export interface ConnectCredentials {
   auth_token?: unknown;
   nkey?: unknown;
   sig?: unknown;
+  jwt?: unknown;
 }
 
 /**
@@ -24,6 +27,12 @@ export interface AuthResult {
   user: string;
   permissions: UserPermissions | null;
   account?: string;
+  /** operator mode: when the user's JWT (or its account's) expires; the connection is closed then */
+  expiresAtMs?: number;
+  /** the account's JWT is the one that expires then */
+  accountExpires?: boolean;
+  /** operator mode: the user JWT's own limits (-1: none), applied under the account's */
+  userLimits?: { maxSubscriptions: number; maxPayloadBytes: number };
 }
 
 interface UserRecord {
@@ -43,6 +52,12 @@ function resultOf(user: string, record: UserRecord): AuthResult {
 export interface AccountUsers {
   accounts?: readonly AccountOptions[];
   noAuthUser?: string;
+  /** operator mode: users come from JWTs (operator/operator-auth.ts), none from the config */
+  operator?: OperatorAuth;
+  /** `authorization { auth_callout }`: users other than its auth_users are authorized by the service */
+  callout?: AuthCallout;
+  /** operator mode: the callout of an account whose JWT asks for one, for a user not among its auth_users */
+  accountCallout?: (account: string, user: string) => AuthCallout | undefined;
 }
 
 export class ClientAuth {
@@ -58,6 +73,9 @@ export class ClientAuth {
   readonly mapsCertificates: boolean;
   /** nkey users are configured: INFO carries a nonce for them to sign */
   readonly noncesRequired: boolean;
+  readonly operator: OperatorAuth | undefined;
+  readonly callout: AuthCallout | undefined;
+  private readonly accountCallout: AccountUsers['accountCallout'];
 
   constructor(options: AuthorizationOptions | undefined, tls?: TlsOptions, accountUsers: AccountUsers = {}) {
     if (options?.user !== undefined) {
@@ -68,10 +86,13 @@ export class ClientAuth {
     // An account's default_permissions were applied to its users when the config was read.
     for (const a of accountUsers.accounts ?? []) for (const u of a.users) this.addUser(u, u.permissions, a.name);
     this.noAuthUser = accountUsers.noAuthUser;
+    this.operator = accountUsers.operator;
+    this.callout = accountUsers.callout;
+    this.accountCallout = accountUsers.accountCallout;
     this.token = options?.token;
     this.mapsCertificates = tls?.verifyAndMap === true && this.users.size > 0;
-    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined;
-    this.noncesRequired = this.nkeys.size > 0;
+    this.required = this.users.size > 0 || this.nkeys.size > 0 || this.token !== undefined || this.operator !== undefined || this.callout !== undefined;
+    this.noncesRequired = this.nkeys.size > 0 || this.operator !== undefined;
     this.timeoutMs = Math.round((options?.timeoutSec ?? 2) * 1000);
     const secrets = [...[...this.users.values()].map((u) => u.password), this.token ?? ''];
     if (secrets.some(isBcryptHash)) this.bcrypt.warm();
@@ -87,8 +108,45 @@ export class ClientAuth {
     certIdentities: readonly string[] | null = null,
     source = '',
     nonce: string | null = null,
+    kind: ConnectionKind = 'STANDARD',
+    cid = 0,
   ): AuthResult | null | Promise<AuthResult | null> {
     if (!this.required) return NO_AUTH;
+    if (this.operator !== undefined) return this.checkJwt(creds, source, nonce, kind, cid);
+    if (this.callout !== undefined) return this.checkWithCallout(this.callout, creds, certIdentities, source, nonce, kind, cid);
+    return this.checkConfigured(creds, certIdentities, source, nonce);
+  }
+
+  /** The service's own users (auth_users) authenticate from the config; every other client is sent to the callout. */
+  private async checkWithCallout(
+    callout: AuthCallout,
+    creds: ConnectCredentials,
+    certIdentities: readonly string[] | null,
+    source: string,
+    nonce: string | null,
+    kind: ConnectionKind,
+    cid: number,
+  ): Promise<AuthResult | null> {
+    const local = await this.checkConfigured(creds, certIdentities, source, nonce);
+    if (local !== null && callout.bypasses(local.user)) return local;
+    return this.viaCallout(callout, creds, source, nonce, kind, cid);
+  }
+
+  private async viaCallout(callout: AuthCallout, creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind, cid: number): Promise<AuthResult | null> {
+    const r = await callout.authorize(creds as Record<string, unknown>, { cid, ip: source, nonce, kind });
+    if (r === null) return null;
+    const result: AuthResult = { user: r.user, permissions: r.permissions };
+    if (r.account !== undefined) result.account = r.account;
+    if (r.expiresAtMs !== null) result.expiresAtMs = r.expiresAtMs;
+    return result;
+  }
+
+  private checkConfigured(
+    creds: ConnectCredentials,
+    certIdentities: readonly string[] | null,
+    source: string,
+    nonce: string | null,
+  ): AuthResult | null | Promise<AuthResult | null> {
     const nkey = nonEmpty(creds.nkey);
     if (this.noAuthUser !== undefined && nkey === undefined && nonEmpty(creds.user) === undefined && nonEmpty(creds.pass) === undefined && nonEmpty(creds.auth_token) === undefined) {
       // nats-server takes the no_auth_user as given: no password, no signature.
@@ -136,6 +194,26 @@ export class ClientAuth {
     const record = this.users.get(user);
     const old = before.users.get(user);
     return record !== undefined && old !== undefined && record.password === old.password ? resultOf(user, record) : undefined;
+  }
+
+  private checkJwt(creds: ConnectCredentials, source: string, nonce: string | null, kind: ConnectionKind, cid: number): AuthResult | null | Promise<AuthResult | null> {
+    const u = this.operator!.authenticate(creds, nonce, source, kind);
+    if (u === null) return null;
+    const callout = this.accountCallout?.(u.account, u.user);
+    if (callout !== undefined) return this.viaCallout(callout, creds, source, nonce, kind, cid);
+    const result: AuthResult = { user: u.user, permissions: u.permissions, account: u.account, userLimits: { maxSubscriptions: u.maxSubscriptions, maxPayloadBytes: u.maxPayloadBytes } };
+    if (u.expiresAtMs !== null) result.expiresAtMs = u.expiresAtMs;
+    if (u.accountExpiresFirst) result.accountExpires = true;
+    return result;
+  }
+
+  /** The JWT and callout authorities, for a ClientAuth built beside this one (WebSocket's, a reload's): they never get lost. */
+  delegates(): Pick<AccountUsers, 'operator' | 'callout' | 'accountCallout'> {
+    return {
+      ...(this.operator !== undefined ? { operator: this.operator } : {}),
+      ...(this.callout !== undefined ? { callout: this.callout } : {}),
+      ...(this.accountCallout !== undefined ? { accountCallout: this.accountCallout } : {}),
+    };
   }
 
   /** Stops the bcrypt worker. */

@@ -17,6 +17,8 @@ import {
   PONG_BYTES,
   ERR_AUTH_TIMEOUT,
   ERR_AUTH_VIOLATION,
+  ERR_AUTH_EXPIRED,
+  ERR_ACCOUNT_EXPIRED,
   ERR_INVALID_PROTOCOL,
   ERR_INVALID_PUBLISH_SUBJECT,
   ERR_INVALID_SUBJECT,
@@ -53,6 +55,8 @@ export type CloseReason =
   | 'Stale Connection'
   | 'Authentication Timeout'
   | 'Authentication Failure'
+  | 'Authentication Expired'
+  | 'Credentials Revoked'
   | 'Parse Error'
   | 'Protocol Violation'
   | 'Maximum Control Line Exceeded'
@@ -140,6 +144,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   private pingsOut = 0;
   private pingTimer: NodeJS.Timeout | null = null;
   private authTimer: NodeJS.Timeout | null = null;
+  /** operator mode: the user JWT's subs/payload limits */
+  private userLimits: AuthResult['userLimits'] | null = null;
 
   constructor(
     readonly cid: number,
@@ -249,7 +255,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       : null;
     this.connectCredentials = opts;
     this.certIdentities = identities;
-    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce);
+    const auth = this.auth.check(opts, identities, this.remoteIp, this.nonce, this.type === 'websocket' ? 'WEBSOCKET' : 'STANDARD', this.cid);
     if (auth instanceof Promise) {
       // A bcrypt check runs off the event loop: hold back later ops (and reads) until it answers.
       this.deferred = [];
@@ -305,6 +311,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       account.clientConnections++;
       this.countedIn = account;
     }
+    this.userLimits = auth.userLimits ?? null;
     this.applyLimits(account);
     this.router = account.router;
     this.account = account.name;
@@ -326,6 +333,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       clearTimeout(this.authTimer);
       this.authTimer = null;
     }
+    if (auth.expiresAtMs !== undefined) this.expireAt(auth.expiresAtMs, auth.accountExpires === true ? ERR_ACCOUNT_EXPIRED : ERR_AUTH_EXPIRED);
     if (this.verbose) this.enqueue(OK_BYTES);
     this.host.onClientConnected(this);
   }
@@ -478,6 +486,14 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   // ---- lifecycle -----------------------------------------------------------------------------
 
   /** Sends `-ERR '<text>'`, flushes, and closes. */
+  /** An operator-mode user's JWT (or its account's) expires: the connection ends then (the auth timer's slot, unused once connected). */
+  private expireAt(atMs: number, errText: string): void {
+    const waitMs = Math.max(0, atMs - Date.now());
+    const MAX_TIMER_MS = 2 ** 31 - 1;
+    this.authTimer = setTimeout(() => (waitMs > MAX_TIMER_MS ? this.expireAt(atMs, errText) : this.fail(errText, 'Authentication Expired')), Math.min(waitMs, MAX_TIMER_MS));
+    this.authTimer.unref();
+  }
+
   fail(errText: string, reason: CloseReason): void {
     if (this.closed) return;
     this.enqueue(encodeErr(errText));
@@ -620,10 +636,10 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   /** The account's per-connection limits, under the server's. */
   private applyLimits(account: Account): void {
-    const accountSubs = account.limits?.maxSubscriptions ?? -1;
+    const accountSubs = tighter(account.limits?.maxSubscriptions ?? -1, this.userLimits?.maxSubscriptions ?? -1);
     const serverSubs = this.host.options.maxSubscriptions > 0 ? this.host.options.maxSubscriptions : -1;
     this.maxSubscriptions = accountSubs >= 0 && (serverSubs < 0 || accountSubs < serverSubs) ? accountSubs : serverSubs;
-    const accountPayload = account.limits?.maxPayloadBytes ?? -1;
+    const accountPayload = tighter(account.limits?.maxPayloadBytes ?? -1, this.userLimits?.maxPayloadBytes ?? -1);
     this.parser.setMaxPayloadBytes(accountPayload >= 0 ? Math.min(accountPayload, this.host.options.maxPayloadBytes) : this.host.options.maxPayloadBytes);
   }
 
@@ -677,4 +693,11 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.pingsOut++;
     this.enqueue(PING_BYTES);
   }
+}
+
+/** The stricter of two limits where -1 is none. */
+function tighter(a: number, b: number): number {
+  if (a < 0) return b;
+  if (b < 0) return a;
+  return Math.min(a, b);
 }

@@ -6,6 +6,7 @@
 // before anything is applied: the old config stays and the reason is logged.
 import type { Logger } from 'pino';
 import { ClientAuth } from './client-auth.js';
+import { AuthCallout } from './operator/auth-callout.js';
 import { resolveOptions } from './config/load-options.js';
 import type { ServerOptions } from './config/options.js';
 import { diffOptions, type ReloadChange } from './config-reload-diff.js';
@@ -71,6 +72,9 @@ export class ConfigReloader {
       ? new ClientAuth(next.authorization, next.tls, {
           ...(next.accounts !== undefined ? { accounts: next.accounts } : {}),
           ...(next.noAuthUser !== undefined ? { noAuthUser: next.noAuthUser } : {}),
+          // operator mode (the JWT trust and the accounts pushed since start) carries over; auth callout is the new config's
+          ...withoutCallout(server.auth.delegates()),
+          ...(next.authorization?.callout !== undefined ? { callout: new AuthCallout(next.authorization.callout, server) } : {}),
         })
       : null;
     for (const w of resolved.warnings) this.log.warn(w);
@@ -300,4 +304,9 @@ function describe(change: ReloadChange): string {
     case 'pidFile':
       return `pid_file = ${change.newPath ?? ''}`;
   }
+}
+
+function withoutCallout<T extends { callout?: unknown }>(d: T): Omit<T, 'callout'> {
+  const { callout: _replaced, ...rest } = d;
+  return rest;
 }

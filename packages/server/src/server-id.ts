@@ -1,11 +1,7 @@
-import { randomBytes } from 'node:crypto';
+// The server's identity: a real server nkey pair (as nats-server's); its public key ('N' + 55 base32
+// characters) is the server id, and it signs auth callout requests.
+import nkeys, { type KeyPair } from '@nats-io/nkeys';
 
-const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
-
-/** A 56-character id shaped like nats-server's (an nkey server public key: 'N' + base32). */
-export function newServerId(): string {
-  const bytes = randomBytes(55);
-  let id = 'N';
-  for (const b of bytes) id += BASE32[b & 31];
-  return id;
+export function newServerKeys(): KeyPair {
+  return nkeys.createServer();
 }

@@ -7,6 +7,8 @@ import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
 import type { ServerOptions } from './config/options.js';
 import { ClientAuth } from './client-auth.js';
+import { OperatorAuth } from './operator/operator-auth.js';
+import { AuthCallout } from './operator/auth-callout.js';
 import { ClientConnection } from './client-connection.js';
 import { ClientTls } from './security/client-tls.js';
 import type { ClientHost } from './client-host.js';
@@ -18,7 +20,7 @@ import { SystemAccount } from './system-account/system-account.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
-import { newServerId } from './server-id.js';
+import { newServerKeys } from './server-id.js';
 import { ADVERTISED_NATS_VERSION, PROTOCOL_VERSION } from './version.js';
 // Cluster code (gRPC, protobufjs), JetStream and monitoring load only when configured: a core-only node
 // then runs in ~10-20 MB less memory.
@@ -51,7 +53,9 @@ export interface ClosedConnectionRecord {
 const CLOSED_CONNECTIONS_KEPT = 1000;
 
 export class FlotillaServer implements ClientHost {
-  readonly serverId = newServerId();
+  /** the server's nkey pair: serverId is its public key, and it signs auth callout requests */
+  readonly serverKeys = newServerKeys();
+  readonly serverId = this.serverKeys.getPublicKey();
   readonly serverName: string;
   /** replaced by a config reload (config-reload.ts) */
   auth: ClientAuth;
@@ -103,6 +107,10 @@ export class FlotillaServer implements ClientHost {
     this.auth = new ClientAuth(options.authorization, options.tls, {
       ...(options.accounts !== undefined ? { accounts: options.accounts } : {}),
       ...(options.noAuthUser !== undefined ? { noAuthUser: options.noAuthUser } : {}),
+      ...(options.operator !== undefined
+        ? { operator: new OperatorAuth(options.operator, (m) => log.warn(m)), accountCallout: (account: string, user: string) => AuthCallout.ofAccount(this, account, user) }
+        : {}),
+      ...(options.authorization?.callout !== undefined ? { callout: new AuthCallout(options.authorization.callout, this) } : {}),
     });
     this.websocketAuth = websocketAuthOf(options, this.auth);
     // Unreadable certificate files fail here, before anything listens.

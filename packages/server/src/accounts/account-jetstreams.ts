@@ -46,7 +46,8 @@ function accountEnvironment(env: ClusterEnvironment, account: string, sharedLoad
   return Object.assign(Object.create(env) as ClusterEnvironment, { account, sharedLoad });
 }
 
-function limitsOf(o: AccountJetStreamOptions): AccountLimits {
+/** The JetStream limits of an account as the JetStream package takes them (an account JWT's are updated live in place). */
+export function limitsOf(o: AccountJetStreamOptions): AccountLimits {
   return {
     max_memory: o.maxMemoryBytes,
     max_storage: o.maxStoreBytes,

@@ -10,6 +10,8 @@ import { parseLameDuckKey } from './lame-duck-keys.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
 import { isValidSubject } from '@flotilla/protocol';
 import { unimplementedKey, type ConfScope } from './unimplemented-keys.js';
+import { parseAuthCallout } from './auth-callout-keys.js';
+import { parseOperators, parsePreload, parseResolver, parseTrustedKeys, type Parsed } from './operator-keys.js';
 import { accountLinkProblems } from './account-links.js';
 import { mappingProblem, type MappingDestinationOptions, type MappingOptions } from '../accounts/subject-mappings.js';
 import { isValidPublicAccountKey, isValidPublicUserKey } from '../security/nkey-signature.js';
@@ -33,6 +35,7 @@ import {
   type TlsOptions,
   type WebsocketOptions,
   type UserEntry,
+  type OperatorOptions,
 } from './options.js';
 
 /** The account of users outside `accounts {}` (nats-server's globalAccountName); no account may take the name. */
@@ -401,6 +404,38 @@ class ConfApplier {
         if (b !== undefined) o.noSystemAccount = b;
         return;
       }
+      case 'operator':
+      case 'operators':
+      case 'root':
+      case 'roots':
+      case 'root_operator':
+      case 'root_operators':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseOperators(e.value, o.configFile);
+          if ('value' in r) op.operatorJwts.push(...r.value);
+          return r;
+        });
+      case 'trusted':
+      case 'trusted_keys':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseTrustedKeys(e.value);
+          if ('value' in r) op.trustedKeys.push(...r.value);
+          return r;
+        });
+      case 'resolver':
+      case 'account_resolver':
+      case 'accounts_resolver':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parseResolver(e.value);
+          if ('value' in r) op.resolver = r.value;
+          return r;
+        });
+      case 'resolver_preload':
+        return this.applyOperatorKey(e, (op) => {
+          const r = parsePreload(e.value);
+          if ('value' in r) Object.assign(op.preload, r.value);
+          return r;
+        });
       case 'cluster':
         return this.applyCluster(e);
       case 'websocket':
@@ -412,6 +447,13 @@ class ConfApplier {
 
   private debug = false;
   private trace = false;
+
+  /** operator-keys.ts parses; the operator options are made on the first of these keys */
+  private applyOperatorKey(e: Located, apply: (op: OperatorOptions) => Parsed<unknown>): void {
+    const op = (this.options.operator ??= { operatorJwts: [], trustedKeys: [], preload: {} });
+    const r = apply(op);
+    if ('error' in r) this.error(e, r.error);
+  }
 
   private applyStoreDir(e: Located): void {
     const s = this.str(e);
@@ -545,6 +587,13 @@ class ConfApplier {
         case 'permissions': {
           const p = this.parsePermissions(item);
           if (p !== undefined) auth.defaultPermissions = p;
+          break;
+        }
+        case 'auth_callout':
+        case 'callout': {
+          const r = parseAuthCallout(item.value);
+          if ('error' in r) this.error(item, r.error);
+          else auth.callout = r.value;
           break;
         }
         default:
@@ -1360,9 +1409,11 @@ class ConfApplier {
         }
         case 'user_cookie':
         case 'pass_cookie':
-        case 'token_cookie': {
+        case 'token_cookie':
+        case 'jwt_cookie': {
           const v = this.str(item);
-          const field = k.toLowerCase() === 'user_cookie' ? 'userCookie' : k.toLowerCase() === 'pass_cookie' ? 'passCookie' : 'tokenCookie';
+          const key = k.toLowerCase();
+          const field = key === 'user_cookie' ? 'userCookie' : key === 'pass_cookie' ? 'passCookie' : key === 'jwt_cookie' ? 'jwtCookie' : 'tokenCookie';
           if (v !== undefined) ws[field] = v;
           break;
         }

@@ -11,6 +11,7 @@ import { DEFAULT_TLS_TIMEOUT_MS, defaultServerOptions, type ServerOptions, type 
 import { USAGE_TEXT } from './usage-text.js';
 import { systemAccountProblem } from './system-account-name.js';
 import { addSystemOnlyNoAuthUser } from './system-account-only.js';
+import { applyOperatorMode } from '../operator/operator-accounts.js';
 import { websocketOptionsProblem } from '../websocket/websocket-options-check.js';
 
 export { USAGE_TEXT };
@@ -110,6 +111,8 @@ export function resolveOptions(
     warnings.push(`max_payload of ${options.maxPayloadBytes} bytes is over 8 MiB; large payloads are discouraged`);
   }
 
+  const operatorProblem = applyOperatorMode(options, warnings);
+  if (operatorProblem !== undefined) return { kind: 'config-error', message: operatorProblem };
   const accountsProblem = accountsCombinationProblem(options);
   if (accountsProblem !== undefined) return { kind: 'config-error', message: accountsProblem };
   const systemProblem = systemAccountProblem(options);

@@ -1,6 +1,7 @@
 // The resolved configuration of one Flotilla process: defaults, then the config file, then flags.
 // Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
 import type { MappingOptions } from '../accounts/subject-mappings.js';
+import type { AuthCalloutOptions } from './auth-callout-keys.js';
 
 /** One direction of a user's permissions: subjects (wildcards allowed; "subj queue" for queue groups). */
 export interface SubjectPermission {
@@ -109,6 +110,8 @@ export interface AuthorizationOptions {
   defaultPermissions?: Permissions;
   /** seconds; nats-server's auth_timeout (default 2 when auth is configured) */
   timeoutSec?: number;
+  /** `auth_callout {}`: clients other than its auth_users are authorized by an external service */
+  callout?: AuthCalloutOptions;
 }
 
 export interface JetStreamOptions {
@@ -192,6 +195,8 @@ export interface WebsocketOptions {
   userCookie?: string;
   passCookie?: string;
   tokenCookie?: string;
+  /** operator mode: the cookie whose value stands in for CONNECT's user JWT (a bearer JWT: no nonce to sign) */
+  jwtCookie?: string;
   /** server PINGs to WebSocket clients this often (nats-server 2.11+); absent: the top-level ping_interval */
   pingIntervalMs?: number;
   /** extra headers on the 101 response */
@@ -231,6 +236,8 @@ export interface ServerOptions {
   systemAccount?: string;
   /** `no_system_account`: no system account unless `system_account` names one */
   noSystemAccount?: boolean;
+  /** operator (decentralized JWT) mode: `operator`, `resolver`, `resolver_preload` */
+  operator?: OperatorOptions;
   tls?: TlsOptions;
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
@@ -267,4 +274,19 @@ export function defaultServerOptions(): ServerOptions {
     jetstream: { enabled: false, storeDir: '', maxMemoryStoreBytes: -1, maxFileStoreBytes: -1 },
     ignoredBlocks: [],
   };
+}
+
+/** `resolver: MEMORY` (accounts only from `resolver_preload`) or `resolver { type: full, dir, ... }` (JWT files on disk). */
+export type ResolverOptions =
+  | { type: 'memory' }
+  | { type: 'full'; dir: string; allowDelete: boolean; intervalMs: number; limit: number };
+
+export interface OperatorOptions {
+  /** the operator JWTs, read from their files when given as paths */
+  operatorJwts: string[];
+  /** `trusted` / `trusted_keys`: operator public keys trusted without their JWTs */
+  trustedKeys: string[];
+  resolver?: ResolverOptions;
+  /** account public key -> account JWT */
+  preload: Record<string, string>;
 }

@@ -15,7 +15,6 @@ export type UnimplementedKey =
 const WARN: UnimplementedKey = { effect: 'warn' };
 const refuse = (why: string): UnimplementedKey => ({ effect: 'refuse', why });
 
-const NO_OPERATOR = refuse('leave clients unauthenticated (operator/JWT mode is not implemented)');
 const NO_TLS_TUNING = refuse('let TLS negotiate what the config excludes');
 const NO_PINNING = refuse('accept certificates the config does not pin');
 
@@ -45,20 +44,8 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     reconnect_error_reports: WARN,
     default_js_domain: WARN,
 
-    operator: NO_OPERATOR,
-    operators: NO_OPERATOR,
-    root: NO_OPERATOR,
-    roots: NO_OPERATOR,
-    root_operator: NO_OPERATOR,
-    root_operators: NO_OPERATOR,
-    trusted: NO_OPERATOR,
-    trusted_keys: NO_OPERATOR,
-    resolver: NO_OPERATOR,
-    account_resolver: NO_OPERATOR,
-    accounts_resolver: NO_OPERATOR,
-    resolver_tls: NO_OPERATOR,
-    resolver_preload: NO_OPERATOR,
-    resolver_pinned_accounts: NO_OPERATOR,
+    resolver_tls: refuse('fetch account JWTs without the TLS settings it gives'),
+    resolver_pinned_accounts: refuse('let accounts outside the pinned list connect'),
     max_sub_tokens: refuse('lift the limit on subject tokens per subscription'),
     max_subscription_tokens: refuse('lift the limit on subject tokens per subscription'),
     ocsp: refuse('keep serving with a certificate OCSP reports revoked'),
@@ -86,9 +73,7 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     pinned_certs: NO_PINNING,
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
-  websocket: {
-    jwt_cookie: NO_OPERATOR,
-  },
+  websocket: {},
   'websocket tls': {
     insecure: WARN,
     cert_store: WARN,

@@ -20,7 +20,8 @@ export function isValidPublicAccountKey(key: string): boolean {
   return isValidPublicKey(key, 'A');
 }
 
-function isValidPublicKey(key: string, prefix: 'U' | 'A'): boolean {
+/** A well-formed public key of the kind `prefix` names (U user, A account, X curve, ...). */
+export function isValidPublicKey(key: string, prefix: 'U' | 'A' | 'X' | 'O'): boolean {
   if (!key.startsWith(prefix)) return false;
   try {
     nkeys.fromPublic(key);

@@ -58,9 +58,9 @@ export class InternalClient {
    * nats-server's system subscriptions are routed: every node answers a request made on any node. `local`
    * keeps one on this node only, for an answer that reads the requesting connection (USER.INFO).
    */
-  subscribe(subject: string, handler: SystemHandler, scope: 'cluster' | 'local' = 'cluster'): void {
+  subscribe(subject: string, handler: SystemHandler, scope: 'cluster' | 'local' = 'cluster', queue: string | null = null): void {
     const owner = new InternalSubscriber(this.router, handler, this.failed, scope === 'cluster');
-    const sub = new Subscription(owner, subject, null, `$sys.events.${this.nextSid++}`);
+    const sub = new Subscription(owner, subject, queue, `$sys.events.${this.nextSid++}`);
     this.subs.push(sub);
     this.router.subscribe(sub);
   }

@@ -5,6 +5,7 @@
 import type { Account } from '../accounts/account.js';
 import type { ClientConnection } from '../client-connection.js';
 import { CpuPercent } from '../cpu-percent.js';
+import { serveClaimRequests } from './claims-requests.js';
 import type { FlotillaServer } from '../server.js';
 import { accountStat, connectionsOf } from './account-figures.js';
 import { connectEvent, disconnectEvent, newEventId } from './client-events.js';
@@ -44,6 +45,7 @@ export class SystemAccount {
   private readonly clients: InternalClient[] = [];
   private readonly heartbeat: StatszHeartbeat;
   private peerHook: (() => void) | null = null;
+  private stopClaimSync: () => void = () => {};
   private stopped = false;
   private readonly wiredRouters = new WeakSet<object>();
   private readonly failed = (err: unknown, subject: string): void => {
@@ -83,6 +85,7 @@ export class SystemAccount {
       this.answer(sys, r, (o) => statzOrSkip(s, Array.isArray(o['accounts']) ? (o['accounts'] as string[]) : [], o['include_unused'] === true)),
     );
     for (const account of s.accounts.all()) this.wireImports(account);
+    if (s.auth.operator !== undefined) this.stopClaimSync = serveClaimRequests(s, s.auth.operator, sys, this.stamp, () => !this.stopped);
     this.heartbeat.start();
   }
 
@@ -140,6 +143,7 @@ export class SystemAccount {
     const routed = this.sys.publish(serverShutdown(this.server.serverId), JSON.stringify(this.stamp.next()));
     this.stopped = true;
     this.heartbeat.stop();
+    this.stopClaimSync();
     this.peerHook?.();
     for (const c of this.clients) c.close();
     if (routed && this.server.cluster !== null) await new Promise<void>((resolve) => setImmediate(resolve));

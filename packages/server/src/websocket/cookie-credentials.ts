@@ -1,4 +1,4 @@
-// user_cookie / pass_cookie / token_cookie: a browser cannot set CONNECT fields from a page that does not
+// user_cookie / pass_cookie / token_cookie / jwt_cookie: a browser cannot set CONNECT fields from a page that does not
 // know the secret, so nats-server (2.10+) reads them from the handshake's cookies when CONNECT gives none.
 import type { IncomingMessage } from 'node:http';
 import type { WebsocketOptions } from '../config/options.js';
@@ -21,7 +21,7 @@ function cookiesOf(req: IncomingMessage): Map<string, string> {
 
 /** The CONNECT fields the configured cookies supply (undefined when none is configured or sent). */
 export function cookieCredentials(req: IncomingMessage, o: WebsocketOptions): Record<string, string> | undefined {
-  if (o.userCookie === undefined && o.passCookie === undefined && o.tokenCookie === undefined) return undefined;
+  if (o.userCookie === undefined && o.passCookie === undefined && o.tokenCookie === undefined && o.jwtCookie === undefined) return undefined;
   const cookies = cookiesOf(req);
   const fields: Record<string, string> = {};
   const take = (cookie: string | undefined, field: string): void => {
@@ -31,5 +31,6 @@ export function cookieCredentials(req: IncomingMessage, o: WebsocketOptions): Re
   take(o.userCookie, 'user');
   take(o.passCookie, 'pass');
   take(o.tokenCookie, 'auth_token');
+  take(o.jwtCookie, 'jwt');
   return Object.keys(fields).length > 0 ? fields : undefined;
 }

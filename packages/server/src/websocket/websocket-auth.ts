@@ -30,6 +30,8 @@ export function websocketAuthOf(o: ServerOptions, serverAuth: ClientAuth): Clien
   return new ClientAuth(auth, wo.tls, {
     ...(o.accounts !== undefined ? { accounts: o.accounts } : {}),
     ...(noAuthUser !== undefined && noAuthUser !== '' ? { noAuthUser } : {}),
+    // operator mode and auth callout apply to WebSocket clients too
+    ...serverAuth.delegates(),
   });
 }
 
