@@ -65,7 +65,7 @@ const EXPECTED: Array<[string, string, string, string | undefined, string, boole
   ['STREAM.LIST', 'STREAM.LIST', 'catalogue', undefined, 'stream_list_response', true],
   ['STREAM.PEER.REMOVE.S', 'STREAM.PEER.REMOVE', 'catalogue', undefined, 'stream_remove_peer_response', true],
   ['META.LEADER.STEPDOWN', 'META.LEADER.STEPDOWN', 'catalogue', undefined, 'meta_leader_stepdown_response', true],
-  ['SERVER.REMOVE', 'SERVER.REMOVE', 'catalogue', undefined, 'meta_server_remove_response', false],
+  ['SERVER.REMOVE', 'SERVER.REMOVE', 'catalogue', undefined, 'meta_server_remove_response', true],
   ['ACCOUNT.PURGE.A', 'ACCOUNT.PURGE', 'catalogue', undefined, 'account_purge_response', false],
   ['ACCOUNT.STREAM.MOVE.A.S', 'ACCOUNT.STREAM.MOVE', 'catalogue', undefined, 'stream_update_response', false],
   ['ACCOUNT.STREAM.CANCEL_MOVE.A.S', 'ACCOUNT.STREAM.CANCEL_MOVE', 'catalogue', undefined, 'stream_update_response', false],

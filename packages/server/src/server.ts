@@ -272,7 +272,7 @@ export class FlotillaServer implements ClientHost {
     let env: JetStreamClusterEnvironment | undefined;
     if (this.cluster !== null) {
       const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
-      env = await openJetStreamEnvironment(this.cluster, o.jetstream.storeDir, o.cluster?.routes ?? [], this.serverName);
+      env = await openJetStreamEnvironment(this.cluster, o.jetstream.storeDir, o.cluster?.routes ?? [], this.serverName, o.jetstream.uniqueTag);
       this.jsEnvironment = env;
     }
     const js = new JetStreamService(
@@ -304,7 +304,7 @@ export class FlotillaServer implements ClientHost {
     let env: JetStreamClusterEnvironment | undefined;
     if (this.cluster !== null) {
       const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
-      env = await openJetStreamEnvironment(this.cluster, this.options.jetstream.storeDir, this.options.cluster?.routes ?? [], this.serverName);
+      env = await openJetStreamEnvironment(this.cluster, this.options.jetstream.storeDir, this.options.cluster?.routes ?? [], this.serverName, this.options.jetstream.uniqueTag);
       this.jsEnvironment = env;
     }
     const log = this.log.child({ component: 'jetstream' });
@@ -341,6 +341,7 @@ export class FlotillaServer implements ClientHost {
         clientUrl: `${advertisedHost(this.options.host)}:${this.clientPort}`,
         ...(this.websocket !== null ? { wsUrl: this.options.websocket?.advertise || `${advertisedHost(this.options.websocket?.host || '0.0.0.0')}:${this.websocket.port}` } : {}),
         ...(c.listen ? { listen: c.listen } : {}),
+        ...(this.options.serverTags !== undefined ? { tags: this.options.serverTags } : {}),
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
         security: clusterSecurityOf(c),

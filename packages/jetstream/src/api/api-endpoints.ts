@@ -87,7 +87,7 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'STREAM.PEER.REMOVE.*', operation: 'STREAM.PEER.REMOVE', scope: 'catalogue', responseType: `${T}stream_remove_peer_response`, implemented: true, clusterOnly: true, serve: (a, t, m) => answered(a.streams.removePeer(t[3] ?? '', m)) },
   // System account, cluster only; nats-server subscribes it only in a cluster, so one node does not answer.
   { pattern: 'META.LEADER.STEPDOWN', operation: 'META.LEADER.STEPDOWN', scope: 'catalogue', responseType: `${T}meta_leader_stepdown_response`, implemented: true },
-  { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: false, clusterOnly: true },
+  { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: true, clusterOnly: true },
   { pattern: 'ACCOUNT.PURGE.*', operation: 'ACCOUNT.PURGE', scope: 'catalogue', responseType: `${T}account_purge_response`, implemented: false },
   // nats-server answers a move and its cancellation with a stream update response.
   { pattern: 'ACCOUNT.STREAM.MOVE.*.*', operation: 'ACCOUNT.STREAM.MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: false, clusterOnly: true },

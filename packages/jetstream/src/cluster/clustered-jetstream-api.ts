@@ -7,9 +7,23 @@ import type { LocalReplica } from './clustered-jetstream-replicas.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
 import { requiredApiLevelError } from '../stream/unsupported-headers.js';
+import { ServerRemoval } from './server-remove.js';
 
 export class ClusterApi {
-  constructor(private readonly cjs: ClusteredJetStream) {}
+  private readonly removal: ServerRemoval;
+
+  constructor(private readonly cjs: ClusteredJetStream) {
+    this.removal = new ServerRemoval(cjs);
+  }
+
+  /** SERVER.REMOVE on the meta leader (server-remove.ts). */
+  serverRemoveRequest(type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return this.removal.remove(msg.data);
+    });
+  }
 
   private get streamApi(): StreamApi {
     return this.cjs.js.streamApi;

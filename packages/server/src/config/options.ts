@@ -117,6 +117,8 @@ export interface JetStreamOptions {
   maxMemoryStoreBytes: number; // -1 = unlimited
   maxFileStoreBytes: number; // -1 = unlimited
   domain?: string;
+  /** `unique_tag`: the tag prefix (say `az:`) no two replicas of one stream may share a value of */
+  uniqueTag?: string;
   /**
    * File-store sync: undefined = fsync before every ack (Flotilla's default, unlike nats-server's 2m
    * interval); a number = sync every that many ms (`jetstream { sync_interval: "1s" }`, nats-server 2.10).
@@ -204,6 +206,8 @@ export interface ServerOptions {
   host: string; // default 0.0.0.0
   port: number; // default 4222; -1 = random free port (0 is also "random")
   serverName?: string;
+  /** `server_tags`: this node's placement tags (lower case), matched by stream `placement.tags` */
+  serverTags?: string[];
   httpHost: string; // default 0.0.0.0 (or the http: "host:port" host)
   httpPort: number; // 0 = monitoring disabled unless httpPortRandom; -1 = random
   maxPayloadBytes: number; // default 1048576

@@ -26,7 +26,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     leafnodes: WARN,
     gateway: WARN,
     mqtt: WARN,
-    server_tags: WARN,
     client_advertise: WARN,
     logtime: WARN,
     disable_sublist_cache: WARN,
@@ -72,7 +71,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     prev_encryption_key: refuse('write stream data unencrypted'),
     cipher: refuse('write stream data unencrypted'),
     limits: refuse('lift the JetStream limits it sets'),
-    unique_tag: refuse('let replicas of one stream share the failure domain the tag separates'),
   },
   tls: {
     // client-side TLS knob: ignoring it verifies more, not less
