@@ -90,8 +90,8 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: true, clusterOnly: true },
   { pattern: 'ACCOUNT.PURGE.*', operation: 'ACCOUNT.PURGE', scope: 'catalogue', responseType: `${T}account_purge_response`, implemented: false },
   // nats-server answers a move and its cancellation with a stream update response.
-  { pattern: 'ACCOUNT.STREAM.MOVE.*.*', operation: 'ACCOUNT.STREAM.MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: false, clusterOnly: true },
-  { pattern: 'ACCOUNT.STREAM.CANCEL_MOVE.*.*', operation: 'ACCOUNT.STREAM.CANCEL_MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: false, clusterOnly: true },
+  { pattern: 'ACCOUNT.STREAM.MOVE.*.*', operation: 'ACCOUNT.STREAM.MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: true, clusterOnly: true },
+  { pattern: 'ACCOUNT.STREAM.CANCEL_MOVE.*.*', operation: 'ACCOUNT.STREAM.CANCEL_MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: true, clusterOnly: true },
   // Stream templates: served by 2.9 (the reference server here), removed in 2.10.
   { pattern: 'STREAM.TEMPLATE.CREATE.*', operation: 'STREAM.TEMPLATE.CREATE', scope: 'catalogue', responseType: `${T}stream_template_create_response`, implemented: false },
   { pattern: 'STREAM.TEMPLATE.NAMES', operation: 'STREAM.TEMPLATE.NAMES', scope: 'catalogue', responseType: `${T}stream_template_names_response`, implemented: false },

@@ -64,6 +64,8 @@ export interface StreamAssignment {
    * afresh, empty, by a newcomer placed first.
    */
   founder?: NodeId;
+  /** ACCOUNT.STREAM.MOVE: the peers before the move, so CANCEL_MOVE can go back while it is under way. */
+  moveFrom?: NodeId[];
   /** The account whose stream it is (nats-server's sa.Client.Account); absent without accounts. */
   account?: string;
 }

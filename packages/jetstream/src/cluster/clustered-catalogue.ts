@@ -19,6 +19,8 @@ import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
 import { placeReplicas, replacePeer, replacePeers, type NodeLoad, type SharedPlacementLoad, type Zones } from './meta-placement.js';
 import { PlacementMisfit, PlacementRules } from './placement-tags.js';
+import { jsError } from '../api/js-error-table.js';
+import type { StreamMoveRequest } from './stream-move.js';
 import { NONE, type NodeId } from '@flotilla/raft';
 
 /** The nodes a stream's replicas may go to under its placement, and why others were passed over. */
@@ -193,6 +195,70 @@ export class ClusteredCatalogue implements Catalogue {
     });
   }
 
+  /**
+   * ACCOUNT.STREAM.MOVE: off `server` (one replica to another fitting node), or onto nodes with `tags` (every
+   * replica that does not fit moves), `cluster` being this one. The stream's config is unchanged; the group
+   * adds the new members, lets them catch up, then drops the old ones (stream-replica.ts), serving all along.
+   * Answers the stream leader's StreamInfo, as an update does.
+   */
+  async move(name: string, req: StreamMoveRequest): Promise<object> {
+    const assignment = await this.serial(async () => {
+      const existing = this.cjs.meta.state.assignment(name);
+      if (existing === undefined) throw JsErrors.streamNotFound();
+      if (req.cluster !== undefined && req.cluster !== '' && req.cluster !== this.cjs.clusterName) throw ClusterErrors.noSuitablePeers();
+      const tags = [...(existing.config.placement?.tags ?? []), ...(req.tags ?? [])];
+      const cfg: StreamConfig = { ...existing.config, placement: { ...existing.config.placement, tags } };
+      let peers: NodeId[] | null;
+      let scope: PlacementScope;
+      if (req.server !== undefined && req.server !== '') {
+        const source = this.cjs.nodeIdOf(req.server);
+        if (source === undefined || !this.cjs.meta.members().includes(source)) throw jsError('JSClusterServerNotMemberErr');
+        if (!existing.peers.includes(source)) throw ClusterErrors.peerNotMember();
+        scope = this.placementScope(cfg, [source]);
+        const free = scope.candidates.filter((c) => !existing.peers.includes(c));
+        const zones = scope.zones;
+        peers = free.length === 0 ? null : replacePeer(existing.peers, source, free, this.load(), zones);
+        if (peers !== null && peers.length < existing.peers.length) peers = null;
+      } else {
+        scope = this.placementScope(cfg);
+        peers = replacePeers(existing.peers, existing.config.num_replicas, scope.candidates, this.load(), this.cjs.streamLeaderOf(existing), scope.fits, scope.zones);
+      }
+      if (peers === null) throw this.placementFailure(scope, existing.config.num_replicas);
+      this.parts.log.info({ stream: name, from: existing.peers.map((p) => this.cjs.nameOf(p)), to: peers.map((p) => this.cjs.nameOf(p)) }, 'requested stream move');
+      const next: StreamAssignment = { ...existing, ...withFounder(existing, peers), moveFrom: existing.moveFrom ?? existing.peers };
+      await this.cjs.meta.propose({ op: 'assign', assignment: next });
+      return next;
+    });
+    return this.leaderInfo(assignment);
+  }
+
+  /** ACCOUNT.STREAM.CANCEL_MOVE: back to the peers before the move, while the move is not complete (10129 after). */
+  async cancelMove(name: string): Promise<object> {
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing === undefined) throw JsErrors.streamNotFound();
+    const from = existing.moveFrom;
+    if (from === undefined || (await this.moveComplete(existing))) throw jsError('JSStreamMoveNotInProgress');
+    const assignment = await this.serial(async () => {
+      const now = this.cjs.meta.state.assignment(name);
+      if (now === undefined) throw JsErrors.streamNotFound();
+      if (now.moveFrom === undefined) throw jsError('JSStreamMoveNotInProgress');
+      const { moveFrom: _dropped, ...rest } = now;
+      const next: StreamAssignment = { ...rest, ...withFounder(now, from) };
+      await this.cjs.meta.propose({ op: 'assign', assignment: next });
+      return next;
+    });
+    return this.leaderInfo(assignment);
+  }
+
+  /** The group's leader reports exactly the assigned peers, every one current: the move is done. */
+  private async moveComplete(a: StreamAssignment): Promise<boolean> {
+    const info = (await this.probe(a, LIST_WAIT_MS, false)) as { cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } } | null;
+    if (info?.cluster?.leader === undefined) return false;
+    const names = [info.cluster.leader, ...(info.cluster.replicas ?? []).map((r) => r.name)].sort();
+    const wanted = a.peers.map((p) => this.cjs.nameOf(p)).sort();
+    return names.join() === wanted.join() && (info.cluster.replicas ?? []).every((r) => r.current);
+  }
+
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     if (this.changes.pending >= MAX_PENDING_CHANGES) return Promise.reject(JsErrors.insufficientResources());
     return this.changes.run(fn);
@@ -286,7 +352,8 @@ export class ClusteredCatalogue implements Catalogue {
     const scope = this.placementScope(next);
     const peers = replacePeers(existing.peers, next.num_replicas, scope.candidates, this.load(), this.cjs.streamLeaderOf(existing), scope.fits, scope.zones);
     if (peers === null) throw this.placementFailure(scope, next.num_replicas);
-    const assignment: StreamAssignment = { ...existing, config: next, ...withFounder(existing, peers) };
+    const { moveFrom: _moveFrom, ...kept } = existing;
+    const assignment: StreamAssignment = { ...kept, config: next, ...withFounder(existing, peers) };
     await this.cjs.meta.propose({ op: 'assign', assignment });
     sendStreamAdvisory(this.parts.advisories, 'UPDATED', name);
     return assignment;

@@ -8,12 +8,24 @@ import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
 import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 import { ServerRemoval } from './server-remove.js';
+import { StreamMoves } from './stream-move.js';
 
 export class ClusterApi {
   private readonly removal: ServerRemoval;
+  private readonly moves: StreamMoves;
 
   constructor(private readonly cjs: ClusteredJetStream) {
     this.removal = new ServerRemoval(cjs);
+    this.moves = new StreamMoves(cjs);
+  }
+
+  /** ACCOUNT.STREAM.MOVE / CANCEL_MOVE on the meta leader (stream-move.ts); `t`: the tokens after `$JS.API`. */
+  streamMoveRequest(t: readonly string[], type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return this.moves.serve(t, msg.data);
+    });
   }
 
   /** SERVER.REMOVE on the meta leader (server-remove.ts). */
