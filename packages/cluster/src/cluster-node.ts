@@ -190,7 +190,10 @@ export class ClusterNode implements LinkOwner, DialerHost {
   /** host:port peers dial to reach this node; '' when not listening. */
   get clusterUrl(): string {
     if (this.server === null) return '';
-    return `${advertisedHost(this.options.listen!.host, this.options.advertiseHost)}:${this.boundPort}`;
+    const advertise = this.options.advertiseHost?.replace(/^nats(-route)?:\/\//i, '');
+    // cluster_advertise with a port (a NAT or container port mapping) is taken as it is.
+    if (advertise !== undefined && /^(\[[^\]]+\]|[^:]+):\d+$/.test(advertise)) return advertise;
+    return `${advertisedHost(this.options.listen!.host, advertise)}:${this.boundPort}`;
   }
 
   async start(): Promise<void> {

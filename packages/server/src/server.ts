@@ -28,6 +28,7 @@ import type { JetStreamClusterEnvironment } from './cluster/jetstream-environmen
 import type { AccountJetStreams } from './accounts/account-jetstreams.js';
 import type { UpgradedClient, WebsocketListener } from './websocket/websocket-listener.js';
 import { websocketAuthOf } from './websocket/websocket-auth.js';
+import { clientAdvertiseUrl } from './cluster/advertise-url.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -338,10 +339,12 @@ export class FlotillaServer implements ClientHost {
         clusterName: c.name ?? '',
         serverName: this.serverName,
         serverId: this.serverId,
-        clientUrl: `${advertisedHost(this.options.host)}:${this.clientPort}`,
+        // no_advertise: peers are not told this node's client URL either (nats-server's route INFO leaves it out).
+        clientUrl: c.noAdvertise === true ? '' : clientAdvertiseUrl(this.options.clientAdvertise, advertisedHost(this.options.host), this.clientPort),
         ...(this.websocket !== null ? { wsUrl: this.options.websocket?.advertise || `${advertisedHost(this.options.websocket?.host || '0.0.0.0')}:${this.websocket.port}` } : {}),
         ...(c.listen ? { listen: c.listen } : {}),
         ...(this.options.serverTags !== undefined ? { tags: this.options.serverTags } : {}),
+        ...(c.advertise !== undefined ? { advertise: c.advertise } : {}),
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
         security: clusterSecurityOf(c),
@@ -498,7 +501,8 @@ export class FlotillaServer implements ClientHost {
     };
     const clusterName = this.cluster?.node.clusterName || o.cluster?.name;
     if (clusterName) info['cluster'] = clusterName;
-    if (this.cluster) info['connect_urls'] = this.cluster.connectUrls();
+    // no_advertise: clients learn no other server from this one (nats-server omits connect_urls).
+    if (this.cluster && o.cluster?.noAdvertise !== true) info['connect_urls'] = this.cluster.connectUrls();
     return info;
   }
 
@@ -516,7 +520,7 @@ export class FlotillaServer implements ClientHost {
     delete info['auth_required'];
     if (this.websocketAuth.required) info['auth_required'] = true;
     // the cluster's websocket URLs, as nats-server gives them to WebSocket clients
-    if (this.cluster) info['connect_urls'] = this.cluster.wsConnectUrls();
+    if (this.cluster && this.options.cluster?.noAdvertise !== true) info['connect_urls'] = this.cluster.wsConnectUrls();
     else delete info['connect_urls'];
     return info;
   }

@@ -231,6 +231,16 @@ server_tags: ["AZ:1", "ssd"]`;
     expect(options.serverTags).toEqual(['az:1', 'ssd']);
   });
 
+  it('reads client_advertise, cluster advertise and no_advertise (file and flags)', () => {
+    const { options } = runOptions(withConf('client_advertise: "edge:4999"\ncluster { port: 6222, advertise: "10.0.0.1:16222", no_advertise: true }'));
+    expect(options.clientAdvertise).toBe('edge:4999');
+    expect(options.cluster).toMatchObject({ advertise: '10.0.0.1:16222', noAdvertise: true });
+    const flags = runOptions(resolveOptions(['--cluster', 'nats://127.0.0.1:6222', '--cluster_advertise', 'pod-0.svc', '--client_advertise', 'lb.example', '--no_advertise'], {}));
+    expect(flags.options.clientAdvertise).toBe('lb.example');
+    expect(flags.options.cluster).toMatchObject({ advertise: 'pod-0.svc', noAdvertise: true });
+    expect(flags.warnings).toEqual([]);
+  });
+
   it('reads server_tags as one comma-separated string and jetstream unique_tag', () => {
     const { options } = runOptions(withConf('server_tags: "az:2, ssd"\njetstream { store_dir: "/tmp/js", unique_tag: "AZ:" }'));
     expect(options.serverTags).toEqual(['az:2', 'ssd']);

@@ -251,6 +251,11 @@ class ConfApplier {
         if (s !== undefined) o.host = s;
         return;
       }
+      case 'client_advertise': {
+        const s = this.str(e);
+        if (s !== undefined && s !== '') o.clientAdvertise = s;
+        return;
+      }
       case 'server_tags': {
         // A list of tags or one comma-separated string, as nats-server reads it; compared without case.
         const items = this.kindOf(e) === 'array' ? (e.value as unknown[]).map((_, i) => this.entry(e.value as object, i)) : [e];
@@ -1445,6 +1450,17 @@ class ConfApplier {
         case 'routes':
           cluster.routes = this.parseRoutes(item, cluster);
           break;
+        case 'advertise':
+        case 'cluster_advertise': {
+          const s = this.str(item);
+          if (s !== undefined && s !== '') cluster.advertise = s;
+          break;
+        }
+        case 'no_advertise': {
+          const b = this.bool(item);
+          if (b !== undefined) cluster.noAdvertise = b;
+          break;
+        }
         case 'authorization': {
           const auth = this.clusterAuthorization(item);
           if (auth !== undefined) cluster.authorization = auth;

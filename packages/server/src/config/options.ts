@@ -128,6 +128,10 @@ export interface JetStreamOptions {
 
 export interface ClusterOptions {
   name?: string;
+  /** `cluster_advertise` / `advertise`: host[:port] peers are told to dial */
+  advertise?: string;
+  /** `no_advertise`: clients' INFO lists no other server's URL (connect_urls) */
+  noAdvertise?: boolean;
   /** host:port the cluster listener binds; port -1 means any free port */
   listen?: { host: string; port: number };
   /** peers as normalised host:port strings */
@@ -206,6 +210,8 @@ export interface ServerOptions {
   host: string; // default 0.0.0.0
   port: number; // default 4222; -1 = random free port (0 is also "random")
   serverName?: string;
+  /** `client_advertise`: host[:port] given to clients (and peers, for their connect_urls) instead of the listen address */
+  clientAdvertise?: string;
   /** `server_tags`: this node's placement tags (lower case), matched by stream `placement.tags` */
   serverTags?: string[];
   httpHost: string; // default 0.0.0.0 (or the http: "host:port" host)

@@ -26,7 +26,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     leafnodes: WARN,
     gateway: WARN,
     mqtt: WARN,
-    client_advertise: WARN,
     logtime: WARN,
     disable_sublist_cache: WARN,
     no_sublist_cache: WARN,
@@ -99,9 +98,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
   cluster: {
-    cluster_advertise: WARN,
-    advertise: WARN,
-    no_advertise: WARN,
     connect_retries: WARN,
     permissions: refuse('forward subjects across routes that the route permissions forbid'),
   },
