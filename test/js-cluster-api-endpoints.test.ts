@@ -33,7 +33,6 @@ describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
 });
 
 const NOT_IMPLEMENTED: Array<[string, string, string]> = [
-  ['$JS.API.ACCOUNT.PURGE.A', 'ACCOUNT.PURGE', 'account_purge_response'],
   ['$JS.API.STREAM.TEMPLATE.CREATE.T', 'STREAM.TEMPLATE.CREATE', 'stream_template_create_response'],
   ['$JS.API.STREAM.TEMPLATE.NAMES', 'STREAM.TEMPLATE.NAMES', 'stream_template_names_response'],
   ['$JS.API.STREAM.TEMPLATE.INFO.T', 'STREAM.TEMPLATE.INFO', 'stream_template_info_response'],

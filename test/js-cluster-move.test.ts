@@ -67,3 +67,15 @@ it.skipIf(AGAINST_NATS_SERVER)('a replica moves off a server under acknowledged 
   // The move is complete: nothing to cancel.
   expect(await ask('$JS.API.ACCOUNT.STREAM.CANCEL_MOVE.$G.MOVING', '')).toEqual({ type: `${T}stream_update_response`, error: { code: 400, err_code: 10129, description: 'stream move not in progress' } });
 }, 300_000);
+
+it.skipIf(AGAINST_NATS_SERVER)('ACCOUNT.PURGE deletes every stream of the account, another account is untouched', async () => {
+  const { jsm, nc } = await cluster.client('n1', 30_000);
+  await addStream(jsm, { name: 'PURGE1', subjects: ['purge1'], num_replicas: 3 });
+  await addStream(jsm, { name: 'PURGE2', subjects: ['purge2'], num_replicas: 1 });
+  const ask = async (subject: string): Promise<Record<string, unknown>> => (await nc.request(subject, '', { timeout: 30_000 })).json<Record<string, unknown>>();
+  expect(await ask('$JS.API.ACCOUNT.PURGE.OTHER')).toEqual({ type: `${T}account_purge_response`, initiated: true });
+  expect((await jsm.streams.names().next()).length).toBeGreaterThanOrEqual(2);
+  expect(await ask('$JS.API.ACCOUNT.PURGE.$G')).toEqual({ type: `${T}account_purge_response`, initiated: true });
+  await until(async () => (await jsm.streams.names().next()).length === 0, 30_000);
+  expect((await jsm.getAccountInfo()).streams).toBe(0);
+}, 120_000);

@@ -9,6 +9,7 @@ import { ClusterErrors } from './meta-errors.js';
 import { requiredApiLevelError } from '../stream/unsupported-headers.js';
 import { ServerRemoval } from './server-remove.js';
 import { StreamMoves } from './stream-move.js';
+import { purgeAccount } from './account-purge.js';
 
 export class ClusterApi {
   private readonly removal: ServerRemoval;
@@ -17,6 +18,15 @@ export class ClusterApi {
   constructor(private readonly cjs: ClusteredJetStream) {
     this.removal = new ServerRemoval(cjs);
     this.moves = new StreamMoves(cjs);
+  }
+
+  /** ACCOUNT.PURGE.<account> on the meta leader (account-purge.ts). */
+  accountPurgeRequest(t: readonly string[], type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return purgeAccount(this.cjs, t[2] ?? '');
+    });
   }
 
   /** ACCOUNT.STREAM.MOVE / CANCEL_MOVE on the meta leader (stream-move.ts); `t`: the tokens after `$JS.API`. */

@@ -387,6 +387,7 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
           // The table's handler, through the clustered Catalogue (what Flotilla does not implement is refused by name).
           if (endpoint?.operation === 'META.LEADER.STEPDOWN') this.api.metaStepDownRequest(r.type, msg);
           else if (endpoint?.operation === 'SERVER.REMOVE') this.api.serverRemoveRequest(r.type, msg);
+          else if (endpoint?.operation === 'ACCOUNT.PURGE') this.api.accountPurgeRequest(t, r.type, msg);
           else if (endpoint?.operation === 'ACCOUNT.STREAM.MOVE' || endpoint?.operation === 'ACCOUNT.STREAM.CANCEL_MOVE') this.api.streamMoveRequest(t, r.type, msg);
           else this.js.dispatchLocal(t, msg, endpoint);
           return true;
