@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm start`: a local Flotilla cluster on this machine. Builds if needed (tsc -b is incremental), starts
 // N nodes (default 3) with JetStream, prints their URLs, prefixes every log line with the node's name,
-// and stops every node on Ctrl-C (SIGINT/SIGTERM), waiting for each to exit.
+// and stops every node on Ctrl-C (SIGINT/SIGTERM), waiting for each to exit. A node that exits before it is
+// ready (a port it cannot bind, a bad flag) stops all of them, with the node's own reason.
 //
 //   node scripts/start-cluster.js [--nodes N] [--single] [--data DIR] [--name CLUSTER]
 //                                 [--client-port P] [--http-port P] [--cluster-port P] [--no-build]
@@ -71,8 +72,31 @@ function build() {
   if (r.status !== 0) throw new Error('build failed');
 }
 
+/** Lines of a node's output kept to say why it stopped. */
+const KEPT_LINES = 20;
+
+/** The line that says why a node could not start: its last error-looking line, else its last line. */
+export function failureReason(lines) {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const line = lines[i];
+    if (/EADDRINUSE|EACCES|EADDRNOTAVAIL|error|could not|cannot|failed/i.test(line)) return reasonText(line);
+  }
+  return lines.length > 0 ? reasonText(lines[lines.length - 1]) : 'no output';
+}
+
+/** A JSON log line's message (and error), else the line as it is. */
+function reasonText(line) {
+  try {
+    const o = JSON.parse(line);
+    const err = o.err ?? o.error;
+    return err !== undefined ? `${o.msg}: ${typeof err === 'string' ? err : JSON.stringify(err)}` : String(o.msg);
+  } catch {
+    return line.trim();
+  }
+}
+
 /** Writes each complete line of a child's output with a `[n1]` prefix; bounded partial-line buffer. */
-function prefixLines(stream, prefix, out) {
+function prefixLines(stream, prefix, out, seen = () => undefined) {
   let partial = '';
   stream.setEncoding('utf8');
   stream.on('data', (chunk) => {
@@ -83,7 +107,10 @@ function prefixLines(stream, prefix, out) {
       lines.push(partial);
       partial = '';
     }
-    for (const line of lines) out.write(`${prefix} ${line}\n`);
+    for (const line of lines) {
+      out.write(`${prefix} ${line}\n`);
+      seen(line);
+    }
   });
   stream.on('end', () => partial !== '' && out.write(`${prefix} ${partial}\n`));
 }
@@ -118,10 +145,17 @@ async function main() {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const prefix = tty ? `${COLORS[i % COLORS.length]}[${name}]${RESET}` : `[${name}]`;
-    prefixLines(child.stdout, prefix, process.stdout);
-    prefixLines(child.stderr, prefix, process.stderr);
-    const exited = new Promise((res) => child.once('exit', (code, signal) => res({ code, signal })));
-    children.push({ name, child, exited, i });
+    const entry = { name, child, i, ready: false, lines: [] };
+    const seen = (line) => {
+      if (/server is ready/i.test(line)) entry.ready = true;
+      entry.lines.push(line);
+      if (entry.lines.length > KEPT_LINES) entry.lines.shift();
+    };
+    prefixLines(child.stdout, prefix, process.stdout, seen);
+    prefixLines(child.stderr, prefix, process.stderr, seen);
+    // 'close': the output is read to its end, so the reason is in `lines`.
+    entry.exited = new Promise((res) => child.once('close', (code, signal) => res({ code, signal })));
+    children.push(entry);
   }
   process.stdout.write(`\nFlotilla ${o.nodes === 1 ? 'single node' : `cluster "${o.name}" of ${o.nodes} nodes`} (data under ${resolve(o.data)}):\n`);
   for (const c of children) {
@@ -133,6 +167,7 @@ async function main() {
   process.stdout.write(`  clients: --server ${servers}\n  Ctrl-C stops every node.\n\n`);
 
   let stopping = false;
+  let startFailed = false;
   const stopAll = async (signal) => {
     if (stopping) return;
     stopping = true;
@@ -145,13 +180,20 @@ async function main() {
     clearTimeout(timer);
     const failed = results.filter((r) => r.code !== 0).length;
     process.stdout.write(failed === 0 ? 'all nodes stopped\n' : `${failed} node(s) did not exit cleanly\n`);
-    process.exit(failed === 0 ? 0 : 1);
+    process.exit(failed === 0 && !startFailed ? 0 : 1);
   };
   process.on('SIGINT', () => void stopAll('SIGINT'));
   process.on('SIGTERM', () => void stopAll('SIGTERM'));
-  // A node that dies on its own is reported; the others keep running (a cluster tolerates it).
+  // A node that dies before it is ready stops them all (a half-started cluster is not what was asked for);
+  // one that dies later is reported and the others keep running (a cluster tolerates it).
   for (const c of children) {
     void c.exited.then(({ code, signal }) => {
+      if (!stopping && !c.ready) {
+        startFailed = true;
+        process.stderr.write(`[${c.name}] could not start (${signal ?? `code ${code}`}): ${failureReason(c.lines)}; stopping every node\n`);
+        void stopAll('startup failure');
+        return;
+      }
       if (!stopping) process.stderr.write(`[${c.name}] exited (${signal ?? `code ${code}`})\n`);
       if (!stopping && children.every((x) => x.child.exitCode !== null || x.child.signalCode !== null)) process.exit(1);
     });

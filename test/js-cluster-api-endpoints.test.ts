@@ -33,10 +33,6 @@ describe('STREAM.LEADER.STEPDOWN of a stream the cluster does not hold', () => {
 });
 
 const NOT_IMPLEMENTED: Array<[string, string, string]> = [
-  ['$JS.API.SERVER.REMOVE', 'SERVER.REMOVE', 'meta_server_remove_response'],
-  ['$JS.API.ACCOUNT.PURGE.A', 'ACCOUNT.PURGE', 'account_purge_response'],
-  ['$JS.API.ACCOUNT.STREAM.MOVE.A.R3', 'ACCOUNT.STREAM.MOVE', 'stream_update_response'],
-  ['$JS.API.ACCOUNT.STREAM.CANCEL_MOVE.A.R3', 'ACCOUNT.STREAM.CANCEL_MOVE', 'stream_update_response'],
   ['$JS.API.STREAM.TEMPLATE.CREATE.T', 'STREAM.TEMPLATE.CREATE', 'stream_template_create_response'],
   ['$JS.API.STREAM.TEMPLATE.NAMES', 'STREAM.TEMPLATE.NAMES', 'stream_template_names_response'],
   ['$JS.API.STREAM.TEMPLATE.INFO.T', 'STREAM.TEMPLATE.INFO', 'stream_template_info_response'],
@@ -87,13 +83,13 @@ describe.skipIf(AGAINST_NATS_SERVER)('Nats-Required-Api-Level above Flotilla\'s,
   });
 });
 
-// Placement is honoured or refused in a cluster, never ignored (nats-server 2.9.10 places by tags: Flotilla only).
+// Placement is honoured in a cluster, never ignored (tags placement itself: js-cluster-placement-tags.test.ts).
 describe.skipIf(AGAINST_NATS_SERVER)('stream placement on a cluster', () => {
-  it('tags are refused by name, another cluster has no suitable peers, this cluster is accepted', async () => {
+  it('tags no node has fit nowhere, another cluster has no suitable peers, this cluster is accepted', async () => {
     const jsm = await (await cluster.connect('n2')).jetstreamManager();
     const tagged = await allReplies(await cluster.connect('n2'), '$JS.API.STREAM.CREATE.TAGGED', JSON.stringify({ name: 'TAGGED', subjects: ['tagged'], placement: { tags: ['ssd'] } }));
     expect(tagged).toEqual([
-      { type: `${T}stream_create_response`, error: { code: 500, err_code: 10052, description: "stream configuration field 'placement.tags' is not supported" } },
+      { type: `${T}stream_create_response`, error: { code: 400, err_code: 10005, description: "no suitable peers for placement, tags not matched ['ssd']" } },
     ]);
     const elsewhere = await allReplies(await cluster.connect('n2'), '$JS.API.STREAM.CREATE.ELSEWHERE', JSON.stringify({ name: 'ELSEWHERE', subjects: ['elsewhere'], placement: { cluster: 'OTHER' } }));
     expect(elsewhere).toEqual([

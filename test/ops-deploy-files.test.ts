@@ -110,6 +110,14 @@ function remapArgs(args: readonly string[], i: number, r: Remap): string[] {
     if (prev === '-p') out.push(String(r.clientBase + i));
     else if (prev === '-m') out.push(String(r.httpBase + i));
     else if (prev === '-sd') out.push(r.dataDir(i));
+    // one machine: each node its own pid file
+    else if (prev === '-P') out.push(`${r.dataDir(i)}.pid`);
+    else if (prev === '--cluster_advertise') {
+      // a pod's advertised name:port → this node's local cluster address
+      const idx = r.hostIndex(a.split(':')[0]!);
+      if (idx === undefined) throw new Error(`advertises unknown host ${a}`);
+      out.push(`127.0.0.1:${r.clusterBase + idx}`);
+    }
     else if (prev === '--cluster' || prev === '--routes') {
       out.push(
         urlsOf(a)

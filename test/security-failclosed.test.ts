@@ -35,7 +35,6 @@ const REFUSED: Case[] = [
   { scope: 'jetstream', key: 'prev_encryption_key', conf: 'jetstream { store_dir: "js", prev_encryption_key: "old" }' },
   { scope: 'jetstream', key: 'cipher', conf: 'jetstream { store_dir: "js", cipher: chachapoly }' },
   { scope: 'jetstream', key: 'limits', conf: 'jetstream { store_dir: "js", limits { max_ack_pending: 100 } }' },
-  { scope: 'jetstream', key: 'unique_tag', conf: 'jetstream { store_dir: "js", unique_tag: "az:" }' },
   { scope: 'tls', key: 'cipher_suites', conf: `tls { ${TLS}, cipher_suites: ["TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384"] }` },
   { scope: 'tls', key: 'curve_preferences', conf: `tls { ${TLS}, curve_preferences: ["CurveP521"] }` },
   { scope: 'tls', key: 'pinned_certs', conf: `tls { ${TLS}, verify: true, pinned_certs: ["a9d0f5c3"] }` },
@@ -89,7 +88,7 @@ describe('keys Flotilla does not implement and must not ignore', () => {
     const conf = [
       // top-level keys, each on its own line
       ...byScope('top').map((c) => c.conf.split('\n').at(-1)!),
-      'jetstream { store_dir: "js", key: "s3cr3t", ek: "s3cr3t", encryption_key: "s3cr3t", prev_encryption_key: "old", cipher: aes, limits { max_ack_pending: 1 }, unique_tag: "az:" }',
+      'jetstream { store_dir: "js", key: "s3cr3t", ek: "s3cr3t", encryption_key: "s3cr3t", prev_encryption_key: "old", cipher: aes, limits { max_ack_pending: 1 } }',
       `tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_cert_and_check_known_urls: true }`,
       `cluster { port: -1, permissions { import: "a" }, tls { ${CLUSTER_TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_and_map: true, verify_cert_and_check_known_urls: true } }`,
       `websocket { port: -1, tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_cert_and_check_known_urls: true } }`,

@@ -38,6 +38,8 @@ export interface ClusterNodeOptions {
   clientUrl: string;
   /** host:port of this node's websocket listener, when it has one */
   wsUrl?: string;
+  /** server_tags, sent to peers in Hello for JetStream placement */
+  tags?: readonly string[];
   /** where the gRPC listener binds; port -1 or 0 = any free port; absent = dial only */
   listen?: { host: string; port: number };
   /** host advertised to peers when listening on a wildcard address */
@@ -75,6 +77,8 @@ export interface PeerView {
   clientUrl: string;
   /** '' when the peer has no websocket listener */
   wsUrl: string;
+  /** the peer's server_tags */
+  tags: string[];
   clusterUrl: string;
   raftNodeId: number;
   /** true when this node dialed the link in use */
@@ -186,7 +190,10 @@ export class ClusterNode implements LinkOwner, DialerHost {
   /** host:port peers dial to reach this node; '' when not listening. */
   get clusterUrl(): string {
     if (this.server === null) return '';
-    return `${advertisedHost(this.options.listen!.host, this.options.advertiseHost)}:${this.boundPort}`;
+    const advertise = this.options.advertiseHost?.replace(/^nats(-route)?:\/\//i, '');
+    // cluster_advertise with a port (a NAT or container port mapping) is taken as it is.
+    if (advertise !== undefined && /^(\[[^\]]+\]|[^:]+):\d+$/.test(advertise)) return advertise;
+    return `${advertisedHost(this.options.listen!.host, advertise)}:${this.boundPort}`;
   }
 
   async start(): Promise<void> {
@@ -530,6 +537,7 @@ export class ClusterNode implements LinkOwner, DialerHost {
       auth: secret !== '',
       accounts: true,
       ...(this.options.wsUrl !== undefined && this.options.wsUrl !== '' ? { wsUrl: this.options.wsUrl } : {}),
+      ...(this.options.tags !== undefined && this.options.tags.length > 0 ? { tags: [...this.options.tags] } : {}),
     };
   }
 
@@ -699,6 +707,7 @@ function viewOf(link: PeerLink): PeerView {
     serverName: p.serverName,
     clientUrl: p.clientUrl,
     wsUrl: p.wsUrl ?? '',
+    tags: p.tags ?? [],
     clusterUrl: p.clusterUrl,
     raftNodeId: p.raftNodeId,
     outbound: link.outbound,

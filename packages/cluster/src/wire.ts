@@ -20,6 +20,8 @@ export interface HelloFrame {
   accounts?: boolean;
   /** host:port of the sender's websocket listener; absent without one */
   wsUrl?: string;
+  /** the sender's server_tags (JetStream placement); absent: none */
+  tags?: string[];
 }
 
 export type RefuseCode =
@@ -229,6 +231,7 @@ function normaliseFrame(f: Record<string, unknown>): Frame | null {
         auth: h['auth'] === true,
         ...(h['accounts'] === true ? { accounts: true } : {}),
         ...(typeof h['wsUrl'] === 'string' && h['wsUrl'] !== '' ? { wsUrl: h['wsUrl'] } : {}),
+        ...(Array.isArray(h['tags']) && h['tags'].length > 0 ? { tags: (h['tags'] as unknown[]).filter((t): t is string => typeof t === 'string') } : {}),
       },
     };
   }

@@ -30,6 +30,7 @@ import type { JetStreamClusterEnvironment } from './cluster/jetstream-environmen
 import type { AccountJetStreams } from './accounts/account-jetstreams.js';
 import type { UpgradedClient, WebsocketListener } from './websocket/websocket-listener.js';
 import { websocketAuthOf } from './websocket/websocket-auth.js';
+import { clientAdvertiseUrl } from './cluster/advertise-url.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -280,7 +281,7 @@ export class FlotillaServer implements ClientHost {
     let env: JetStreamClusterEnvironment | undefined;
     if (this.cluster !== null) {
       const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
-      env = await openJetStreamEnvironment(this.cluster, o.jetstream.storeDir, o.cluster?.routes ?? [], this.serverName);
+      env = await openJetStreamEnvironment(this.cluster, o.jetstream.storeDir, o.cluster?.routes ?? [], this.serverName, o.jetstream.uniqueTag);
       this.jsEnvironment = env;
     }
     const js = new JetStreamService(
@@ -312,7 +313,7 @@ export class FlotillaServer implements ClientHost {
     let env: JetStreamClusterEnvironment | undefined;
     if (this.cluster !== null) {
       const { openJetStreamEnvironment } = await import('./cluster/jetstream-environment.js');
-      env = await openJetStreamEnvironment(this.cluster, this.options.jetstream.storeDir, this.options.cluster?.routes ?? [], this.serverName);
+      env = await openJetStreamEnvironment(this.cluster, this.options.jetstream.storeDir, this.options.cluster?.routes ?? [], this.serverName, this.options.jetstream.uniqueTag);
       this.jsEnvironment = env;
     }
     const log = this.log.child({ component: 'jetstream' });
@@ -346,9 +347,12 @@ export class FlotillaServer implements ClientHost {
         clusterName: c.name ?? '',
         serverName: this.serverName,
         serverId: this.serverId,
-        clientUrl: `${advertisedHost(this.options.host)}:${this.clientPort}`,
+        // no_advertise: peers are not told this node's client URL either (nats-server's route INFO leaves it out).
+        clientUrl: c.noAdvertise === true ? '' : clientAdvertiseUrl(this.options.clientAdvertise, advertisedHost(this.options.host), this.clientPort),
         ...(this.websocket !== null ? { wsUrl: this.options.websocket?.advertise || `${advertisedHost(this.options.websocket?.host || '0.0.0.0')}:${this.websocket.port}` } : {}),
         ...(c.listen ? { listen: c.listen } : {}),
+        ...(this.options.serverTags !== undefined ? { tags: this.options.serverTags } : {}),
+        ...(c.advertise !== undefined ? { advertise: c.advertise } : {}),
         routes: c.routes,
         faultsEnabled: faultHookEnabled(),
         security: clusterSecurityOf(c),
@@ -505,7 +509,8 @@ export class FlotillaServer implements ClientHost {
     };
     const clusterName = this.cluster?.node.clusterName || o.cluster?.name;
     if (clusterName) info['cluster'] = clusterName;
-    if (this.cluster) info['connect_urls'] = this.cluster.connectUrls();
+    // no_advertise: clients learn no other server from this one (nats-server omits connect_urls).
+    if (this.cluster && o.cluster?.noAdvertise !== true) info['connect_urls'] = this.cluster.connectUrls();
     return info;
   }
 
@@ -523,7 +528,7 @@ export class FlotillaServer implements ClientHost {
     delete info['auth_required'];
     if (this.websocketAuth.required) info['auth_required'] = true;
     // the cluster's websocket URLs, as nats-server gives them to WebSocket clients
-    if (this.cluster) info['connect_urls'] = this.cluster.wsConnectUrls();
+    if (this.cluster && this.options.cluster?.noAdvertise !== true) info['connect_urls'] = this.cluster.wsConnectUrls();
     else delete info['connect_urls'];
     return info;
   }

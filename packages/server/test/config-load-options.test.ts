@@ -222,12 +222,29 @@ describe('resolveOptions: ignored blocks and unknown keys', () => {
     const conf = `leafnodes { port: 7422 }
 gateway { name: g, port: 7222 }
 mqtt { port: 1883 }
-server_tags: ["az:1", "ssd"]`;
+server_tags: ["AZ:1", "ssd"]`;
     const { options, warnings } = runOptions(withConf(conf));
-    expect(options.ignoredBlocks).toEqual(['leafnodes', 'gateway', 'mqtt', 'server_tags']);
-    expect(warnings).toHaveLength(4);
+    expect(options.ignoredBlocks).toEqual(['leafnodes', 'gateway', 'mqtt']);
+    expect(warnings).toHaveLength(3);
     expect(warnings[0]).toMatch(/^test\.conf:1: 'leafnodes' is not supported/);
-    expect(warnings[3]).toMatch(/^test\.conf:4: 'server_tags'/);
+    // server_tags is served: lower-cased as nats-server compares them
+    expect(options.serverTags).toEqual(['az:1', 'ssd']);
+  });
+
+  it('reads client_advertise, cluster advertise and no_advertise (file and flags)', () => {
+    const { options } = runOptions(withConf('client_advertise: "edge:4999"\ncluster { port: 6222, advertise: "10.0.0.1:16222", no_advertise: true }'));
+    expect(options.clientAdvertise).toBe('edge:4999');
+    expect(options.cluster).toMatchObject({ advertise: '10.0.0.1:16222', noAdvertise: true });
+    const flags = runOptions(resolveOptions(['--cluster', 'nats://127.0.0.1:6222', '--cluster_advertise', 'pod-0.svc', '--client_advertise', 'lb.example', '--no_advertise'], {}));
+    expect(flags.options.clientAdvertise).toBe('lb.example');
+    expect(flags.options.cluster).toMatchObject({ advertise: 'pod-0.svc', noAdvertise: true });
+    expect(flags.warnings).toEqual([]);
+  });
+
+  it('reads server_tags as one comma-separated string and jetstream unique_tag', () => {
+    const { options } = runOptions(withConf('server_tags: "az:2, ssd"\njetstream { store_dir: "/tmp/js", unique_tag: "AZ:" }'));
+    expect(options.serverTags).toEqual(['az:2', 'ssd']);
+    expect(options.jetstream.uniqueTag).toBe('az:');
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
@@ -497,10 +514,11 @@ include "conf.d/websocket.conf"
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
       websocket: { host: '0.0.0.0', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
       pidFile: '/var/run/nats.pid',
-      ignoredBlocks: ['server_tags', 'leafnodes'],
+      serverTags: ['az:1'],
+      ignoredBlocks: ['leafnodes'],
       configFile: file,
     });
-    expect(warnings).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
   });
 
   it('checks the file with -t', () => {

@@ -87,11 +87,11 @@ export const API_ENDPOINTS: readonly ApiEndpoint[] = [
   { pattern: 'STREAM.PEER.REMOVE.*', operation: 'STREAM.PEER.REMOVE', scope: 'catalogue', responseType: `${T}stream_remove_peer_response`, implemented: true, clusterOnly: true, serve: (a, t, m) => answered(a.streams.removePeer(t[3] ?? '', m)) },
   // System account, cluster only; nats-server subscribes it only in a cluster, so one node does not answer.
   { pattern: 'META.LEADER.STEPDOWN', operation: 'META.LEADER.STEPDOWN', scope: 'catalogue', responseType: `${T}meta_leader_stepdown_response`, implemented: true },
-  { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: false, clusterOnly: true },
+  { pattern: 'SERVER.REMOVE', operation: 'SERVER.REMOVE', scope: 'catalogue', responseType: `${T}meta_server_remove_response`, implemented: true, clusterOnly: true },
   { pattern: 'ACCOUNT.PURGE.*', operation: 'ACCOUNT.PURGE', scope: 'catalogue', responseType: `${T}account_purge_response`, implemented: false },
   // nats-server answers a move and its cancellation with a stream update response.
-  { pattern: 'ACCOUNT.STREAM.MOVE.*.*', operation: 'ACCOUNT.STREAM.MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: false, clusterOnly: true },
-  { pattern: 'ACCOUNT.STREAM.CANCEL_MOVE.*.*', operation: 'ACCOUNT.STREAM.CANCEL_MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: false, clusterOnly: true },
+  { pattern: 'ACCOUNT.STREAM.MOVE.*.*', operation: 'ACCOUNT.STREAM.MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: true, clusterOnly: true },
+  { pattern: 'ACCOUNT.STREAM.CANCEL_MOVE.*.*', operation: 'ACCOUNT.STREAM.CANCEL_MOVE', scope: 'catalogue', responseType: `${T}stream_update_response`, implemented: true, clusterOnly: true },
   // Stream templates: served by 2.9 (the reference server here), removed in 2.10.
   { pattern: 'STREAM.TEMPLATE.CREATE.*', operation: 'STREAM.TEMPLATE.CREATE', scope: 'catalogue', responseType: `${T}stream_template_create_response`, implemented: false },
   { pattern: 'STREAM.TEMPLATE.NAMES', operation: 'STREAM.TEMPLATE.NAMES', scope: 'catalogue', responseType: `${T}stream_template_names_response`, implemented: false },

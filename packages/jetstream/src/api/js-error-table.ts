@@ -11,6 +11,11 @@ export interface JsErrorEntry {
 }
 
 export const JS_ERROR_TABLE = {
+  // Cluster operations (cluster/server-remove.ts).
+  JSClusterServerNotMemberErr: { code: 400, errCode: 10044, description: 'server is not a member of the cluster' },
+  JSClusterServerMemberChangeInflightErr: { code: 400, errCode: 10202, description: 'cluster member change is in progress' },
+  JSStreamMoveNotInProgress: { code: 400, errCode: 10129, description: 'stream move not in progress' },
+  JSNoAccountErr: { code: 503, errCode: 10035, description: 'account not found' },
   JSAccountResourcesExceededErr: { code: 400, errCode: 10002, description: 'resource limits exceeded for account' },
   JSBadRequestErr: { code: 400, errCode: 10003, description: 'bad request' },
   JSSnapshotDeliverSubjectInvalidErr: { code: 400, errCode: 10015, description: 'deliver subject not valid' },

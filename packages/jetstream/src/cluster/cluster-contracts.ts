@@ -11,12 +11,16 @@ export interface ClusterPeer {
   serverId: string;
   /** true while a live link to it exists (always true for self) */
   active: boolean;
+  /** its server_tags (lower case), as its link announced them */
+  tags?: readonly string[];
 }
 
 /** What the server gives clustered JetStream: identity, the peer view, and the Raft plumbing. */
 export interface ClusterEnvironment {
   clusterName: string;
-  self: { name: string; raftNodeId: NodeId; serverId: string };
+  self: { name: string; raftNodeId: NodeId; serverId: string; tags?: readonly string[] };
+  /** `jetstream { unique_tag }`: no two replicas of a stream on nodes sharing a value of this tag prefix */
+  uniqueTag?: string;
   /** Every node known (linked now or configured/gossiped before), self included. */
   peers(): ClusterPeer[];
   /** Called whenever a peer link comes up or goes down. Returns an unsubscribe. */
@@ -54,6 +58,14 @@ export interface StreamAssignment {
   group: string;
   /** Voters, in placement order; the first is the preferred leader. */
   peers: NodeId[];
+  /**
+   * Which node may found the group (write its bootstrap entry into an empty log); absent: peers[0]. NONE once
+   * the peers changed: a stream whose replicas moved (placement change, SERVER.REMOVE) must not be founded
+   * afresh, empty, by a newcomer placed first.
+   */
+  founder?: NodeId;
+  /** ACCOUNT.STREAM.MOVE: the peers before the move, so CANCEL_MOVE can go back while it is under way. */
+  moveFrom?: NodeId[];
   /** The account whose stream it is (nats-server's sa.Client.Account); absent without accounts. */
   account?: string;
 }

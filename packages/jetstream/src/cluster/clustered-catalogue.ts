@@ -17,7 +17,19 @@ import { SubjectIndex } from '../stream/subject-index.js';
 import type { StreamAssignment } from './cluster-contracts.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
-import { placeReplicas, replacePeer, resizePeers, type NodeLoad, type SharedPlacementLoad } from './meta-placement.js';
+import { placeReplicas, replacePeer, replacePeers, type NodeLoad, type SharedPlacementLoad, type Zones } from './meta-placement.js';
+import { PlacementMisfit, PlacementRules } from './placement-tags.js';
+import { jsError } from '../api/js-error-table.js';
+import type { StreamMoveRequest } from './stream-move.js';
+import { NONE, type NodeId } from '@flotilla/raft';
+
+/** The nodes a stream's replicas may go to under its placement, and why others were passed over. */
+interface PlacementScope {
+  candidates: NodeId[];
+  fits(id: NodeId): boolean;
+  zones?: Zones;
+  misfit: PlacementMisfit;
+}
 
 /** CREATE/UPDATE wait this long for the stream group's leader before answering with what is known. */
 export const LEADER_WAIT_MS = 5_000;
@@ -42,6 +54,16 @@ export interface ClusteredCatalogueParts {
   readonly sharedLoad?: SharedPlacementLoad;
 }
 
+/**
+ * New peers for an existing group: once its members change, nobody founds it again (founder NONE), so neither a
+ * newcomer placed first nor a former member placed back with an empty log starts it afresh, empty; every
+ * member with an empty log waits for the leader's (see StreamAssignment.founder).
+ */
+export function withFounder(existing: StreamAssignment, peers: NodeId[]): { peers: NodeId[]; founder?: NodeId } {
+  const same = peers.length === existing.peers.length && peers.every((p, i) => p === existing.peers[i]);
+  return same ? { peers } : { peers, founder: NONE };
+}
+
 export class ClusteredCatalogue implements Catalogue {
   private readonly changes = new SerialQueue();
 
@@ -49,6 +71,7 @@ export class ClusteredCatalogue implements Catalogue {
     const shared = parts.sharedLoad;
     const account = parts.cluster.account;
     if (shared !== undefined && account !== undefined) shared.register(account, () => this.ownLoad());
+    parts.cluster.catalogue = this;
   }
 
   private get cjs(): ClusteredJetStream {
@@ -145,10 +168,95 @@ export class ClusteredCatalogue implements Catalogue {
       if (existing === undefined) throw JsErrors.streamNotFound();
       const removed = this.cjs.nodeIdOf(peerName);
       if (removed === undefined || !existing.peers.includes(removed)) throw ClusterErrors.peerNotMember();
-      const peers = replacePeer(existing.peers, removed, this.cjs.placementCandidates(), this.load());
+      const scope = this.placementScope(existing.config);
+      const peers = replacePeer(existing.peers, removed, scope.candidates, this.load(), scope.zones);
       if (peers === null) throw ClusterErrors.noReplacementPeer();
-      await this.cjs.meta.propose({ op: 'assign', assignment: { ...existing, peers } });
+      await this.cjs.meta.propose({ op: 'assign', assignment: { ...existing, ...withFounder(existing, peers) } });
     });
+  }
+
+  /**
+   * SERVER.REMOVE's re-placement: every stream with a replica on `removed` gets another node in its place (one
+   * that fits its placement), or shrinks when none is free. Streams are re-placed one at a time; a stream whose
+   * only replica was there keeps its assignment (its data is nowhere else).
+   */
+  replaceServer(removed: NodeId): Promise<number> {
+    return this.serial(async () => {
+      let moved = 0;
+      for (const a of this.cjs.meta.state.assignments()) {
+        if (!a.peers.includes(removed)) continue;
+        const scope = this.placementScope(a.config, [removed]);
+        const peers = replacePeer(a.peers, removed, scope.candidates, this.load(), scope.zones);
+        if (peers === null) continue;
+        await this.cjs.meta.propose({ op: 'assign', assignment: { ...a, ...withFounder(a, peers) } });
+        moved++;
+      }
+      return moved;
+    });
+  }
+
+  /**
+   * ACCOUNT.STREAM.MOVE: off `server` (one replica to another fitting node), or onto nodes with `tags` (every
+   * replica that does not fit moves), `cluster` being this one. The stream's config is unchanged; the group
+   * adds the new members, lets them catch up, then drops the old ones (stream-replica.ts), serving all along.
+   * Answers the stream leader's StreamInfo, as an update does.
+   */
+  async move(name: string, req: StreamMoveRequest): Promise<object> {
+    const assignment = await this.serial(async () => {
+      const existing = this.cjs.meta.state.assignment(name);
+      if (existing === undefined) throw JsErrors.streamNotFound();
+      if (req.cluster !== undefined && req.cluster !== '' && req.cluster !== this.cjs.clusterName) throw ClusterErrors.noSuitablePeers();
+      const tags = [...(existing.config.placement?.tags ?? []), ...(req.tags ?? [])];
+      const cfg: StreamConfig = { ...existing.config, placement: { ...existing.config.placement, tags } };
+      let peers: NodeId[] | null;
+      let scope: PlacementScope;
+      if (req.server !== undefined && req.server !== '') {
+        const source = this.cjs.nodeIdOf(req.server);
+        if (source === undefined || !this.cjs.meta.members().includes(source)) throw jsError('JSClusterServerNotMemberErr');
+        if (!existing.peers.includes(source)) throw ClusterErrors.peerNotMember();
+        scope = this.placementScope(cfg, [source]);
+        const free = scope.candidates.filter((c) => !existing.peers.includes(c));
+        const zones = scope.zones;
+        peers = free.length === 0 ? null : replacePeer(existing.peers, source, free, this.load(), zones);
+        if (peers !== null && peers.length < existing.peers.length) peers = null;
+      } else {
+        scope = this.placementScope(cfg);
+        peers = replacePeers(existing.peers, existing.config.num_replicas, scope.candidates, this.load(), this.cjs.streamLeaderOf(existing), scope.fits, scope.zones);
+      }
+      if (peers === null) throw this.placementFailure(scope, existing.config.num_replicas);
+      this.parts.log.info({ stream: name, from: existing.peers.map((p) => this.cjs.nameOf(p)), to: peers.map((p) => this.cjs.nameOf(p)) }, 'requested stream move');
+      const next: StreamAssignment = { ...existing, ...withFounder(existing, peers), moveFrom: existing.moveFrom ?? existing.peers };
+      await this.cjs.meta.propose({ op: 'assign', assignment: next });
+      return next;
+    });
+    return this.leaderInfo(assignment);
+  }
+
+  /** ACCOUNT.STREAM.CANCEL_MOVE: back to the peers before the move, while the move is not complete (10129 after). */
+  async cancelMove(name: string): Promise<object> {
+    const existing = this.cjs.meta.state.assignment(name);
+    if (existing === undefined) throw JsErrors.streamNotFound();
+    const from = existing.moveFrom;
+    if (from === undefined || (await this.moveComplete(existing))) throw jsError('JSStreamMoveNotInProgress');
+    const assignment = await this.serial(async () => {
+      const now = this.cjs.meta.state.assignment(name);
+      if (now === undefined) throw JsErrors.streamNotFound();
+      if (now.moveFrom === undefined) throw jsError('JSStreamMoveNotInProgress');
+      const { moveFrom: _dropped, ...rest } = now;
+      const next: StreamAssignment = { ...rest, ...withFounder(now, from) };
+      await this.cjs.meta.propose({ op: 'assign', assignment: next });
+      return next;
+    });
+    return this.leaderInfo(assignment);
+  }
+
+  /** The group's leader reports exactly the assigned peers, every one current: the move is done. */
+  private async moveComplete(a: StreamAssignment): Promise<boolean> {
+    const info = (await this.probe(a, LIST_WAIT_MS, false)) as { cluster?: { leader?: string; replicas?: Array<{ name: string; current: boolean }> } } | null;
+    if (info?.cluster?.leader === undefined) return false;
+    const names = [info.cluster.leader, ...(info.cluster.replicas ?? []).map((r) => r.name)].sort();
+    const wanted = a.peers.map((p) => this.cjs.nameOf(p)).sort();
+    return names.join() === wanted.join() && (info.cluster.replicas ?? []).every((r) => r.current);
   }
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
@@ -174,14 +282,32 @@ export class ClusteredCatalogue implements Catalogue {
   }
 
   /**
-   * Placement is honoured or refused, never ignored: tags are not implemented yet (issue 21), and this cluster
-   * is the only one there is, so another cluster's name has no suitable peers (nats-server's answer too).
+   * Placement is honoured or refused, never ignored: this cluster is the only one there is (no gateways), so
+   * another cluster's name has no suitable peers (nats-server's answer too).
    */
   private checkPlacement(cfg: StreamConfig): void {
     const placement = cfg.placement;
     if (placement === undefined) return;
-    if (placement.tags !== undefined && placement.tags.length > 0) throw JsErrors.configFieldUnsupported('stream', 'placement.tags');
     if (placement.cluster !== undefined && placement.cluster !== '' && placement.cluster !== this.cjs.clusterName) throw ClusterErrors.noSuitablePeers();
+  }
+
+  /** The active nodes that fit `cfg`'s placement tags and the cluster's unique_tag (placement-tags.ts). */
+  placementScope(cfg: StreamConfig, exclude: readonly NodeId[] = []): PlacementScope {
+    const rules = new PlacementRules({ tags: cfg.placement?.tags, uniqueTag: this.cjs.uniqueTag });
+    const misfit = new PlacementMisfit();
+    const node = (id: NodeId): { id: NodeId; tags: readonly string[] } => ({ id, tags: this.cjs.tagsOf(id) });
+    const candidates = this.cjs.placementCandidates().filter((id) => !exclude.includes(id) && rules.fits(node(id), misfit));
+    const scope: PlacementScope = { candidates, misfit, fits: (id) => !exclude.includes(id) && rules.fits(node(id)) };
+    if (rules.uniquePrefix !== undefined) scope.zones = { zoneOf: (id) => rules.zoneOf(node(id)) };
+    return scope;
+  }
+
+  /** The placement's error when too few nodes fit: nats-server's reasons when tags were involved. */
+  private placementFailure(scope: PlacementScope, count: number): Error {
+    const m = scope.misfit;
+    // Enough nodes fit the tags but too few failure domains among them.
+    if (scope.zones !== undefined && scope.candidates.length >= count) m.uniqueTag = true;
+    return m.uniqueTag || m.missing.size > 0 || m.excluded.size > 0 ? m.error() : ClusterErrors.noSuitablePeers();
   }
 
   /** Validates, places and records a new stream; resolves with its assignment (an identical one if it exists). */
@@ -196,8 +322,9 @@ export class ClusteredCatalogue implements Catalogue {
     }
     if (this.overlapsOthers(cfg)) throw JsErrors.subjectsOverlap();
     this.checkPlacement(cfg);
-    const peers = placeReplicas(cfg.num_replicas, this.cjs.placementCandidates(), this.load());
-    if (peers === null) throw ClusterErrors.noSuitablePeers();
+    const scope = this.placementScope(cfg);
+    const peers = placeReplicas(cfg.num_replicas, scope.candidates, this.load(), scope.zones);
+    if (peers === null) throw this.placementFailure(scope, cfg.num_replicas);
     const account = this.cjs.account;
     const assignment: StreamAssignment = {
       config: cfg,
@@ -221,9 +348,12 @@ export class ClusteredCatalogue implements Catalogue {
     this.parts.accountLimits?.checkUpdate(next);
     if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
     this.checkPlacement(next);
-    const peers = resizePeers(existing.peers, next.num_replicas, this.cjs.placementCandidates(), this.load(), this.cjs.streamLeaderOf(existing));
-    if (peers === null) throw ClusterErrors.noSuitablePeers();
-    const assignment: StreamAssignment = { ...existing, config: next, peers };
+    // A changed placement moves the replicas that no longer fit (nats-server moves the stream too).
+    const scope = this.placementScope(next);
+    const peers = replacePeers(existing.peers, next.num_replicas, scope.candidates, this.load(), this.cjs.streamLeaderOf(existing), scope.fits, scope.zones);
+    if (peers === null) throw this.placementFailure(scope, next.num_replicas);
+    const { moveFrom: _moveFrom, ...kept } = existing;
+    const assignment: StreamAssignment = { ...kept, config: next, ...withFounder(existing, peers) };
     await this.cjs.meta.propose({ op: 'assign', assignment });
     sendStreamAdvisory(this.parts.advisories, 'UPDATED', name);
     return assignment;

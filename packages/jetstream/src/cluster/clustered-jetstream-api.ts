@@ -7,9 +7,45 @@ import type { LocalReplica } from './clustered-jetstream-replicas.js';
 import type { ClusteredJetStream } from './clustered-jetstream.js';
 import { ClusterErrors } from './meta-errors.js';
 import { requiredApiLevelError } from '../api/api-level.js';
+import { ServerRemoval } from './server-remove.js';
+import { StreamMoves } from './stream-move.js';
+import { purgeAccount } from './account-purge.js';
 
 export class ClusterApi {
-  constructor(private readonly cjs: ClusteredJetStream) {}
+  private readonly removal: ServerRemoval;
+  private readonly moves: StreamMoves;
+
+  constructor(private readonly cjs: ClusteredJetStream) {
+    this.removal = new ServerRemoval(cjs);
+    this.moves = new StreamMoves(cjs);
+  }
+
+  /** ACCOUNT.PURGE.<account> on the meta leader (account-purge.ts). */
+  accountPurgeRequest(t: readonly string[], type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return purgeAccount(this.cjs, t[2] ?? '');
+    });
+  }
+
+  /** ACCOUNT.STREAM.MOVE / CANCEL_MOVE on the meta leader (stream-move.ts); `t`: the tokens after `$JS.API`. */
+  streamMoveRequest(t: readonly string[], type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return this.moves.serve(t, msg.data);
+    });
+  }
+
+  /** SERVER.REMOVE on the meta leader (server-remove.ts). */
+  serverRemoveRequest(type: string, msg: BusMessage): void {
+    const levelError = requiredApiLevelError(msg.header);
+    void this.streamApi.run(type, msg.reply, () => {
+      if (levelError !== null) throw levelError;
+      return this.removal.remove(msg.data);
+    });
+  }
 
   private get streamApi(): StreamApi {
     return this.cjs.js.streamApi;

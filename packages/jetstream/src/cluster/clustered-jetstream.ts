@@ -16,6 +16,7 @@ import type {
 } from './cluster-contracts.js';
 import { ApiIngress, relayInboxOf } from './api-ingress.js';
 import { ClusterApi } from './clustered-jetstream-api.js';
+import type { ClusteredCatalogue } from './clustered-catalogue.js';
 import { removeOrphanReplicas } from './clustered-jetstream-cleanup.js';
 import type { ReplicaConsumerHooks } from './clustered-jetstream-consumers.js';
 import { ReplicaSet } from './clustered-jetstream-replicas.js';
@@ -120,6 +121,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
   readonly meta: MetaGroup;
   readonly replicaSet: ReplicaSet<StreamReplica>;
   readonly api: ClusterApi;
+  /** The clustered catalogue over this meta group (it registers itself), for SERVER.REMOVE's re-placement. */
+  catalogue: ClusteredCatalogue | null = null;
   /** Relays one answer to each request that entered the cluster here (api-ingress.ts). */
   readonly ingress: ApiIngress;
   private readonly env: ClusterEnvironment;
@@ -284,11 +287,22 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
     return this.meta.nameOf(id);
   }
 
-  /** Nodes a new replica may go to: active meta voters (a learner may not run JetStream at all). */
+  /** Nodes a new replica may go to: active meta voters (a learner may not run JetStream at all), none removed by SERVER.REMOVE. */
   placementCandidates(): NodeId[] {
     const members = new Set(this.meta.voters());
     const active = [this.env.self.raftNodeId, ...this.env.peers().filter((p) => p.active).map((p) => p.raftNodeId)];
-    return [...new Set(active)].filter((id) => members.size === 0 || members.has(id));
+    return [...new Set(active)].filter((id) => (members.size === 0 || members.has(id)) && !this.meta.state.isRemoved(id));
+  }
+
+  /** A node's server_tags as its link announced them (self: its own). */
+  tagsOf(id: NodeId): readonly string[] {
+    if (id === this.env.self.raftNodeId) return this.env.self.tags ?? [];
+    return this.env.peers().find((p) => p.raftNodeId === id)?.tags ?? [];
+  }
+
+  /** `jetstream { unique_tag }` of this cluster. */
+  get uniqueTag(): string | undefined {
+    return this.env.uniqueTag;
   }
 
   /** The stream's leader as far as this node knows (its first peer when it has no local replica). */
@@ -311,6 +325,8 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
         }
       }
       for (const p of seen) {
+        // A node peered out by SERVER.REMOVE is not taken back in.
+        if (this.meta.state.isRemoved(p.raftNodeId)) continue;
         if (!this.meta.members().includes(p.raftNodeId) && (await this.meta.addMember(p.raftNodeId))) {
           this.js.log.info({ node: p.name }, 'added a node to the meta group');
         }
@@ -370,6 +386,9 @@ export class ClusteredJetStream implements ClusteredJetStreamView, ClusterBlocks
           // What Flotilla does not implement is refused by name, as on one node.
           // The table's handler, through the clustered Catalogue (what Flotilla does not implement is refused by name).
           if (endpoint?.operation === 'META.LEADER.STEPDOWN') this.api.metaStepDownRequest(r.type, msg);
+          else if (endpoint?.operation === 'SERVER.REMOVE') this.api.serverRemoveRequest(r.type, msg);
+          else if (endpoint?.operation === 'ACCOUNT.PURGE') this.api.accountPurgeRequest(t, r.type, msg);
+          else if (endpoint?.operation === 'ACCOUNT.STREAM.MOVE' || endpoint?.operation === 'ACCOUNT.STREAM.CANCEL_MOVE') this.api.streamMoveRequest(t, r.type, msg);
           else this.js.dispatchLocal(t, msg, endpoint);
           return true;
         }

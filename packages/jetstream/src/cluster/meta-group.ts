@@ -126,6 +126,12 @@ export class MetaGroup {
     }
   }
 
+  /** Leader only: takes a member out of the group (SERVER.REMOVE). */
+  async removeMember(id: NodeId): Promise<void> {
+    if (this.node === null || !this.isLeader()) throw ClusterErrors.unavailable();
+    await this.node.changeMembership({ type: ConfChangeType.Remove, nodeId: id });
+  }
+
   /** Hands leadership to the most caught-up active voter; false when there is none. */
   stepDown(isActive: (id: NodeId) => boolean): boolean {
     const n = this.node;

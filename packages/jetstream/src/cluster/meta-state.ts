@@ -13,11 +13,14 @@ export interface MetaNode {
 export type MetaEntry =
   | { op: 'assign'; assignment: StreamAssignment }
   | { op: 'unassign'; name: string; group: string }
-  | { op: 'node'; node: MetaNode };
+  | { op: 'node'; node: MetaNode }
+  /** SERVER.REMOVE: the node is peered out of the meta group and takes no replicas any more. */
+  | { op: 'removeNode'; raftNodeId: NodeId };
 
 interface MetaSnapshot {
   assignments: StreamAssignment[];
   nodes: MetaNode[];
+  removed?: NodeId[];
 }
 
 const encoder = new TextEncoder();
@@ -30,6 +33,7 @@ export function encodeMetaEntry(entry: MetaEntry): Uint8Array {
 export class MetaState implements StateMachine {
   private readonly byName = new Map<string, StreamAssignment>();
   private readonly nodeById = new Map<NodeId, MetaNode>();
+  private readonly removed = new Set<NodeId>();
   /** Called after every applied entry and restore, so replicas follow the catalogue. */
   onChange: (() => void) | null = null;
 
@@ -51,13 +55,16 @@ export class MetaState implements StateMachine {
       case 'node':
         this.nodeById.set(e.node.raftNodeId, e.node);
         break;
+      case 'removeNode':
+        this.removed.add(e.raftNodeId);
+        break;
     }
     this.onChange?.();
     return result;
   }
 
   snapshot(): Uint8Array {
-    const snap: MetaSnapshot = { assignments: this.assignments(), nodes: this.nodes() };
+    const snap: MetaSnapshot = { assignments: this.assignments(), nodes: this.nodes(), removed: [...this.removed] };
     return encoder.encode(JSON.stringify(snap));
   }
 
@@ -67,6 +74,8 @@ export class MetaState implements StateMachine {
     this.nodeById.clear();
     for (const a of snap.assignments) this.byName.set(a.config.name, a);
     for (const n of snap.nodes) this.nodeById.set(n.raftNodeId, n);
+    this.removed.clear();
+    for (const id of snap.removed ?? []) this.removed.add(id);
     this.onChange?.();
   }
 
@@ -85,6 +94,11 @@ export class MetaState implements StateMachine {
 
   node(id: NodeId): MetaNode | undefined {
     return this.nodeById.get(id);
+  }
+
+  /** Peered out by SERVER.REMOVE. */
+  isRemoved(id: NodeId): boolean {
+    return this.removed.has(id);
   }
 
   nodes(): MetaNode[] {

@@ -189,7 +189,7 @@ export class StreamReplica implements StreamReplicaView {
 
   private async startRaft(): Promise<void> {
     const { env } = this.host;
-    const founder = this.options.joining !== true && this.current.peers[0] === this.selfId;
+    const founder = this.options.joining !== true && (this.current.founder ?? this.current.peers[0]) === this.selfId;
     const sm: StateMachine = {
       apply: (entry) => this.applyEntry(entry),
       snapshot: () => this.takeSnapshot(),

@@ -30,6 +30,10 @@ export interface ClusterRoutingOptions {
   /** host:port of the websocket listener (ws clients' connect_urls), when there is one */
   wsUrl?: string;
   listen?: { host: string; port: number };
+  /** `cluster_advertise`: the host (or host:port) peers are told to dial */
+  advertise?: string;
+  /** `server_tags`, told to peers for JetStream placement */
+  tags?: readonly string[];
   routes: readonly string[];
   faultsEnabled: boolean;
   /** shared secret and/or mutual TLS for node links (see cluster-security.ts) */
@@ -44,6 +48,8 @@ export interface ClusterRoutingOptions {
 
 export class ClusterRouting implements ClusterRoute, ClusterListener {
   readonly node: ClusterNode;
+  /** This node's server_tags. */
+  readonly tags: readonly string[];
   readonly raftTransport: GrpcRaftTransport;
   /** Called when the set of client URLs in the cluster changes (INFO connect_urls). */
   onConnectUrlsChanged: (() => void) | null = null;
@@ -62,6 +68,7 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     private readonly options: ClusterRoutingOptions,
     private readonly log: ClusterLogger,
   ) {
+    this.tags = options.tags ?? [];
     this.node = new ClusterNode({
       clusterName: options.clusterName,
       serverName: options.serverName,
@@ -69,6 +76,8 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       clientUrl: options.clientUrl,
       ...(options.wsUrl !== undefined ? { wsUrl: options.wsUrl } : {}),
       ...(options.listen ? { listen: options.listen } : {}),
+      ...(options.tags !== undefined ? { tags: options.tags } : {}),
+      ...(options.advertise !== undefined && options.advertise !== '' ? { advertiseHost: options.advertise } : {}),
       routes: options.routes,
       faultsEnabled: options.faultsEnabled,
       log,

@@ -20,16 +20,17 @@ export async function openJetStreamEnvironment(
   storeDir: string,
   routes: readonly string[],
   serverName: string,
+  uniqueTag?: string,
 ): Promise<JetStreamClusterEnvironment> {
   const node = routing.node;
   const raftStore = await LevelRaftLogStore.open({ ...raftLogWalOptionsFrom(), dir: join(storeDir, 'raft') });
   const seen = new Map<string, Omit<ClusterPeer, 'active'>>();
-  const remember = (p: { serverName: string; raftNodeId: number; serverId: string }): void => {
-    seen.set(p.serverName, { name: p.serverName, raftNodeId: p.raftNodeId, serverId: p.serverId });
+  const remember = (p: { serverName: string; raftNodeId: number; serverId: string; tags: readonly string[] }): void => {
+    seen.set(p.serverName, { name: p.serverName, raftNodeId: p.raftNodeId, serverId: p.serverId, tags: [...p.tags] });
   };
   for (const p of node.peers()) remember(p);
   routing.addPeerListener((p) => remember(p));
-  const self = { name: serverName, raftNodeId: node.raftNodeId, serverId: node.serverId };
+  const self = { name: serverName, raftNodeId: node.raftNodeId, serverId: node.serverId, tags: [...routing.tags] };
   return {
     get clusterName(): string {
       return node.clusterName;
@@ -44,6 +45,7 @@ export async function openJetStreamEnvironment(
     onPeersChanged(listener: () => void): () => void {
       return routing.addPeerListener(() => listener());
     },
+    ...(uniqueTag !== undefined ? { uniqueTag } : {}),
     expectedClusterSize: await expectedClusterSize(routes, node.port, node.clusterUrl),
     raftStore,
     transport: routing.raftTransport,

@@ -40,6 +40,10 @@ export interface CliFlags {
   pidFile?: string;
   /** -sl / --signal: `command[=pid]` to send to a running server (nats-server's processSignal) */
   signal?: string;
+  /** --client_advertise / --cluster_advertise / --no_advertise (nats-server's) */
+  clientAdvertise?: string;
+  clusterAdvertise?: string;
+  noAdvertise?: boolean;
   /** --tls, --tlscert, --tlskey, --tlsverify, --tlscacert: any of them turns client TLS on */
   tls?: boolean;
   tlsCert?: string;
@@ -149,15 +153,15 @@ const FLAG_SPECS: FlagSpec[] = [
   { names: ['tlscacert'], kind: 'string', apply: (f, v) => void (f.tlsCaCert = v as string) },
   { names: ['P', 'pid'], kind: 'string', apply: (f, v) => void (f.pidFile = v as string) },
   { names: ['sl', 'signal'], kind: 'string', apply: (f, v) => void (v === '' ? delete f.signal : (f.signal = v as string)) },
+  { names: ['client_advertise'], kind: 'string', apply: (f, v) => void (f.clientAdvertise = v as string) },
+  { names: ['no_advertise'], kind: 'bool', apply: (f, v) => void (f.noAdvertise = v as boolean) },
+  { names: ['cluster_advertise'], kind: 'string', apply: (f, v) => void (f.clusterAdvertise = v as string) },
   // Accepted for nats-server compatibility, no effect in Flotilla (reported as warnings).
   { names: ['ms', 'https_port'], kind: 'int' },
-  { names: ['client_advertise'], kind: 'string' },
   { names: ['T', 'logtime'], kind: 'bool' },
   { names: ['s', 'syslog'], kind: 'bool' },
   { names: ['r', 'remote_syslog'], kind: 'string' },
   { names: ['max_traced_msg_len'], kind: 'int' },
-  { names: ['no_advertise'], kind: 'bool' },
-  { names: ['cluster_advertise'], kind: 'string' },
   { names: ['connect_retries'], kind: 'int' },
   { names: ['profile'], kind: 'int' },
 ];

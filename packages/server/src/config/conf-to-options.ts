@@ -254,6 +254,23 @@ class ConfApplier {
         if (s !== undefined) o.host = s;
         return;
       }
+      case 'client_advertise': {
+        const s = this.str(e);
+        if (s !== undefined && s !== '') o.clientAdvertise = s;
+        return;
+      }
+      case 'server_tags': {
+        // A list of tags or one comma-separated string, as nats-server reads it; compared without case.
+        const items = this.kindOf(e) === 'array' ? (e.value as unknown[]).map((_, i) => this.entry(e.value as object, i)) : [e];
+        const tags: string[] = [];
+        for (const item of items) {
+          const s = this.str(item);
+          if (s === undefined) return;
+          for (const t of s.split(',')) if (t.trim() !== '') tags.push(t.trim().toLowerCase());
+        }
+        o.serverTags = [...new Set(tags)];
+        return;
+      }
       case 'server_name': {
         const s = this.str(e);
         if (s === undefined) return;
@@ -506,6 +523,11 @@ class ConfApplier {
         case 'domain': {
           const s = this.str(item);
           if (s !== undefined) js.domain = s;
+          break;
+        }
+        case 'unique_tag': {
+          const s = this.str(item);
+          if (s !== undefined && s.trim() !== '') js.uniqueTag = s.trim().toLowerCase();
           break;
         }
         case 'sync_interval': {
@@ -1479,6 +1501,17 @@ class ConfApplier {
         case 'routes':
           cluster.routes = this.parseRoutes(item, cluster);
           break;
+        case 'advertise':
+        case 'cluster_advertise': {
+          const s = this.str(item);
+          if (s !== undefined && s !== '') cluster.advertise = s;
+          break;
+        }
+        case 'no_advertise': {
+          const b = this.bool(item);
+          if (b !== undefined) cluster.noAdvertise = b;
+          break;
+        }
         case 'authorization': {
           const auth = this.clusterAuthorization(item);
           if (auth !== undefined) cluster.authorization = auth;

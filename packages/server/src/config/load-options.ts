@@ -153,6 +153,7 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
   if (flags.logSizeLimitBytes !== undefined) options.logSizeLimitBytes = flags.logSizeLimitBytes;
   if (flags.portsFileDir !== undefined) options.portsFileDir = flags.portsFileDir;
   if (flags.pidFile !== undefined) options.pidFile = flags.pidFile;
+  if (flags.clientAdvertise !== undefined) options.clientAdvertise = flags.clientAdvertise;
 
   if (flags.user !== undefined || flags.pass !== undefined || flags.authToken !== undefined) {
     if ((flags.user !== undefined || flags.pass !== undefined) && flags.authToken !== undefined) {
@@ -189,6 +190,10 @@ function applyFlags(flags: CliFlags, options: ServerOptions, warnings: string[])
       cluster.authorization = { ...flags.clusterAuth, ...(timeoutMs !== undefined ? { timeoutMs } : {}) };
     }
     options.cluster = cluster;
+  }
+  if (options.cluster !== undefined) {
+    if (flags.clusterAdvertise !== undefined) options.cluster.advertise = flags.clusterAdvertise;
+    if (flags.noAdvertise !== undefined) options.cluster.noAdvertise = flags.noAdvertise;
   }
 
   for (const name of flags.ignoredFlags) warnings.push(`flag -${name} is accepted for nats-server compatibility but has no effect in flotilla`);

@@ -120,6 +120,8 @@ export interface JetStreamOptions {
   maxMemoryStoreBytes: number; // -1 = unlimited
   maxFileStoreBytes: number; // -1 = unlimited
   domain?: string;
+  /** `unique_tag`: the tag prefix (say `az:`) no two replicas of one stream may share a value of */
+  uniqueTag?: string;
   /**
    * File-store sync: undefined = fsync before every ack (Flotilla's default, unlike nats-server's 2m
    * interval); a number = sync every that many ms (`jetstream { sync_interval: "1s" }`, nats-server 2.10).
@@ -129,6 +131,10 @@ export interface JetStreamOptions {
 
 export interface ClusterOptions {
   name?: string;
+  /** `cluster_advertise` / `advertise`: host[:port] peers are told to dial */
+  advertise?: string;
+  /** `no_advertise`: clients' INFO lists no other server's URL (connect_urls) */
+  noAdvertise?: boolean;
   /** host:port the cluster listener binds; port -1 means any free port */
   listen?: { host: string; port: number };
   /** peers as normalised host:port strings */
@@ -209,6 +215,10 @@ export interface ServerOptions {
   host: string; // default 0.0.0.0
   port: number; // default 4222; -1 = random free port (0 is also "random")
   serverName?: string;
+  /** `client_advertise`: host[:port] given to clients (and peers, for their connect_urls) instead of the listen address */
+  clientAdvertise?: string;
+  /** `server_tags`: this node's placement tags (lower case), matched by stream `placement.tags` */
+  serverTags?: string[];
   httpHost: string; // default 0.0.0.0 (or the http: "host:port" host)
   httpPort: number; // 0 = monitoring disabled unless httpPortRandom; -1 = random
   maxPayloadBytes: number; // default 1048576

@@ -25,8 +25,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     leafnodes: WARN,
     gateway: WARN,
     mqtt: WARN,
-    server_tags: WARN,
-    client_advertise: WARN,
     logtime: WARN,
     disable_sublist_cache: WARN,
     no_sublist_cache: WARN,
@@ -59,7 +57,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     prev_encryption_key: refuse('write stream data unencrypted'),
     cipher: refuse('write stream data unencrypted'),
     limits: refuse('lift the JetStream limits it sets'),
-    unique_tag: refuse('let replicas of one stream share the failure domain the tag separates'),
   },
   tls: {
     // client-side TLS knob: ignoring it verifies more, not less
@@ -86,9 +83,6 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
   },
   cluster: {
-    cluster_advertise: WARN,
-    advertise: WARN,
-    no_advertise: WARN,
     connect_retries: WARN,
     permissions: refuse('forward subjects across routes that the route permissions forbid'),
   },

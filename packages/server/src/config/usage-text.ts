@@ -17,7 +17,7 @@ Server Options:
     -sl,--signal <signal>[=<pid>]    Send signal to a flotilla process (ldm, stop, quit, term, reopen, reload)
                                      <pid> can be either a PID (e.g. 1) or the path to a PID file (e.g. /var/run/flotilla.pid)
     -ms,--https_port <port>          (ignored)
-        --client_advertise <string>  (ignored)
+        --client_advertise <string>  Client URL to advertise to other servers
 
 Logging Options:
     -l, --log <file>                 Write the log to this file
@@ -53,8 +53,8 @@ Cluster Options:
         --cluster <cluster-url>      Address this server listens on for cluster peers
         --cluster_listen <url>       Same as --cluster
         --cluster_name <string>      Cluster name
-        --cluster_advertise <string> (ignored)
-        --no_advertise <bool>        (ignored)
+        --cluster_advertise <string> Cluster URL to advertise to other servers
+        --no_advertise <bool>        Do not advertise known cluster information to clients
         --connect_retries <number>   (ignored)
 
 Profiling Options:
