@@ -17,6 +17,10 @@ import { consumerErrors } from '../src/consumer/consumer-errors.js';
 const NATS_2_14: Record<JsErrorName, [number, number, string]> = {
   JSAccountResourcesExceededErr: [400, 10002, 'resource limits exceeded for account'],
   JSBadRequestErr: [400, 10003, 'bad request'],
+  JSClusterServerNotMemberErr: [400, 10044, 'server is not a member of the cluster'],
+  JSClusterServerMemberChangeInflightErr: [400, 10202, 'cluster member change is in progress'],
+  JSStreamMoveNotInProgress: [400, 10129, 'stream move not in progress'],
+  JSNoAccountErr: [503, 10035, 'account not found'],
   JSPedanticErrF: [400, 10157, 'pedantic mode: {err}'],
   JSSnapshotDeliverSubjectInvalidErr: [400, 10015, 'deliver subject not valid'],
   JSRestoreSubscribeFailedErrF: [500, 10042, 'JetStream unable to subscribe to restore snapshot {subject}: {err}'],
