@@ -43,7 +43,6 @@ describe('stream config fields Flotilla does not implement', () => {
   it.each([
     ['subject_transform', { subject_transform: { src: 'a.>', dest: 'b.>' } }],
     ['republish', { republish: { src: '>', dest: 'out.>' } }],
-    ['allow_msg_counter', { allow_msg_counter: true }],
     ['allow_atomic', { allow_atomic: true }],
     ['allow_msg_schedules', { allow_msg_schedules: true }],
     ['allow_batched', { allow_batched: true }],

@@ -10,6 +10,9 @@ import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
 
+/** A counter publish whose subject's last message keeps changing while it is read is refused after this many reads. */
+const MAX_COUNTER_LOADS = 3;
+
 /** The factory the composition root hands a single-node Stream. */
 export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): StreamWriterFactory {
   return (stream) => new LocalStreamWriter(stream, host.bus, host.domain);
@@ -35,8 +38,14 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   }
 
   publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
+    this.publishAfterLoads(subject, published, data, replyTo, 0);
+  }
+
+  /** `loads`: how often a counter's last message was read for this publish (a bounded number of times). */
+  private publishAfterLoads(subject: string, published: Buffer | null, publishedData: Buffer, replyTo: string | null, loads: number): void {
     const stream = this.stream;
     let header = published;
+    let data = publishedData;
     if (stream.isStopped) return;
     const reply = stream.config.no_ack === true ? null : replyTo;
     const plain = header === null || header.length === 0;
@@ -44,6 +53,13 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     const store = stream.store;
     switch (ruling.kind) {
       case 'drop':
+        return;
+      case 'load':
+        if (loads >= MAX_COUNTER_LOADS) return this.reject(reply, JsErrors.insufficientResources());
+        stream.counters.load(store, subject).then(
+          () => this.publishAfterLoads(subject, published, publishedData, replyTo, loads + 1),
+          (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+        );
         return;
       case 'reject':
         return this.reject(reply, ruling.error);
@@ -60,6 +76,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       }
       case 'store':
         if (ruling.header !== undefined) header = ruling.header;
+        if (ruling.data !== undefined) data = ruling.data;
         break;
     }
     let seq: number;
@@ -76,7 +93,18 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
-    this.pending.push(seq, subject, reply, store.flush());
+    const counter = ruling.counter;
+    if (counter === undefined) return this.pending.push(seq, subject, reply, store.flush());
+    stream.counters.stored(subject, seq, counter.state);
+    // The ack carries the new total; it is sent once the message is durable, as every ack.
+    const flushed = store.flush();
+    this.pending.push(seq, subject, null, flushed);
+    if (reply !== null) {
+      flushed.then(
+        () => this.send(reply, this.acks.counter(seq, counter.total)),
+        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+      );
+    }
   }
 
   ingest(m: SourcedMessage): Promise<IngestResult> {
@@ -96,11 +124,15 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         throw apiErrorOfStore(err);
       }
     } else {
-      const ruling = decidePublish(stream, m.subject, header, m.data.length, true);
+      const ruling = decidePublish(stream, m.subject, header, m.data.length, true, m.data);
+      let stored = header;
+      let body = m.data;
       switch (ruling.kind) {
         case 'drop':
         case 'duplicate':
           return Promise.resolve('duplicate');
+        case 'load':
+          return stream.counters.load(store, m.subject).then(() => this.ingest(m));
         case 'reject':
           throw ruling.error;
         case 'skip': {
@@ -109,13 +141,18 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
           return store.flush().then(() => 'stored');
         }
         case 'store':
+          if (ruling.counter !== undefined) {
+            stored = ruling.header ?? header;
+            body = ruling.data ?? body;
+          }
           break;
       }
       try {
-        seq = store.appendNoWait(m.subject, header ?? undefined, m.data);
+        seq = store.appendNoWait(m.subject, stored ?? undefined, body);
       } catch (err) {
         throw apiErrorOfStore(err);
       }
+      if (ruling.counter !== undefined) stream.counters.stored(m.subject, seq, ruling.counter.state);
       if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, m.subject, seq);
     }

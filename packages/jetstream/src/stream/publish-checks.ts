@@ -4,7 +4,8 @@ import { decodeHeaders, type NatsHeaders } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import { messageTtlHeaderError } from './message-ttl.js';
-import { FEATURE_HEADER_KEYS, unsupportedBatchOrCounterError, unsupportedScheduleError, type FeatureHeaders } from './unsupported-headers.js';
+import { counterHeaderError } from './msg-counter.js';
+import { FEATURE_HEADER_KEYS, unsupportedBatchError, unsupportedScheduleError, type FeatureHeaders } from './unsupported-headers.js';
 
 /** nats-server refuses header blocks above 64 KiB. */
 export const MAX_HEADER_BYTES = 64 * 1024;
@@ -60,6 +61,8 @@ export interface PublishView {
   duplicateOf(msgId: string): number | undefined;
   /** The stream's allow_msg_ttl (absent: false). */
   readonly allowMsgTtl?: boolean;
+  /** The stream's allow_msg_counter (absent: false). */
+  readonly allowMsgCounter?: boolean;
 }
 
 export type PublishDecision =
@@ -121,16 +124,19 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
  * resource check: a message without headers (the hot path) only meets `sealed`; one with headers is bounded
  * in size, then read and checked. `header` is null when the message has none.
  */
-export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null, sourced = false): PublishDecision {
+export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null, sourced = false, dataLen = 0): PublishDecision {
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
   const headers = readPublishHeaders(header);
   const unsupported =
-    headers === null || sourced
+    headers === null
       ? null
-      : (unsupportedBatchOrCounterError(headers, view.sealed) ??
-        messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
-        unsupportedScheduleError(headers, subject));
+      : sourced
+        ? counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, true)
+        : (unsupportedBatchError(headers, view.sealed) ??
+          counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, false) ??
+          messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
+          unsupportedScheduleError(headers, subject));
   if (unsupported !== null) return { kind: 'reject', error: unsupported };
   return checkPublish(headers, subject, view);
 }

@@ -52,4 +52,6 @@ export interface StreamConfig {
   allow_msg_ttl?: boolean;
   /** ns; > 0: a message removed by max_age or its TTL leaves a delete marker with this TTL (delete-markers.ts). */
   subject_delete_marker_ttl?: number;
+  /** A counter stream (msg-counter.ts): every message is a Nats-Incr; fixed at creation. Absent: false. */
+  allow_msg_counter?: boolean;
 }

@@ -9,6 +9,7 @@ import type { StreamConfig } from './stream-config-types.js';
 import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 import { messageTtlConfig } from './message-ttl-config.js';
+import { counterConfigError, mirrorWithCountersError } from './msg-counter.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 import { checkTopologyConfig, checkTopologyUpdate, parseMirrorField, parseSourcesField } from '../topology/source-config.js';
 import { apiPrefixHash } from '../topology/source-header.js';
@@ -144,6 +145,7 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('first_seq', optInt(o, 'first_seq'));
   set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
+  set('allow_msg_counter', optBool(o, 'allow_msg_counter'));
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
   if (limits !== undefined) {
@@ -230,6 +232,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   if (req.deny_purge === true && req.allow_rollup_hdrs === true) {
     throw JsErrors.streamInvalidConfig('roll-ups require the purge permission');
   }
+  const counterError = counterConfigError(req);
+  if (counterError !== null) throw counterError;
   const maxPerSubject = negOneIfZero(req.max_msgs_per_subject);
   const discard = req.discard ?? 'old';
   if (req.discard_new_per_subject === true) {
@@ -243,6 +247,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   const ttl = messageTtlConfig(req);
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
+  if (req.mirror !== undefined && req.allow_msg_counter === true) throw mirrorWithCountersError();
   // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
   const sourced = req.mirror !== undefined || (req.sources?.length ?? 0) > 0;
   const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : sourced ? [] : [req.name];
@@ -301,6 +306,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     consumer_limits: req.consumer_limits ?? {},
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
+    ...(req.allow_msg_counter === true ? { allow_msg_counter: true } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };
   return cfg;
@@ -327,6 +333,9 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
   if (!next.deny_delete && old.deny_delete) throw invalid('stream configuration update can not cancel deny message deletes');
   if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
   if (old.allow_msg_ttl === true && next.allow_msg_ttl !== true) throw invalid('message TTL status can not be disabled');
+  if ((old.allow_msg_counter === true) !== (next.allow_msg_counter === true)) {
+    throw invalid('stream configuration update can not change message counter setting');
+  }
   checkTopologyUpdate(old, next);
   if (!next.sealed) return next;
   return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };

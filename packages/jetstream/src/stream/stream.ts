@@ -8,6 +8,7 @@ import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
 import { DeleteMarkers } from './delete-markers.js';
+import { CounterCache, type CounterBase } from './msg-counter.js';
 import { readPublishHeaders } from './publish-checks.js';
 import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
@@ -99,6 +100,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   private readonly markers: DeleteMarkers;
   /** Its mirror or sources, run while it serves (topology/). */
   readonly topology: StreamTopology;
+  /** A counter stream's last total per subject (msg-counter.ts). */
+  readonly counters = new CounterCache();
 
   constructor(
     private readonly host: StreamHost,
@@ -140,6 +143,12 @@ export class Stream implements StreamHandle, PublishRulesView {
   }
   get allowMsgTtl(): boolean {
     return this.cfg.allow_msg_ttl === true;
+  }
+  get allowMsgCounter(): boolean {
+    return this.cfg.allow_msg_counter === true;
+  }
+  counterBase(subject: string): CounterBase {
+    return this.counters.base(subject, this.store.lastSeqForSubject(subject));
   }
   lastSeq(): number {
     return this.store.state().last_seq;

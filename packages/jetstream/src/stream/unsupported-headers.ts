@@ -1,13 +1,13 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
-// (allow_atomic, allow_msg_counter, allow_msg_schedules). Flotilla refuses those fields
+// (allow_atomic, allow_msg_schedules). Flotilla refuses those fields
 // (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
 // them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
-// meant nothing. (Nats-TTL is implemented: message-ttl.ts, checked between the two groups below, as 2.14 does.)
+// meant nothing. (Nats-TTL is implemented: message-ttl.ts, and Nats-Incr: msg-counter.ts, both checked
+// between the two groups below, as 2.14 does.)
 // Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
-//   Nats-Incr (non-empty)          → 10171 message counter increment is invalid (not a base-10 integer),
-//                                    else 10168 message counters is disabled
+//   (Nats-Incr here: msg-counter.ts counterHeaderError)
 //   (Nats-TTL here)
 //   Nats-Schedule (non-empty), or Nats-Schedule-Time-Zone empty or not a zone
 //                                  → 10188 message schedules is disabled
@@ -42,9 +42,6 @@ export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>>
   'Nats-Scheduler': 'scheduler',
 };
 
-/** Go's big.Int SetString(s, 10). */
-const BASE10_INTEGER = /^[+-]?[0-9]+$/;
-
 /** Go's time.LoadLocation for a non-empty name: UTC, Local, or a zone of the tz database. */
 function isTimeZone(name: string): boolean {
   if (name === 'UTC' || name === 'Local') return true;
@@ -58,10 +55,9 @@ function isTimeZone(name: string): boolean {
 
 const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
 
-/** The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on. */
-export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean): ApiError | null {
+/** The error a 2.14 stream without atomic batches answers `h` with, or null when it would go on. */
+export function unsupportedBatchError(h: FeatureHeaders, sealed: boolean): ApiError | null {
   if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
-  if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
   return null;
 }
 
