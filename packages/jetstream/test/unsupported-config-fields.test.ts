@@ -44,7 +44,6 @@ describe('stream config fields Flotilla does not implement', () => {
     ['subject_transform', { subject_transform: { src: 'a.>', dest: 'b.>' } }],
     ['republish', { republish: { src: '>', dest: 'out.>' } }],
     ['allow_atomic', { allow_atomic: true }],
-    ['allow_msg_schedules', { allow_msg_schedules: true }],
     ['allow_batched', { allow_batched: true }],
     ['pedantic', { pedantic: true }],
   ])('%s is refused by name', (field, body) => {

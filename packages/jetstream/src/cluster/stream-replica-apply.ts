@@ -43,6 +43,7 @@ export function applyReplicatedMsg(stream: Stream, log: JetStreamLogger, m: Repl
   recordMsgId(stream, m);
   // Every replica keeps its counters' totals, so a new leader adds to them without reading the store.
   if (stream.config.allow_msg_counter === true) stream.counters.stored(m.subject, m.seq, counterStateOf(m.header, m.data));
+  if (stream.config.allow_msg_schedules === true) stream.scheduleStored(m.seq, m.subject, m.header, bigNsToMs(m.timestampNs));
   if (m.rollup !== undefined) stream.rollup(m.rollup, m.subject, m.seq);
   // Committed: the Raft log is the durable record, so consumers may deliver it now.
   stream.announceStored(m.seq, m.subject);

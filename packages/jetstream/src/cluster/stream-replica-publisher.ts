@@ -147,6 +147,12 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   get allowMsgCounter(): boolean {
     return this.stream.config.allow_msg_counter === true;
   }
+  get allowMsgSchedules(): boolean {
+    return this.stream.config.allow_msg_schedules === true;
+  }
+  get subjects(): readonly string[] {
+    return this.stream.config.subjects;
+  }
   counterBase(subject: string): CounterBase {
     return this.inFlightCounters.get(subject)?.state ?? this.stream.counterBase(subject);
   }

@@ -93,6 +93,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
+    if (stream.config.allow_msg_schedules === true) stream.scheduleStored(seq, subject, plain ? null : header, Date.now());
     const counter = ruling.counter;
     if (counter === undefined) return this.pending.push(seq, subject, reply, store.flush());
     stream.counters.stored(subject, seq, counter.state);
@@ -153,6 +154,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         throw apiErrorOfStore(err);
       }
       if (ruling.counter !== undefined) stream.counters.stored(m.subject, seq, ruling.counter.state);
+      if (stream.config.allow_msg_schedules === true) stream.scheduleStored(seq, m.subject, stored, Date.now());
       if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, m.subject, seq);
     }

@@ -5,12 +5,14 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import { messageTtlHeaderError } from './message-ttl.js';
 import { counterHeaderError } from './msg-counter.js';
-import { FEATURE_HEADER_KEYS, unsupportedBatchError, unsupportedScheduleError, type FeatureHeaders } from './unsupported-headers.js';
+import { SCHEDULE_HEADER_KEYS, scheduleHeaderVerdict, type ScheduleHeaders } from './msg-schedule.js';
+import { setHeader } from './msg-counter.js';
+import { FEATURE_HEADER_KEYS, unsupportedBatchError, type FeatureHeaders } from './unsupported-headers.js';
 
 /** nats-server refuses header blocks above 64 KiB. */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-export interface PublishHeaders extends FeatureHeaders {
+export interface PublishHeaders extends FeatureHeaders, ScheduleHeaders {
   msgId?: string;
   expectedStream?: string;
   expectedLastSeq?: string;
@@ -31,6 +33,7 @@ const KEYS: Record<string, keyof PublishHeaders> = {
   'Nats-Rollup': 'rollup',
   'Nats-TTL': 'ttl',
   ...FEATURE_HEADER_KEYS,
+  ...SCHEDULE_HEADER_KEYS,
 };
 
 /** The JetStream headers of a header block (first value of each, exact case); null if unparsable. */
@@ -63,10 +66,15 @@ export interface PublishView {
   readonly allowMsgTtl?: boolean;
   /** The stream's allow_msg_counter (absent: false). */
   readonly allowMsgCounter?: boolean;
+  /** The stream's allow_msg_schedules (absent: false). */
+  readonly allowMsgSchedules?: boolean;
+  /** The stream's subjects (a schedule's target must be one of them); absent: none. */
+  readonly subjects?: readonly string[];
 }
 
 export type PublishDecision =
-  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined }
+  /** `header`: the block to store instead of the published one (a schedule gets `Nats-Rollup: sub`). */
+  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined; header?: Buffer }
   | { kind: 'duplicate'; seq: number; msgId: string }
   | { kind: 'reject'; error: ApiError }
   /** nats-server drops a message with an unknown Nats-Rollup value without a reply. */
@@ -135,8 +143,13 @@ export function screenPublish(view: PublishView, subject: string, header: Uint8A
         ? counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, true)
         : (unsupportedBatchError(headers, view.sealed) ??
           counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, false) ??
-          messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
-          unsupportedScheduleError(headers, subject));
+          messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true));
   if (unsupported !== null) return { kind: 'reject', error: unsupported };
-  return checkPublish(headers, subject, view);
+  if (headers === null || sourced) return checkPublish(headers, subject, view);
+  const schedule = scheduleHeaderVerdict(headers, subject, view.allowMsgSchedules === true, view.allowMsgTtl === true, view.subjects ?? [], Date.now());
+  if ('error' in schedule) return { kind: 'reject', error: schedule.error };
+  if (!schedule.rollupNeeded) return checkPublish(headers, subject, view);
+  // A schedule replaces the older schedule of its subject: stored as a Nats-Rollup: sub message.
+  const decision = checkPublish({ ...headers, rollup: 'sub' }, subject, view);
+  return decision.kind === 'store' ? { ...decision, header: setHeader(header, 'Nats-Rollup', 'sub') } : decision;
 }

@@ -54,4 +54,6 @@ export interface StreamConfig {
   subject_delete_marker_ttl?: number;
   /** A counter stream (msg-counter.ts): every message is a Nats-Incr; fixed at creation. Absent: false. */
   allow_msg_counter?: boolean;
+  /** Messages may be schedules (msg-schedule.ts); once on, it stays on. Absent: false. */
+  allow_msg_schedules?: boolean;
 }

@@ -45,7 +45,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
   { scope: 'stream', field: 'subject_transform', shape: object, issue: 19 },
   { scope: 'stream', field: 'republish', shape: object, issue: 19 },
   { scope: 'stream', field: 'allow_atomic', shape: bool, issue: 20 },
-  { scope: 'stream', field: 'allow_msg_schedules', shape: bool, issue: 20 },
   { scope: 'stream', field: 'persist_mode', shape: { type: 'enum', values: ['', 'default', 'async'], inert: ['', 'default'] }, issue: 20 },
   { scope: 'stream', field: 'allow_batched', shape: bool, issue: 20 },
   { scope: 'stream', field: 'pedantic', shape: bool, issue: 20 },

@@ -1,24 +1,19 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
-// (allow_atomic, allow_msg_schedules). Flotilla refuses those fields
+// (allow_atomic). Flotilla refuses that field
 // (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
 // them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
-// meant nothing. (Nats-TTL is implemented: message-ttl.ts, and Nats-Incr: msg-counter.ts, both checked
-// between the two groups below, as 2.14 does.)
+// meant nothing. (Nats-Incr: msg-counter.ts, Nats-TTL: message-ttl.ts and the Nats-Schedule* headers:
+// msg-schedule.ts are implemented, checked after the batch check in that order, as 2.14 does.)
 // Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
 //   (Nats-Incr here: msg-counter.ts counterHeaderError)
-//   (Nats-TTL here)
-//   Nats-Schedule (non-empty), or Nats-Schedule-Time-Zone empty or not a zone
-//                                  → 10188 message schedules is disabled
-//   Nats-Schedule-Next other than `purge`, or without a valid Nats-Scheduler, or Nats-Scheduler alone
-//                                  → 10212 message schedules invalid scheduler; a valid purge → 10188
 // Headers 2.14 ignores on a plain publish stay ignored, as there: Nats-Batch-Sequence and Nats-Batch-Commit
 // without Nats-Batch-Id, the other Nats-Schedule-* headers without Nats-Schedule, and Nats-Required-Api-Level
 // (2.14 checks it on API requests and inside batches only: requiredApiLevelError below is that API-side check,
 // for the endpoint dispatch to call). Fast batches are announced by a reply subject
 // ending in `.$FI`, not a header; they are not detected here.
-import { decodeHeaders, isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
+import { decodeHeaders } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 
@@ -42,36 +37,9 @@ export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>>
   'Nats-Scheduler': 'scheduler',
 };
 
-/** Go's time.LoadLocation for a non-empty name: UTC, Local, or a zone of the tz database. */
-function isTimeZone(name: string): boolean {
-  if (name === 'UTC' || name === 'Local') return true;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
-
 /** The error a 2.14 stream without atomic batches answers `h` with, or null when it would go on. */
 export function unsupportedBatchError(h: FeatureHeaders, sealed: boolean): ApiError | null {
   if (h.batchId) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
-  return null;
-}
-
-/** The error a 2.14 stream without schedules answers `h` with, or null when it would go on. */
-export function unsupportedScheduleError(h: FeatureHeaders, subject: string): ApiError | null {
-  if (h.schedule) return JsErrors.messageSchedulesDisabled();
-  if (h.scheduleTimeZone !== undefined && !isTimeZone(h.scheduleTimeZone)) return JsErrors.messageSchedulesDisabled();
-  if (h.scheduleNext) {
-    if (h.scheduleNext !== 'purge') return JsErrors.messageSchedulesSchedulerInvalid();
-    const s = h.scheduler;
-    if (!s || s === subject || !isValidPublishSubject(s)) return JsErrors.messageSchedulesSchedulerInvalid();
-    return JsErrors.messageSchedulesDisabled();
-  }
-  if (h.scheduler) return JsErrors.messageSchedulesSchedulerInvalid();
   return null;
 }
 
