@@ -193,6 +193,7 @@ export class MsgSchedules {
 
   /** Reads the schedules back from the store (at start): the last message of each subject. */
   async rebuild(): Promise<void> {
+    this.bySubject.clear();
     for (const seq of this.store.lastSeqsPerSubject('>')) {
       const m = await this.store.get(seq);
       if (m === null || headerValue(m.header, SCHEDULE_HEADER) === undefined) continue;

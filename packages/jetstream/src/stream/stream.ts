@@ -352,6 +352,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   async storeReplaced(): Promise<void> {
     this.forgetMsgIds();
     await this.rebuildDedupe();
+    this.counters.clear();
+    if (this.cfg.allow_msg_schedules === true) await this.schedules.rebuild();
     this.host.streamPurged(this);
   }
 
