@@ -27,6 +27,8 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   /** The store flush the last ingested message waits for, and the result promise shared by its batch. */
   private ingestFlush: Promise<void> | null = null;
   private ingestStored: Promise<IngestResult> = Promise.resolve('stored');
+  /** A counter stream's totals for the PubAcks waiting in `pending`, by sequence. */
+  private readonly counterTotals = new Map<number, string>();
 
   constructor(
     private readonly stream: Stream,
@@ -98,14 +100,8 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     if (counter === undefined) return this.pending.push(seq, subject, reply, store.flush());
     stream.counters.stored(subject, seq, counter.state);
     // The ack carries the new total; it is sent once the message is durable, as every ack.
-    const flushed = store.flush();
-    this.pending.push(seq, subject, null, flushed);
-    if (reply !== null) {
-      flushed.then(
-        () => this.send(reply, this.acks.counter(seq, counter.total)),
-        (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
-      );
-    }
+    if (reply !== null) this.counterTotals.set(seq, counter.total);
+    this.pending.push(seq, subject, reply, store.flush());
   }
 
   ingest(m: SourcedMessage): Promise<IngestResult> {
@@ -185,7 +181,11 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   stored(seq: number, subject: string, reply: string | null): void {
     this.dedupeForgottenFrom = Infinity;
     this.stream.announceStored(seq, subject);
-    if (reply !== null) this.send(reply, this.acks.ack(seq));
+    if (reply === null) return;
+    const total = this.counterTotals.get(seq);
+    if (total === undefined) return this.send(reply, this.acks.ack(seq));
+    this.counterTotals.delete(seq);
+    this.send(reply, this.acks.counter(seq, total));
   }
 
   /**
@@ -193,6 +193,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
    * Nats-Msg-Id must not answer a retry as a duplicate.
    */
   failed(seq: number, reply: string | null, err: unknown): void {
+    this.counterTotals.delete(seq);
     if (seq < this.dedupeForgottenFrom) {
       this.stream.forgetMsgIdsFrom(seq);
       this.dedupeForgottenFrom = seq;
