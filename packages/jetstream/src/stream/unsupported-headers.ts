@@ -1,13 +1,12 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
 // (allow_atomic). Flotilla refuses that field
-// (unsupported-config-fields.ts), so every stream here is one that does not allow them, and a message using
-// them gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
+// (unsupported-config-fields.ts), so every stream here is one that does not allow it, and a message using
+// it gets the PubAck error nats-server sends on such a stream, instead of being stored as if the header
 // meant nothing. (Nats-Incr: msg-counter.ts, Nats-TTL: message-ttl.ts and the Nats-Schedule* headers:
 // msg-schedule.ts are implemented, checked after the batch check in that order, as 2.14 does.)
 // Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
-//   (Nats-Incr here: msg-counter.ts counterHeaderError)
 // Headers 2.14 ignores on a plain publish stay ignored, as there: Nats-Batch-Sequence and Nats-Batch-Commit
 // without Nats-Batch-Id, the other Nats-Schedule-* headers without Nats-Schedule, and Nats-Required-Api-Level
 // (2.14 checks it on API requests and inside batches only: requiredApiLevelError below is that API-side check,
@@ -21,20 +20,12 @@ import { JsErrors } from '../api/api-errors.js';
 export interface FeatureHeaders {
   batchId?: string;
   incr?: string;
-  schedule?: string;
-  scheduleTimeZone?: string;
-  scheduleNext?: string;
-  scheduler?: string;
 }
 
 /** Header name → field, merged into readPublishHeaders' table so the block is decoded once. */
 export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>> = {
   'Nats-Batch-Id': 'batchId',
   'Nats-Incr': 'incr',
-  'Nats-Schedule': 'schedule',
-  'Nats-Schedule-Time-Zone': 'scheduleTimeZone',
-  'Nats-Schedule-Next': 'scheduleNext',
-  'Nats-Scheduler': 'scheduler',
 };
 
 /** The error a 2.14 stream without atomic batches answers `h` with, or null when it would go on. */
