@@ -173,7 +173,11 @@ export class MsgSchedules {
       const next = nextFiring(pattern, headerValue(header, 'Nats-Schedule-Time-Zone'), timestampMs, Date.now());
       if (next !== null) this.bySubject.set(subject, { seq, dueMs: next.atMs, inFlight: false });
       else this.bySubject.delete(subject);
-    } else if (scheduler === undefined || scheduler === '') this.bySubject.delete(subject);
+    } else if (scheduler === undefined || scheduler === '') {
+      // A plain message (the common case): the timer only changes when it ended a schedule.
+      if (this.bySubject.delete(subject)) this.arm();
+      return;
+    }
     const nextText = headerValue(header, SCHEDULE_NEXT_HEADER);
     if (scheduler !== undefined && scheduler !== '' && nextText !== undefined && nextText !== '') {
       const s = this.bySubject.get(scheduler);
