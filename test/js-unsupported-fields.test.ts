@@ -28,17 +28,6 @@ afterAll(async () => {
 
 
 describe('config fields Flotilla does not implement', () => {
-  it('stream add with allow_msg_counter: true is refused by name and creates nothing', async () => {
-    // (allow_msg_ttl is implemented: test/js-ttl*.test.ts.)
-    const cfg = { name: 'COUNTER', subjects: ['counter.>'], allow_msg_counter: true } as unknown as Partial<StreamConfig>;
-    expect(await apiError(jsm.streams.add(cfg))).toEqual({
-      code: 500,
-      err_code: 10052,
-      description: "stream configuration field 'allow_msg_counter' is not supported",
-    });
-    expect(await apiError(jsm.streams.info('COUNTER'))).toMatchObject({ code: 404, err_code: 10059 });
-  });
-
   it('stream add with the defaults of those fields is accepted', async () => {
     const cfg = { name: 'DEFAULTS', subjects: ['defaults.>'], allow_msg_ttl: false, allow_atomic: false, persist_mode: 'default' } as unknown as Partial<StreamConfig>;
     const si = await jsm.streams.add(cfg);

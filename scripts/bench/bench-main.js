@@ -60,7 +60,7 @@ export async function main(argv) {
     const order = round % 2 === 1 ? targets : [...targets].reverse();
     for (const shape of shapes) {
       for (const target of order) {
-        const workloads = opts.workloads.filter((w) => w.shape === shape && (!target.jsR1Only || w.jsR1));
+        const workloads = opts.workloads.filter((w) => w.shape === shape && (!target.jsR1Only || w.jsR1) && (!w.flotillaOnly || target.name !== COMPARED_WITH));
         if (workloads.length === 0) continue;
         failures += await runSession(target, shape, workloads, round, opts, results, rss);
       }

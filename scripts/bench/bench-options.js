@@ -7,7 +7,7 @@ export const SUITES = ['core', 'ws', 'js', 'cluster', 'all'];
 export const USAGE = `usage: flotilla-bench [core|ws|js|cluster|all ...] [options]     (npm run bench -- …)
   suites      core: server RSS with --conns idle connections, pub→sub 16/128 B, request/reply, and ws
               ws: pub→sub over the WebSocket listener (ws → ws 16/128 B, ws → TCP 128 B)
-              js: R1 publish awaited and windowed, pull and push drain with acks, KV put/get
+              js: R1 publish awaited and windowed, counter increments windowed, pull and push drain with acks, KV put/get
               cluster: R3 publish awaited and windowed on three nodes
               all (default): every workload, plus R3 pull drain
   --compare nats-server|none   side by side with nats-server (default: when nats-server is on PATH)

@@ -56,7 +56,9 @@ function requestWindow(nc, p) {
   const slotId = new Float64Array(slots).fill(-1);
   const hist = new LatencyHistogram();
   const inbox = `${nc.inboxPrefix}.r`;
-  const heads = subjects.map((subject) => Buffer.from(`PUB ${subject} ${inbox}.`));
+  // `header`: a NATS/1.0 block sent with every request (HPUB), e.g. a counter's Nats-Incr.
+  const header = p.header ? Buffer.from(p.header) : null;
+  const heads = subjects.map((subject) => Buffer.from(`${header ? 'HPUB' : 'PUB'} ${subject} ${inbox}.`));
   let sent = 0;
   let inflight = 0;
   let ok = 0;
@@ -103,7 +105,9 @@ function requestWindow(nc, p) {
         }
         slotId[slot] = id;
         sentAt[slot] = performance.now();
-        nc.publishNumbered(heads[id % heads.length], id, payloads ? payloads[id % payloads.length] : fixedPayload);
+        const body = payloads ? payloads[id % payloads.length] : fixedPayload;
+        if (header) nc.publishNumberedWithHeader(heads[id % heads.length], id, header, body);
+        else nc.publishNumbered(heads[id % heads.length], id, body);
         inflight++;
       }
       if (stopping && inflight === 0) finish();

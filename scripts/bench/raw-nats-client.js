@@ -190,6 +190,26 @@ export class RawNatsClient {
    * `<head><id> <n>\r\n<payload>\r\n` where head is the pre-encoded `PUB <subject> <reply prefix>`: the hot
    * path of windowed requests, with no string built per message.
    */
+  /** HPUB as publishNumbered: `head` is `HPUB <subject> <reply prefix>`, `header` a whole NATS/1.0 block. */
+  publishNumberedWithHeader(head, id, header, payload) {
+    this.reserve(head.length + 48 + header.length + payload.length);
+    const out = this.out;
+    let o = this.outLen;
+    o += head.copy(out, o);
+    o = writeDigits(out, o, id);
+    out[o++] = SPACE;
+    o = writeDigits(out, o, header.length);
+    out[o++] = SPACE;
+    o = writeDigits(out, o, header.length + payload.length);
+    out[o++] = 13;
+    out[o++] = LF;
+    o += header.copy(out, o);
+    o += payload.copy(out, o);
+    out[o++] = 13;
+    out[o++] = LF;
+    this.outLen = o;
+  }
+
   publishNumbered(head, id, payload) {
     this.reserve(head.length + 32 + payload.length);
     const out = this.out;

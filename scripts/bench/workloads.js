@@ -27,7 +27,8 @@ export const SHAPES = {
 
 /**
  * id → definition. `suites` lists the `npm run bench -- <suite>` names that include it; `jsR1` marks the
- * R1 JetStream workloads that the interval-sync Flotilla variant also runs.
+ * R1 JetStream workloads that the interval-sync Flotilla variant also runs; `flotillaOnly` those nats-server
+ * 2.9 cannot run (it would store a counter increment as a plain message).
  */
 export const WORKLOADS = [
   // first on a fresh server: the memory a server needs for idle clients, before any load grew its heap
@@ -42,6 +43,7 @@ export const WORKLOADS = [
   { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', run: coreReqRep },
   { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
   { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
+  { id: 'js-counter-r1', suites: ['js'], shape: 'single', jsR1: true, flotillaOnly: true, label: 'JS counter increments R1 (Nats-Incr), window W', unit: 'incr/s', run: (c) => jsCounterIncrements(c, 1, c.opts.window) },
   { id: 'js-pull-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS pull drain + ack R1', unit: 'msgs/s', run: (c) => jsPull(c, 1) },
   { id: 'js-push-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS push drain + ack R1', unit: 'msgs/s', run: (c) => jsPush(c, 1) },
   { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', run: (c) => kvPut(c, 1) },
@@ -242,6 +244,36 @@ async function jsAtomicBatch(c, replicas, size) {
     c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'msgs/s');
+}
+
+/**
+ * Counter increments (ADR-49) into a fresh allow_msg_counter stream, `window` PubAcks outstanding: each a
+ * `Nats-Incr: 1` with an empty body, spread over the same subjects as the publish workloads, so the figure
+ * sits next to js-pub-async (what the counter's read-add-store costs on top of a publish).
+ */
+async function jsCounterIncrements(c, replicas, window) {
+  const stream = `BCOUNT${replicas}`;
+  await c.admin.freshStream({ ...streamConfig(stream, replicas), allow_msg_counter: true });
+  const url = await leaderUrl(c, stream);
+  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
+  const clients = c.opts.clients;
+  const results = await runWorkers(
+    'request-window',
+    (i) => ({
+      url,
+      subjects,
+      bytes: 0,
+      header: 'NATS/1.0\r\nNats-Incr: 1\r\n\r\n',
+      window: split(window, clients, i),
+      maxOps: split(c.opts.msgs, clients, i),
+      durationMs: c.opts.durationMs,
+      warmupMs: c.opts.warmupMs,
+      errorNeedle: '"error"',
+    }),
+    clients,
+    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'incr/s');
 }
 
 /**

@@ -4,6 +4,7 @@
 import { bigNsToMs } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { JetStreamLogger } from '../message-bus.js';
+import { counterStateOf } from '../stream/msg-counter.js';
 import { apiErrorOfStore, type ReplicatedMsg, type ReplicatedMsgResult, type ReplicatedPurge, type Stream } from '../stream/stream.js';
 
 /**
@@ -40,6 +41,9 @@ export function applyReplicatedMsg(stream: Stream, log: JetStreamLogger, m: Repl
   }
   appended.catch(failed);
   recordMsgId(stream, m);
+  // Every replica keeps its counters' totals, so a new leader adds to them without reading the store.
+  if (stream.config.allow_msg_counter === true) stream.counters.stored(m.subject, m.seq, counterStateOf(m.header, m.data));
+  if (stream.config.allow_msg_schedules === true) stream.scheduleStored(m.seq, m.subject, m.header, bigNsToMs(m.timestampNs));
   if (m.rollup !== undefined) stream.rollup(m.rollup, m.subject, m.seq);
   // Committed: the Raft log is the durable record, so consumers may deliver it now.
   stream.announceStored(m.seq, m.subject);

@@ -9,6 +9,7 @@ import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish, type PublishRulesView } from '../stream/publish-rules.js';
+import type { CounterBase, CounterState } from '../stream/msg-counter.js';
 import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter } from '../stream/stream-writer.js';
@@ -33,6 +34,8 @@ const MAX_OUTSTANDING = 100_000;
 const EMPTY = Buffer.alloc(0);
 /** Publishes waiting for the messages in flight before a discard-new limit can be decided (then refused). */
 const MAX_HELD = 10_000;
+/** A counter publish whose subject's last message keeps changing while it is read is refused after this many reads. */
+const MAX_COUNTER_LOADS = 3;
 
 interface Item {
   data: Uint8Array;
@@ -73,6 +76,8 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   private readonly inFlightIds = new Map<string, InFlightId>();
   private readonly inFlightSubjectSeq = new Map<string, number>();
   private lastInFlightId: { id: string; seq: number } | null = null;
+  /** A counter stream's newest total per subject among the messages in flight (msg-counter.ts). */
+  private readonly inFlightCounters = new Map<string, { seq: number; state: CounterState }>();
   private lastTimestampNs = 0n;
   private readonly limits: DiscardNewGate;
   /** Publishes that arrived while a limit waited for the messages in flight, in arrival order. */
@@ -144,6 +149,18 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   get allowMsgTtl(): boolean {
     return this.stream.config.allow_msg_ttl === true;
   }
+  get allowMsgCounter(): boolean {
+    return this.stream.config.allow_msg_counter === true;
+  }
+  get allowMsgSchedules(): boolean {
+    return this.stream.config.allow_msg_schedules === true;
+  }
+  get subjects(): readonly string[] {
+    return this.stream.config.subjects;
+  }
+  counterBase(subject: string): CounterBase {
+    return this.inFlightCounters.get(subject)?.state ?? this.stream.counterBase(subject);
+  }
   lastSeq(): number {
     this.resyncIfIdle();
     return this.nextSeq;
@@ -174,8 +191,9 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   }
 
   /** Runs the rules and proposes (or answers) a publish; false when a limit must wait for the messages in flight. */
-  private admit(subject: string, rawHeader: Buffer | null, payload: Buffer, replyTo: string | null): boolean {
+  private admit(subject: string, rawHeader: Buffer | null, published: Buffer, replyTo: string | null, loads = 0): boolean {
     const cfg = this.stream.config;
+    let payload = published;
     const reply = cfg.no_ack === true ? null : replyTo;
     if (this.outstanding >= MAX_OUTSTANDING) return this.reject(reply, JsErrors.insufficientResources()), true;
     let header = rawHeader !== null && rawHeader.length > 0 ? rawHeader : null;
@@ -183,16 +201,28 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     switch (ruling.kind) {
       case 'drop':
         return true;
+      case 'load': {
+        // The subject's last counter message is on disk only: read it, then decide again (this leadership only).
+        if (loads >= MAX_COUNTER_LOADS) return this.reject(reply, JsErrors.insufficientResources()), true;
+        const epoch = this.epoch;
+        this.stream.counters.load(this.stream.store, subject).then(
+          () => epoch === this.epoch && this.admit(subject, rawHeader, published, replyTo, loads + 1),
+          (err: unknown) => this.options.log.error({ stream: this.stream.name, err: String(err) }, 'counter load failed'),
+        );
+        return true;
+      }
       case 'reject':
         return this.reject(reply, ruling.error), true;
       case 'duplicate':
         return this.duplicate(reply, ruling.msgId, ruling.seq), true;
       case 'store':
         if (ruling.header !== undefined) header = ruling.header;
+        if (ruling.data !== undefined) payload = ruling.data;
         break;
       case 'skip':
         break;
     }
+    const counter = ruling.kind === 'store' ? ruling.counter : undefined;
     const noInterest = ruling.kind === 'skip';
     // Limits before a sequence is taken: a refused message must leave no trace on any replica. A skipped one
     // adds nothing to the store, so no limit applies to it.
@@ -229,9 +259,11 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       this.lastInFlightId = { id: msgId, seq };
     }
     if (!noInterest) this.inFlightSubjectSeq.set(subject, seq);
+    if (counter !== undefined) this.inFlightCounters.set(subject, { seq, state: counter.state });
     const epoch = this.epoch;
     const ackEarly = this.options.ackBeforeCommit;
-    if (ackEarly && reply !== null) this.send(reply, this.acks.ack(seq));
+    const ackOf = (stored: number): Buffer => (counter !== undefined ? this.acks.counter(stored, counter.total) : this.acks.ack(stored));
+    if (ackEarly && reply !== null) this.send(reply, ackOf(seq));
     this.enqueue({
       data,
       seq,
@@ -244,7 +276,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
             this.forget(epoch, seq, msgId, subject, stored);
             if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
             if (r?.error !== undefined) this.reject(reply, r.error);
-            else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, this.acks.ack(stored));
+            else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, ackOf(stored));
           },
           (err: unknown) => {
             this.forget(epoch, seq, msgId, subject, 0);
@@ -347,7 +379,9 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   ingest(m: SourcedMessage): Promise<IngestResult> {
     if (!this.active) throw unavailableError();
     if (this.outstanding >= MAX_OUTSTANDING) throw JsErrors.insufficientResources();
-    const header = m.header !== null && m.header.length > 0 ? m.header : null;
+    let header = m.header !== null && m.header.length > 0 ? m.header : null;
+    let body = m.data;
+    let counterState: CounterState | undefined;
     let msgId: string | undefined;
     let rollup: 'sub' | 'all' | undefined;
     let noInterest = false;
@@ -358,9 +392,15 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       seq = m.seq;
       ts = m.timestampNs ?? msToBigNs(Date.now());
     } else {
-      const ruling = decidePublish(this, m.subject, header, m.data.length, true);
+      const ruling = decidePublish(this, m.subject, header, m.data.length, true, m.data);
       if (ruling.kind === 'reject') throw ruling.error;
       if (ruling.kind === 'duplicate' || ruling.kind === 'drop') return Promise.resolve('duplicate');
+      if (ruling.kind === 'load') return this.stream.counters.load(this.stream.store, m.subject).then(() => this.ingest(m));
+      if (ruling.kind === 'store' && ruling.counter !== undefined) {
+        header = ruling.header ?? header;
+        body = ruling.data ?? body;
+        counterState = ruling.counter.state;
+      }
       msgId = ruling.msgId;
       rollup = ruling.kind === 'store' ? ruling.rollup : undefined;
       noInterest = ruling.kind === 'skip';
@@ -370,7 +410,8 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     }
     this.nextSeq = seq;
     if (ts > this.lastTimestampNs) this.lastTimestampNs = ts;
-    const data = encodeMsgEntry({ seq, timestampNs: ts, subject: m.subject, header, data: m.data, msgId, rollup, noInterest });
+    const data = encodeMsgEntry({ seq, timestampNs: ts, subject: m.subject, header, data: body, msgId, rollup, noInterest });
+    if (counterState !== undefined) this.inFlightCounters.set(m.subject, { seq, state: counterState });
     if (msgId !== undefined) {
       this.inFlightIds.set(msgId, { seq, waiters: [] });
       this.lastInFlightId = { id: msgId, seq };
@@ -532,12 +573,14 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       if (this.lastInFlightId?.seq === seq) this.lastInFlightId = null;
     }
     if (this.inFlightSubjectSeq.get(subject) === seq) this.inFlightSubjectSeq.delete(subject);
+    if (this.inFlightCounters.get(subject)?.seq === seq) this.inFlightCounters.delete(subject);
   }
 
   private resetInFlight(): void {
     this.limits.reset();
     this.inFlightIds.clear();
     this.inFlightSubjectSeq.clear();
+    this.inFlightCounters.clear();
     this.lastInFlightId = null;
     this.nextSeq = this.stream.lastSeq();
   }

@@ -14,6 +14,8 @@ import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, Stream
 
 /** What a staged batch message is answered with. */
 const EMPTY = Buffer.alloc(0);
+/** A counter publish whose subject's last message keeps changing while it is read is refused after this many reads. */
+const MAX_COUNTER_LOADS = 3;
 
 /** The factory the composition root hands a single-node Stream. */
 export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): StreamWriterFactory {
@@ -30,6 +32,8 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   /** The store flush the last ingested message waits for, and the result promise shared by its batch. */
   private ingestFlush: Promise<void> | null = null;
   private ingestStored: Promise<IngestResult> = Promise.resolve('stored');
+  /** A counter stream's totals for the PubAcks waiting in `pending`, by sequence. */
+  private readonly counterTotals = new Map<number, string>();
 
   constructor(
     private readonly stream: Stream,
@@ -41,8 +45,14 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   }
 
   publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
+    this.publishAfterLoads(subject, published, data, replyTo, 0);
+  }
+
+  /** `loads`: how often a counter's last message was read for this publish (a bounded number of times). */
+  private publishAfterLoads(subject: string, published: Buffer | null, publishedData: Buffer, replyTo: string | null, loads: number): void {
     const stream = this.stream;
     let header = published;
+    let data = publishedData;
     if (stream.isStopped) return;
     const reply = stream.config.no_ack === true ? null : replyTo;
     const plain = header === null || header.length === 0;
@@ -51,6 +61,13 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     const store = stream.store;
     switch (ruling.kind) {
       case 'drop':
+        return;
+      case 'load':
+        if (loads >= MAX_COUNTER_LOADS) return this.reject(reply, JsErrors.insufficientResources());
+        stream.counters.load(store, subject).then(
+          () => this.publishAfterLoads(subject, published, publishedData, replyTo, loads + 1),
+          (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
+        );
         return;
       case 'reject':
         return this.reject(reply, ruling.error);
@@ -67,6 +84,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       }
       case 'store':
         if (ruling.header !== undefined) header = ruling.header;
+        if (ruling.data !== undefined) data = ruling.data;
         break;
     }
     let seq: number;
@@ -83,8 +101,14 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
-    // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
-    if (reply !== null && acksBeforeDurable(stream.config)) {
+    if (stream.config.allow_msg_schedules === true) stream.scheduleStored(seq, subject, plain ? null : header, Date.now());
+    const counter = ruling.counter;
+    if (counter !== undefined) {
+      stream.counters.stored(subject, seq, counter.state);
+      // The ack carries the new total; it is sent once the message is durable, as every ack.
+      if (reply !== null) this.counterTotals.set(seq, counter.total);
+    } else if (reply !== null && acksBeforeDurable(stream.config)) {
+      // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
       this.send(reply, this.acks.ack(seq));
       this.pending.push(seq, subject, null, store.flush());
       return;
@@ -140,11 +164,15 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         throw apiErrorOfStore(err);
       }
     } else {
-      const ruling = decidePublish(stream, m.subject, header, m.data.length, true);
+      const ruling = decidePublish(stream, m.subject, header, m.data.length, true, m.data);
+      let stored = header;
+      let body = m.data;
       switch (ruling.kind) {
         case 'drop':
         case 'duplicate':
           return Promise.resolve('duplicate');
+        case 'load':
+          return stream.counters.load(store, m.subject).then(() => this.ingest(m));
         case 'reject':
           throw ruling.error;
         case 'skip': {
@@ -153,13 +181,19 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
           return store.flush().then(() => 'stored');
         }
         case 'store':
+          if (ruling.counter !== undefined) {
+            stored = ruling.header ?? header;
+            body = ruling.data ?? body;
+          }
           break;
       }
       try {
-        seq = store.appendNoWait(m.subject, header ?? undefined, m.data);
+        seq = store.appendNoWait(m.subject, stored ?? undefined, body);
       } catch (err) {
         throw apiErrorOfStore(err);
       }
+      if (ruling.counter !== undefined) stream.counters.stored(m.subject, seq, ruling.counter.state);
+      if (stream.config.allow_msg_schedules === true) stream.scheduleStored(seq, m.subject, stored, Date.now());
       if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, m.subject, seq);
     }
@@ -190,7 +224,11 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   stored(seq: number, subject: string, reply: string | null): void {
     this.dedupeForgottenFrom = Infinity;
     this.stream.announceStored(seq, subject);
-    if (reply !== null) this.send(reply, this.acks.ack(seq));
+    if (reply === null) return;
+    const total = this.counterTotals.get(seq);
+    if (total === undefined) return this.send(reply, this.acks.ack(seq));
+    this.counterTotals.delete(seq);
+    this.send(reply, this.acks.counter(seq, total));
   }
 
   /**
@@ -198,6 +236,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
    * Nats-Msg-Id must not answer a retry as a duplicate.
    */
   failed(seq: number, reply: string | null, err: unknown): void {
+    this.counterTotals.delete(seq);
     if (seq < this.dedupeForgottenFrom) {
       this.stream.forgetMsgIdsFrom(seq);
       this.dedupeForgottenFrom = seq;

@@ -29,6 +29,11 @@ export class PubAckEncoder {
     return out;
   }
 
+  /** A counter stream's ack: the subject's new total as `val` (nats-server appends it after the sequence). */
+  counter(seq: number, total: string): Buffer {
+    return Buffer.from(`${this.prefix}${seq},"val":${JSON.stringify(total)}}`);
+  }
+
   duplicate(seq: number): Buffer {
     return Buffer.from(`${this.prefix}${seq},"duplicate": true}`);
   }

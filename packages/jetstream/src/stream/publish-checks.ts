@@ -4,12 +4,15 @@ import { decodeHeaders, type NatsHeaders } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import { messageTtlHeaderError } from './message-ttl.js';
-import { FEATURE_HEADER_KEYS, unsupportedBatchOrCounterError, unsupportedScheduleError, type FeatureHeaders } from './unsupported-headers.js';
+import { counterHeaderError } from './msg-counter.js';
+import { SCHEDULE_HEADER_KEYS, scheduleHeaderVerdict, type ScheduleHeaders } from './msg-schedule.js';
+import { setHeader } from './msg-counter.js';
+import { FEATURE_HEADER_KEYS, unsupportedBatchError, type FeatureHeaders } from './unsupported-headers.js';
 
 /** nats-server refuses header blocks above 64 KiB. */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
-export interface PublishHeaders extends FeatureHeaders {
+export interface PublishHeaders extends FeatureHeaders, ScheduleHeaders {
   msgId?: string;
   expectedStream?: string;
   expectedLastSeq?: string;
@@ -34,6 +37,7 @@ const KEYS: Record<string, keyof PublishHeaders> = {
   'Nats-Batch-Sequence': 'batchSeq',
   'Nats-Batch-Commit': 'batchCommit',
   ...FEATURE_HEADER_KEYS,
+  ...SCHEDULE_HEADER_KEYS,
 };
 
 /** The JetStream headers of a header block (first value of each, exact case); null if unparsable. */
@@ -66,10 +70,17 @@ export interface PublishView {
   readonly allowMsgTtl?: boolean;
   /** Deciding a committed atomic batch's message (stream/atomic-batch.ts): its Nats-Batch-Id is expected. */
   readonly allowAtomic?: boolean;
+  /** The stream's allow_msg_counter (absent: false). */
+  readonly allowMsgCounter?: boolean;
+  /** The stream's allow_msg_schedules (absent: false). */
+  readonly allowMsgSchedules?: boolean;
+  /** The stream's subjects (a schedule's target must be one of them); absent: none. */
+  readonly subjects?: readonly string[];
 }
 
 export type PublishDecision =
-  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined }
+  /** `header`: the block to store instead of the published one (a schedule gets `Nats-Rollup: sub`). */
+  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined; header?: Buffer }
   | { kind: 'duplicate'; seq: number; msgId: string }
   | { kind: 'reject'; error: ApiError }
   /** nats-server drops a message with an unknown Nats-Rollup value without a reply. */
@@ -127,16 +138,24 @@ export function checkPublish(headers: PublishHeaders | null, subject: string, vi
  * resource check: a message without headers (the hot path) only meets `sealed`; one with headers is bounded
  * in size, then read and checked. `header` is null when the message has none.
  */
-export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null, sourced = false): PublishDecision {
+export function screenPublish(view: PublishView, subject: string, header: Uint8Array | null, sourced = false, dataLen = 0): PublishDecision {
   if (header === null) return view.sealed ? { kind: 'reject', error: JsErrors.streamSealed() } : STORE_PLAIN;
   if (header.length > MAX_HEADER_BYTES) return { kind: 'reject', error: JsErrors.headersTooLarge() };
   const headers = readPublishHeaders(header);
   const unsupported =
-    headers === null || sourced
+    headers === null
       ? null
-      : (unsupportedBatchOrCounterError(headers, view.sealed, view.allowAtomic === true) ??
-        messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true) ??
-        unsupportedScheduleError(headers, subject));
+      : sourced
+        ? counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, true)
+        : (unsupportedBatchError(headers, view.sealed, view.allowAtomic === true) ??
+          counterHeaderError(headers.incr, headers, view.allowMsgCounter === true, dataLen, false) ??
+          messageTtlHeaderError(headers.ttl, view.allowMsgTtl === true));
   if (unsupported !== null) return { kind: 'reject', error: unsupported };
-  return checkPublish(headers, subject, view);
+  if (headers === null || sourced) return checkPublish(headers, subject, view);
+  const schedule = scheduleHeaderVerdict(headers, subject, view.allowMsgSchedules === true, view.allowMsgTtl === true, view.subjects ?? [], Date.now());
+  if ('error' in schedule) return { kind: 'reject', error: schedule.error };
+  if (!schedule.rollupNeeded) return checkPublish(headers, subject, view);
+  // A schedule replaces the older schedule of its subject: stored as a Nats-Rollup: sub message.
+  const decision = checkPublish({ ...headers, rollup: 'sub' }, subject, view);
+  return decision.kind === 'store' ? { ...decision, header: setHeader(header, 'Nats-Rollup', 'sub') } : decision;
 }

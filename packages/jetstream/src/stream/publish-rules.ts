@@ -7,6 +7,7 @@
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import { messageTtlOf, raiseTtlHeader } from './message-ttl.js';
+import { applyIncrement, headerValue, INCR_HEADER, parseIncr, type CounterBase, type CounterState } from './msg-counter.js';
 import { screenPublish, type PublishView } from './publish-checks.js';
 import type { StreamConfig } from './stream-config-types.js';
 
@@ -19,6 +20,14 @@ export interface PublishRulesView extends PublishView {
   hasInterest(subject: string): boolean;
   /** The account's byte limit would be passed by this message (absent: no account limits, as in a cluster). */
   accountLimitExceeded?(subject: string, headerBytes: number, dataBytes: number): boolean;
+  /** A counter stream: the subject's counter as its last message (stored or in flight) holds it. */
+  counterBase?(subject: string): CounterBase;
+}
+
+/** A counter increment's result: what the subject's counter becomes, and the PubAck's `val`. */
+export interface CounterOutcome {
+  state: CounterState;
+  total: string;
 }
 
 export type PublishRuling =
@@ -26,21 +35,32 @@ export type PublishRuling =
    * Store it; `msgId` enters the dedupe window, `rollup` purges the older messages once it is stored; `header`,
    * when set, is stored instead of the one published (a TTL raised to the delete-marker TTL).
    */
-  | { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined; header?: Buffer }
+  | {
+      kind: 'store';
+      msgId: string | undefined;
+      rollup: 'sub' | 'all' | undefined;
+      header?: Buffer;
+      /** A counter increment: the body to store instead of the published one, and the new total. */
+      data?: Buffer;
+      counter?: CounterOutcome;
+    }
   /** Interest retention with nobody interested: consume the sequence, store nothing (the id is still recorded). */
   | { kind: 'skip'; msgId: string | undefined }
   /** A Nats-Msg-Id seen within the window: answer with the original's sequence. */
   | { kind: 'duplicate'; seq: number; msgId: string }
   | { kind: 'reject'; error: ApiError }
   /** nats-server drops a message with an unknown Nats-Rollup value without a reply. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** A counter's last message is not in memory: load it (CounterCache.load), then decide again. */
+  | { kind: 'load' };
 
 const SKIP_PLAIN: PublishRuling = { kind: 'skip', msgId: undefined };
 
 /**
  * Decides a publish; `header` is null when the message has none. A plain message on a stream without
  * interest retention allocates nothing here (the hot path). `sourced`: a message a source feed brings, which
- * its origin already validated (as nats-server, its TTL, counter and schedule headers are stored verbatim).
+ * its origin already validated (as nats-server, its TTL, counter and schedule headers are stored verbatim,
+ * except on a counter stream, which adds the origin's total to its own: msg-counter.ts).
  */
 export function decidePublish(
   view: PublishRulesView,
@@ -48,11 +68,14 @@ export function decidePublish(
   header: Uint8Array | null,
   dataLen: number,
   sourced = false,
+  /** The body itself: read only on a counter stream (a sourced total). */
+  data?: Buffer,
 ): PublishRuling {
   if (view.storageExceeded()) return { kind: 'reject', error: JsErrors.insufficientResources() };
-  const decision = screenPublish(view, subject, header, sourced);
+  const decision = screenPublish(view, subject, header, sourced, dataLen);
   if (decision.kind !== 'store') return decision;
   const cfg = view.config;
+  if (cfg.allow_msg_counter === true) return decideIncrement(view, decision, subject, header, data);
   if (cfg.max_msg_size > 0 && (header === null ? 0 : header.length) + dataLen > cfg.max_msg_size) {
     return { kind: 'reject', error: JsErrors.messageSizeExceeds() };
   }
@@ -71,3 +94,31 @@ export function decidePublish(
   }
   return decision;
 }
+
+/**
+ * A counter stream's message (after the header checks): without Nats-Incr it is refused (10169); otherwise
+ * the stored body becomes the new total. Counter streams have limits retention and no TTLs (msg-counter.ts).
+ */
+function decideIncrement(
+  view: PublishRulesView,
+  decision: { kind: 'store'; msgId: string | undefined; rollup: 'sub' | 'all' | undefined },
+  subject: string,
+  header: Uint8Array | null,
+  data: Buffer | undefined,
+): PublishRuling {
+  const text = headerValue(header, INCR_HEADER);
+  const incr = text === undefined || text === '' ? null : parseIncr(text);
+  if (incr === null || header === null) return { kind: 'reject', error: JsErrors.messageIncrMissing() };
+  const base = view.counterBase?.(subject) ?? 'load';
+  if (base === 'load') return { kind: 'load' };
+  if (base === 'broken') return { kind: 'reject', error: JsErrors.counterBroken() };
+  const result = applyIncrement(base, incr, Buffer.from(header.buffer, header.byteOffset, header.byteLength), data ?? EMPTY);
+  if (!('data' in result)) return { kind: 'reject', error: result };
+  const maxMsgSize = view.config.max_msg_size;
+  if (maxMsgSize > 0 && result.header.length + result.data.length > maxMsgSize) {
+    return { kind: 'reject', error: JsErrors.messageSizeExceeds() };
+  }
+  return { ...decision, header: result.header, data: result.data, counter: { state: result.state, total: result.total } };
+}
+
+const EMPTY = Buffer.alloc(0);

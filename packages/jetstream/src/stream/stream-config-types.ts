@@ -59,4 +59,8 @@ export interface StreamConfig {
   persist_mode?: 'async';
   /** ADR-50 atomic batch publish (atomic-batch.ts). Absent: false. */
   allow_atomic?: boolean;
+  /** A counter stream (msg-counter.ts): every message is a Nats-Incr; fixed at creation. Absent: false. */
+  allow_msg_counter?: boolean;
+  /** Messages may be schedules (msg-schedule.ts); once on, it stays on. Absent: false. */
+  allow_msg_schedules?: boolean;
 }

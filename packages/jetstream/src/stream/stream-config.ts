@@ -11,6 +11,8 @@ import { SubjectIndex } from './subject-index.js';
 import { subjectIsSubsetOf, subjectsCollide } from './subjects-collide.js';
 import { messageTtlConfig } from './message-ttl-config.js';
 import { checkPersistMode, checkPersistModeUpdate } from './persist-mode.js';
+import { counterConfigError, mirrorWithCountersError } from './msg-counter.js';
+import { scheduleConfigError } from './msg-schedule.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 import { checkTopologyConfig, checkTopologyUpdate, parseMirrorField, parseSourcesField } from '../topology/source-config.js';
 import { apiPrefixHash } from '../topology/source-header.js';
@@ -149,6 +151,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
   set('allow_atomic', optBool(o, 'allow_atomic'));
   if (optEnum(o, 'persist_mode') === 'async') req.persist_mode = 'async';
+  set('allow_msg_counter', optBool(o, 'allow_msg_counter'));
+  set('allow_msg_schedules', optBool(o, 'allow_msg_schedules'));
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
   if (limits !== undefined) {
@@ -235,7 +239,13 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   if (req.deny_purge === true && req.allow_rollup_hdrs === true) {
     throw JsErrors.streamInvalidConfig('roll-ups require the purge permission');
   }
+  const counterError = counterConfigError(req);
+  if (counterError !== null) throw counterError;
   const maxPerSubject = negOneIfZero(req.max_msgs_per_subject);
+  const scheduleError = scheduleConfigError(req);
+  if (scheduleError !== null) throw scheduleError;
+  // A schedule stream needs roll-ups (each schedule replaces its subject's older one); 2.14 turns them on.
+  const schedules = req.allow_msg_schedules === true;
   const discard = req.discard ?? 'old';
   if (req.discard_new_per_subject === true) {
     if (discard !== 'new') {
@@ -250,6 +260,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   if (req.allow_atomic === true && req.mirror !== undefined) throw JsErrors.mirrorWithAtomicPublish();
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
+  if (req.mirror !== undefined && req.allow_msg_counter === true) throw mirrorWithCountersError();
   // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
   const sourced = req.mirror !== undefined || (req.sources?.length ?? 0) > 0;
   const subjects = req.subjects !== undefined && req.subjects.length > 0 ? [...req.subjects] : sourced ? [] : [req.name];
@@ -303,13 +314,15 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     mirror_direct: req.mirror_direct ?? false,
     sealed: req.sealed ?? false,
     deny_delete: req.deny_delete ?? false,
-    deny_purge: ttl.denyPurge,
-    allow_rollup_hdrs: ttl.allowRollup,
+    deny_purge: schedules ? false : ttl.denyPurge,
+    allow_rollup_hdrs: schedules || ttl.allowRollup,
     consumer_limits: req.consumer_limits ?? {},
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
     ...(req.allow_atomic === true ? { allow_atomic: true } : {}),
     ...(req.persist_mode === 'async' ? { persist_mode: 'async' as const } : {}),
+    ...(req.allow_msg_counter === true ? { allow_msg_counter: true } : {}),
+    ...(schedules ? { allow_msg_schedules: true } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };
   // 2.14's setStaticStreamMetadata: the stored metadata carries the level the config needs (api-level.ts).
@@ -339,6 +352,10 @@ export function checkStreamUpdate(old: StreamConfig, next: StreamConfig): Stream
   if (!next.deny_purge && old.deny_purge) throw invalid('stream configuration update can not cancel deny purge');
   if (old.allow_msg_ttl === true && next.allow_msg_ttl !== true) throw invalid('message TTL status can not be disabled');
   checkPersistModeUpdate(old, next);
+  if ((old.allow_msg_counter === true) !== (next.allow_msg_counter === true)) {
+    throw invalid('stream configuration update can not change message counter setting');
+  }
+  if (old.allow_msg_schedules === true && next.allow_msg_schedules !== true) throw invalid('message schedules can not be disabled');
   checkTopologyUpdate(old, next);
   if (!next.sealed) return next;
   return { ...next, max_age: 0, discard: 'new', deny_delete: true, deny_purge: true, allow_rollup_hdrs: false };

@@ -8,6 +8,9 @@ import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
 import { DedupeWindow } from './dedupe-window.js';
 import { DeleteMarkers } from './delete-markers.js';
+import { CounterCache, type CounterBase } from './msg-counter.js';
+import { MsgSchedules, SCHEDULE_NEXT_HEADER, SCHEDULER_HEADER } from './msg-schedule.js';
+import { headerValue } from './msg-counter.js';
 import { readPublishHeaders } from './publish-checks.js';
 import type { PublishRulesView } from './publish-rules.js';
 import type { StreamConfig } from './stream-config-types.js';
@@ -99,6 +102,10 @@ export class Stream implements StreamHandle, PublishRulesView {
   private readonly markers: DeleteMarkers;
   /** Its mirror or sources, run while it serves (topology/). */
   readonly topology: StreamTopology;
+  /** A counter stream's last total per subject (msg-counter.ts). */
+  readonly counters = new CounterCache();
+  /** A schedule stream's schedules, fired while this node serves (msg-schedule.ts). */
+  readonly schedules: MsgSchedules;
 
   constructor(
     private readonly host: StreamHost,
@@ -117,6 +124,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     );
     store.onExpired(this.markers.expired);
     this.topology = new StreamTopology(this, host.bus, host.log);
+    this.schedules = new MsgSchedules(store, (err) => host.log.error({ stream: config.name, err: String(err) }, 'message schedule failed'));
   }
 
   get name(): string {
@@ -140,6 +148,18 @@ export class Stream implements StreamHandle, PublishRulesView {
   }
   get allowMsgTtl(): boolean {
     return this.cfg.allow_msg_ttl === true;
+  }
+  get allowMsgSchedules(): boolean {
+    return this.cfg.allow_msg_schedules === true;
+  }
+  get subjects(): readonly string[] {
+    return this.cfg.subjects;
+  }
+  get allowMsgCounter(): boolean {
+    return this.cfg.allow_msg_counter === true;
+  }
+  counterBase(subject: string): CounterBase {
+    return this.counters.base(subject, this.store.lastSeqForSubject(subject));
   }
   lastSeq(): number {
     return this.store.state().last_seq;
@@ -169,6 +189,7 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** Rebuilds the de-duplication window from stored messages and subscribes the subjects (unless `serving` is false). */
   async start(serving = true): Promise<void> {
     await this.rebuildDedupe();
+    if (this.cfg.allow_msg_schedules === true) await this.schedules.rebuild();
     this.setServing(serving);
   }
 
@@ -177,6 +198,7 @@ export class Stream implements StreamHandle, PublishRulesView {
     this.stopped = true;
     this.store.onExpired(null);
     this.serving = false;
+    this.schedules.stop();
     this.topology.stop();
     for (const u of this.unsubscribes.splice(0)) u();
   }
@@ -194,7 +216,13 @@ export class Stream implements StreamHandle, PublishRulesView {
       this.subscribe(this.cfg.subjects);
       // What fell due while another node (or nobody) acted is acted on now.
       this.store.onExpired(this.markers.expired);
-    } else for (const u of this.unsubscribes.splice(0)) u();
+      // The leader fires the schedules, each copy a publish through this stream's writer (no reply).
+      // nats-server processes the copy as a sourced message: the schedule's headers are not checked again.
+      this.schedules.start((copy) => this.writer.ingest({ subject: copy.subject, header: copy.header, data: copy.data }));
+    } else {
+      for (const u of this.unsubscribes.splice(0)) u();
+      this.schedules.stop();
+    }
     this.topology.setActive(serving);
   }
 
@@ -294,6 +322,21 @@ export class Stream implements StreamHandle, PublishRulesView {
     );
   }
 
+  /**
+   * A schedule stream stored a message (a replica: applied it): record a schedule, move one on after its copy,
+   * and purge a one-off schedule whose copy this is (`Nats-Schedule-Next: purge`), on every replica alike.
+   */
+  scheduleStored(seq: number, subject: string, header: Uint8Array | null, timestampMs: number): void {
+    if (header === null || header.length === 0) {
+      this.schedules.stored(seq, subject, null, timestampMs);
+      return;
+    }
+    this.schedules.stored(seq, subject, header, timestampMs);
+    const next = headerValue(header, SCHEDULE_NEXT_HEADER);
+    const scheduler = headerValue(header, SCHEDULER_HEADER);
+    if (next === 'purge' && scheduler !== undefined && scheduler !== '') this.rollup('sub', scheduler, seq);
+  }
+
   /** The message at `seq` is stored for good (durable, or committed): consumers may deliver it. */
   announceStored(seq: number, subject: string): void {
     for (const l of this.listeners) {
@@ -309,6 +352,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   async storeReplaced(): Promise<void> {
     this.forgetMsgIds();
     await this.rebuildDedupe();
+    this.counters.clear();
+    if (this.cfg.allow_msg_schedules === true) await this.schedules.rebuild();
     this.host.streamPurged(this);
   }
 

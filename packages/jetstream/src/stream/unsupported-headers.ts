@@ -1,24 +1,16 @@
 // Publish headers a nats-server 2.11–2.14 stream acts on only when the stream allows the feature
-// (allow_atomic, allow_msg_counter, allow_msg_schedules). Flotilla refuses the fields it does not implement
-// (unsupported-config-fields.ts), so a message using them gets the PubAck error nats-server sends on a stream
-// without them, instead of being stored as if the header meant nothing. (allow_atomic is implemented: such a
-// stream's batch messages go to atomic-batch.ts before these checks.) (Nats-TTL is implemented: message-ttl.ts, checked between the two groups below, as 2.14 does.)
+// (allow_atomic, allow_msg_counter, allow_msg_schedules). All three are implemented now; what is left here is
+// the batch check for a stream without allow_atomic (an allow_atomic stream's batch messages go to
+// atomic-batch.ts first). Nats-Incr (msg-counter.ts), Nats-TTL (message-ttl.ts) and the Nats-Schedule*
+// headers (msg-schedule.ts) are checked after it, in that order, as 2.14 does.
 // Errors and their order follow 2.14's processJetStreamMsg / checkMsgHeadersPreClusteredProposal
 // (stream.go, jetstream_batching.go):
 //   Nats-Batch-Id (non-empty)      → 10174 atomic publish is disabled (after sealed, as its batch path does)
-//   Nats-Incr (non-empty)          → 10171 message counter increment is invalid (not a base-10 integer),
-//                                    else 10168 message counters is disabled
-//   (Nats-TTL here)
-//   Nats-Schedule (non-empty), or Nats-Schedule-Time-Zone empty or not a zone
-//                                  → 10188 message schedules is disabled
-//   Nats-Schedule-Next other than `purge`, or without a valid Nats-Scheduler, or Nats-Scheduler alone
-//                                  → 10212 message schedules invalid scheduler; a valid purge → 10188
 // Headers 2.14 ignores on a plain publish stay ignored, as there: Nats-Batch-Sequence and Nats-Batch-Commit
 // without Nats-Batch-Id, the other Nats-Schedule-* headers without Nats-Schedule, and Nats-Required-Api-Level
 // (2.14 checks it on API requests and inside batches only: requiredApiLevelError below is that API-side check,
 // for the endpoint dispatch to call). Fast batches are announced by a reply subject
 // ending in `.$FI`, not a header; they are not detected here.
-import { isValidSubject, subjectHasWildcard } from '@flotilla/protocol';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 
@@ -26,59 +18,20 @@ import { JsErrors } from '../api/api-errors.js';
 export interface FeatureHeaders {
   batchId?: string;
   incr?: string;
-  schedule?: string;
-  scheduleTimeZone?: string;
-  scheduleNext?: string;
-  scheduler?: string;
 }
 
 /** Header name → field, merged into readPublishHeaders' table so the block is decoded once. */
 export const FEATURE_HEADER_KEYS: Readonly<Record<string, keyof FeatureHeaders>> = {
   'Nats-Batch-Id': 'batchId',
   'Nats-Incr': 'incr',
-  'Nats-Schedule': 'schedule',
-  'Nats-Schedule-Time-Zone': 'scheduleTimeZone',
-  'Nats-Schedule-Next': 'scheduleNext',
-  'Nats-Scheduler': 'scheduler',
 };
 
-/** Go's big.Int SetString(s, 10). */
-const BASE10_INTEGER = /^[+-]?[0-9]+$/;
-
-/** Go's time.LoadLocation for a non-empty name: UTC, Local, or a zone of the tz database. */
-function isTimeZone(name: string): boolean {
-  if (name === 'UTC' || name === 'Local') return true;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const isValidPublishSubject = (s: string): boolean => isValidSubject(s) && !subjectHasWildcard(s);
-
 /**
- * The error a 2.14 stream without atomic batches and counters answers `h` with, or null when it would go on.
+ * The error a 2.14 stream without atomic batches answers `h` with, or null when it would go on.
  * `inAtomicBatch`: a message of a committed batch on an allow_atomic stream (stream/atomic-batch.ts).
  */
-export function unsupportedBatchOrCounterError(h: FeatureHeaders, sealed: boolean, inAtomicBatch = false): ApiError | null {
+export function unsupportedBatchError(h: FeatureHeaders, sealed: boolean, inAtomicBatch = false): ApiError | null {
   if (h.batchId && !inAtomicBatch) return sealed ? JsErrors.streamSealed() : JsErrors.atomicPublishDisabled();
-  if (h.incr) return BASE10_INTEGER.test(h.incr) ? JsErrors.messageIncrDisabled() : JsErrors.messageIncrInvalid();
-  return null;
-}
-
-/** The error a 2.14 stream without schedules answers `h` with, or null when it would go on. */
-export function unsupportedScheduleError(h: FeatureHeaders, subject: string): ApiError | null {
-  if (h.schedule) return JsErrors.messageSchedulesDisabled();
-  if (h.scheduleTimeZone !== undefined && !isTimeZone(h.scheduleTimeZone)) return JsErrors.messageSchedulesDisabled();
-  if (h.scheduleNext) {
-    if (h.scheduleNext !== 'purge') return JsErrors.messageSchedulesSchedulerInvalid();
-    const s = h.scheduler;
-    if (!s || s === subject || !isValidPublishSubject(s)) return JsErrors.messageSchedulesSchedulerInvalid();
-    return JsErrors.messageSchedulesDisabled();
-  }
-  if (h.scheduler) return JsErrors.messageSchedulesSchedulerInvalid();
   return null;
 }
 
