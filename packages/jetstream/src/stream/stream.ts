@@ -14,6 +14,9 @@ import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
 import { apiErrorOfStore } from '../api/store-api-error.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import { ingestTransform } from './ingest-transform.js';
+import { Republisher } from './republish.js';
+import type { CompiledTransform } from '../topology/subject-transform.js';
 import { StreamTopology } from '../topology/stream-topology.js';
 
 /** What a stream needs from the service that owns it. */
@@ -99,6 +102,12 @@ export class Stream implements StreamHandle, PublishRulesView {
   private readonly markers: DeleteMarkers;
   /** Its mirror or sources, run while it serves (topology/). */
   readonly topology: StreamTopology;
+  /** `subject_transform`: what a publish or sourced message is stored under (ingest-transform.ts). */
+  private ingestTr: CompiledTransform | null = null;
+  /** `republish` (republish.ts), and per appended sequence the subject's sequence before it. */
+  private republisher: Republisher | null = null;
+  private readonly republishLastSeq = new Map<number, number>();
+  private republishChain: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly host: StreamHost,
@@ -117,6 +126,13 @@ export class Stream implements StreamHandle, PublishRulesView {
     );
     store.onExpired(this.markers.expired);
     this.topology = new StreamTopology(this, host.bus, host.log);
+    this.topologyOfConfig(config);
+  }
+
+  /** The ingest transform and republisher of a (new) config. */
+  private topologyOfConfig(cfg: StreamConfig): void {
+    this.ingestTr = ingestTransform(cfg);
+    this.republisher = cfg.republish === undefined ? null : new Republisher(cfg.name, cfg.republish, this.host.bus);
   }
 
   get name(): string {
@@ -222,10 +238,13 @@ export class Stream implements StreamHandle, PublishRulesView {
     if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
     if (JSON.stringify([old.mirror, old.sources]) !== JSON.stringify([next.mirror, next.sources])) this.topology.configChanged(next);
+    this.topologyOfConfig(next);
   }
 
   /** A mirrored or sourced message, through the writer (topology/). */
   ingest(m: SourcedMessage): Promise<IngestResult> {
+    const tr = this.ingestTr;
+    if (tr !== null && m.seq === undefined) m = { ...m, subject: tr.apply(m.subject) ?? m.subject };
     return this.writer.ingest(m);
   }
 
@@ -234,7 +253,9 @@ export class Stream implements StreamHandle, PublishRulesView {
       this.unsubscribes.push(
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
-            this.writer.publish(msg.subject, msg.header, msg.data, msg.reply);
+            const tr = this.ingestTr;
+            const stored = tr === null ? msg.subject : (tr.apply(msg.subject) ?? msg.subject);
+            this.writer.publish(stored, msg.header, msg.data, msg.reply);
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
@@ -294,8 +315,17 @@ export class Stream implements StreamHandle, PublishRulesView {
     );
   }
 
+  /** Republish: a message is about to be appended at `seq`; remembers the subject's sequence before it. */
+  noteAppending(subject: string, seq: number): void {
+    if (this.republisher === null) return;
+    // Bounded: entries of messages that never got stored (a failed write) are dropped wholesale.
+    if (this.republishLastSeq.size > 100_000) this.republishLastSeq.clear();
+    this.republishLastSeq.set(seq, this.store.lastSeqForSubject(subject));
+  }
+
   /** The message at `seq` is stored for good (durable, or committed): consumers may deliver it. */
   announceStored(seq: number, subject: string): void {
+    if (this.republisher !== null) this.republishStored(seq);
     for (const l of this.listeners) {
       try {
         l(seq, subject);
@@ -303,6 +333,22 @@ export class Stream implements StreamHandle, PublishRulesView {
         this.host.log.error({ stream: this.name, err: String(err) }, 'onStored listener failed');
       }
     }
+  }
+
+  /** Only the serving node (the leader) republishes, in sequence order (the loads are chained). */
+  private republishStored(seq: number): void {
+    const lastSeq = this.republishLastSeq.get(seq) ?? 0;
+    this.republishLastSeq.delete(seq);
+    if (!this.serving) return;
+    const r = this.republisher!;
+    this.republishChain = this.republishChain
+      .then(() => this.store.get(seq))
+      .then(
+        (m) => {
+          if (m !== null) r.republish(m, lastSeq);
+        },
+        (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'republish failed'),
+      );
   }
 
   /** The store's content was replaced (snapshot install): rebuild what derives from it. */
