@@ -3,29 +3,20 @@
 // Nats-Sequence / Nats-Time-Stamp / Nats-Last-Sequence headers (Nats-Msg-Size and no payload for headers
 // only), a refused publish is never republished, and the config checks (cycle, bad transform) answer with
 // nats-server's errors. Runs against nats-server 2.9.10 too (E2E_SERVER=nats-server).
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import { headers, type JetStreamManager, type JetStreamClient, type Msg, type NatsConnection, type StreamConfig } from 'nats';
 import { apiError } from './helpers/api-replies.js';
-import { EXPECT_CLEAN_EXIT, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
+import { useJetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const dec = new TextDecoder();
 
-let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 
-beforeAll(async () => {
-  fixture = await startJetStreamServer('js-republish-', { reconnect: false });
-  ({ nc, js, jsm } = fixture);
-});
-
-afterAll(async () => {
-  const code = await fixture.stop();
-  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
-});
+useJetStreamServer('js-republish-', { reconnect: false }, (f) => ({ nc, js, jsm } = f));
 
 function collect(subject: string): Msg[] {
   const got: Msg[] = [];

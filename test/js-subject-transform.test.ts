@@ -3,26 +3,17 @@
 // apply on the way in, a source's `subject_transforms` with partition/split functions reshape sourced
 // subjects, and bad transforms answer with nats-server's 10155 / 10156 / 10146. nats-server 2.9 has no
 // stream transforms, so this runs against Flotilla only.
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect } from 'vitest';
 import type { JetStreamManager, JetStreamClient, NatsConnection, StreamConfig } from 'nats';
 import { apiError } from './helpers/api-replies.js';
-import { EXPECT_CLEAN_EXIT, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
+import { useJetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
 
-let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 
-beforeAll(async () => {
-  fixture = await startJetStreamServer('js-subject-transform-', { reconnect: false });
-  ({ nc, js, jsm } = fixture);
-});
-
-afterAll(async () => {
-  const code = await fixture.stop();
-  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
-});
+useJetStreamServer('js-subject-transform-', { reconnect: false }, (f) => ({ nc, js, jsm } = f));
 
 async function subjects(stream: string, last: number): Promise<string[]> {
   const out: string[] = [];
