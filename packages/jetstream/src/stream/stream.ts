@@ -2,7 +2,7 @@
 // subjects and API purges/deletes go to its StreamWriter (stream-writer.ts), which orders them, applies them
 // through the methods below and answers; the stream itself does not know whether that writer is local or
 // replicated.
-import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoreLimits } from '@flotilla/store';
+import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoredMessage, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -107,7 +107,8 @@ export class Stream implements StreamHandle, PublishRulesView {
   /** `republish` (republish.ts), and per appended sequence the subject's sequence before it. */
   private republisher: Republisher | null = null;
   private readonly republishLastSeq = new Map<number, number>();
-  private republishChain: Promise<void> = Promise.resolve();
+  private republishDue: Array<{ seq: number; lastSeq: number }> = [];
+  private republishing = false;
 
   constructor(
     private readonly host: StreamHost,
@@ -335,20 +336,37 @@ export class Stream implements StreamHandle, PublishRulesView {
     }
   }
 
-  /** Only the serving node (the leader) republishes, in sequence order (the loads are chained). */
+  /** Only the serving node (the leader) republishes, in sequence order: announced ones are read in runs. */
   private republishStored(seq: number): void {
     const lastSeq = this.republishLastSeq.get(seq) ?? 0;
     this.republishLastSeq.delete(seq);
     if (!this.serving) return;
-    const r = this.republisher!;
-    this.republishChain = this.republishChain
-      .then(() => this.store.get(seq))
-      .then(
-        (m) => {
-          if (m !== null) r.republish(m, lastSeq);
-        },
-        (err: unknown) => this.host.log.error({ stream: this.name, err: String(err) }, 'republish failed'),
-      );
+    this.republishDue.push({ seq, lastSeq });
+    if (!this.republishing) void this.drainRepublish();
+  }
+
+  private async drainRepublish(): Promise<void> {
+    this.republishing = true;
+    try {
+      while (this.republishDue.length > 0 && this.republisher !== null) {
+        const due = this.republishDue.splice(0, 1024);
+        const first = due[0]!.seq;
+        const span = due[due.length - 1]!.seq - first + 1;
+        // One read per run of sequences (announced in order); removed meanwhile means nothing to republish.
+        const msgs = span <= 4 * due.length ? await this.store.readRange(first, span) : await Promise.all(due.map((d) => this.store.get(d.seq)));
+        const bySeq = new Map<number, StoredMessage>();
+        for (const m of msgs) if (m !== null) bySeq.set(m.seq, m);
+        const r = this.republisher;
+        for (const d of due) {
+          const m = bySeq.get(d.seq);
+          if (m !== undefined && r !== null) r.republish(m, d.lastSeq);
+        }
+      }
+    } catch (err) {
+      this.host.log.error({ stream: this.name, err: String(err) }, 'republish failed');
+    } finally {
+      this.republishing = false;
+    }
   }
 
   /** The store's content was replaced (snapshot install): rebuild what derives from it. */
