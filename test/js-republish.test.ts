@@ -78,6 +78,22 @@ describe('republish on one node', () => {
     expect(got.map((m) => m.subject)).toEqual(['lim.out.lim.in.a']);
   });
 
+  it("a KV bucket created with republish (the stock client's option) republishes each put as a change feed", async () => {
+    const got = collect('feed.>');
+    await nc.flush();
+    const kv = await js.views.kv('FEED', { republish: { src: '$KV.FEED.>', dest: 'feed.>' } });
+    await kv.put('a', 'one');
+    await kv.put('b', 'two');
+    await kv.delete('a');
+    await until(() => got.length === 3, 10_000, '3 republished');
+    expect(got.map((m) => [m.subject, dec.decode(m.data), m.headers?.get('Nats-Subject'), m.headers?.get('KV-Operation') ?? ''])).toEqual([
+      ['feed.a', 'one', '$KV.FEED.a', ''],
+      ['feed.b', 'two', '$KV.FEED.b', ''],
+      ['feed.a', '', '$KV.FEED.a', 'DEL'],
+    ]);
+    expect(got[2]!.headers?.get('Nats-Last-Sequence')).toBe('1');
+  });
+
   it("refuses a destination that cycles into the stream's subjects, and a bad transform, with nats-server's errors (2.14's text for the transform)", async () => {
     expect(await apiError(jsm.streams.add({ name: 'CYC', subjects: ['cyc.>'], republish: { src: '>', dest: 'cyc.again.>' } } as Partial<StreamConfig>))).toEqual({
       code: 500,
