@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { connect, StringCodec, type NatsConnection, type Subscription } from 'nats';
 import { FLOTILLA_NODE_ARGS, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { fnv1a32 } from './helpers/fnv1a32.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const sc = StringCodec();
@@ -26,13 +27,6 @@ async function received(nc: NatsConnection, sub: Subscription, lingerMs = 150): 
   const got: string[] = [];
   for await (const m of sub) got.push(`${m.subject}:${sc.decode(m.data)}`);
   return got;
-}
-
-/** Go's hash/fnv New32a. */
-function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h >>> 0;
 }
 
 describe('subject mappings', () => {

@@ -8,6 +8,7 @@ import type { JetStreamManager, JetStreamClient, NatsConnection, StreamConfig } 
 import { apiError } from './helpers/api-replies.js';
 import { useJetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
+import { fnv1a32 } from './helpers/fnv1a32.js';
 
 let nc: NatsConnection;
 let js: JetStreamClient;
@@ -19,13 +20,6 @@ async function subjects(stream: string, last: number): Promise<string[]> {
   const out: string[] = [];
   for (let seq = 1; seq <= last; seq++) out.push((await jsm.streams.getMessage(stream, { seq })).subject);
   return out;
-}
-
-/** Go's hash/fnv New32a. */
-function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h >>> 0;
 }
 
 describe.skipIf(process.env['E2E_SERVER'] === 'nats-server')('subject transforms', () => {
