@@ -1,12 +1,13 @@
 // Subject mappings (`mappings {}` at top level for the global account, and inside an account) with the stock
 // client: literal and wildcard destinations ($N, {{wildcard(N)}}, '>'), hash partitions, weighted
-// destinations, per-account scope, and the mapped subject being what permissions check. With
+// destinations, every transform function, per-account scope, and the mapped subject being what permissions check. With
 // E2E_SERVER=nats-server every case but the refusals runs against nats-server 2.9.10.
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { connect, StringCodec, type NatsConnection, type Subscription } from 'nats';
 import { FLOTILLA_NODE_ARGS, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
+import { fnv1a32 } from './helpers/fnv1a32.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const sc = StringCodec();
@@ -26,13 +27,6 @@ async function received(nc: NatsConnection, sub: Subscription, lingerMs = 150): 
   const got: string[] = [];
   for await (const m of sub) got.push(`${m.subject}:${sc.decode(m.data)}`);
   return got;
-}
-
-/** Go's hash/fnv New32a. */
-function fnv1a32(text: string): number {
-  let h = 0x811c9dc5;
-  for (const b of Buffer.from(text)) h = Math.imul(h ^ b, 0x01000193) >>> 0;
-  return h >>> 0;
 }
 
 describe('subject mappings', () => {
@@ -71,6 +65,34 @@ mappings {
       ...(AGAINST_NATS_SERVER ? [] : keys.map((k) => `whole.${fnv1a32(`whole.${k}`) % 3}.${k}:${k}`)),
     ];
     expect(await received(nc, sub)).toEqual(expected);
+  });
+
+  it('split, splitFromLeft/Right and sliceFromLeft/Right reshape a token; random(n) picks a bucket below n (2.10+)', async () => {
+    const random = AGAINST_NATS_SERVER ? '' : '\n  "rnd.*": "rnd.{{random(3)}}.{{wildcard(1)}}"';
+    const s = await serverWith(`
+mappings {
+  "sp.*": "sp.{{split(1,-)}}"
+  "sl.*.*": "sl.{{splitFromLeft(1,2)}}.{{splitFromRight(2,1)}}"
+  "cl.*": "cl.{{sliceFromLeft(1,2)}}"
+  "cr.*.>": "cr.{{sliceFromRight(1,2)}}.>"${random}
+}`);
+    const nc = await login(s);
+    const sub = nc.subscribe('>');
+    await nc.flush();
+    nc.publish('sp.-ab--cd-', sc.encode('1'));
+    nc.publish('sl.abcd.xyz', sc.encode('2'));
+    nc.publish('cl.abcde', sc.encode('3'));
+    nc.publish('cr.abcde.t.u', sc.encode('4'));
+    const rnd = AGAINST_NATS_SERVER ? 0 : 60;
+    for (let i = 0; i < rnd; i++) nc.publish('rnd.k', sc.encode('r'));
+    const got = await received(nc, sub);
+    expect(got.slice(0, 4)).toEqual(['sp.ab.cd:1', 'sl.ab.cd.xy.z:2', 'cl.ab.cd.e:3', 'cr.a.bc.de.t.u:4']);
+    const buckets = new Set(got.slice(4));
+    expect(got.length - 4).toBe(rnd);
+    if (!AGAINST_NATS_SERVER) {
+      for (const b of buckets) expect(['rnd.0.k:r', 'rnd.1.k:r', 'rnd.2.k:r']).toContain(b);
+      expect(buckets.size).toBeGreaterThan(1);
+    }
   });
 
   it('weighted destinations split the publishes by weight; weights short of 100 keep the rest on the original subject', async () => {
@@ -164,8 +186,9 @@ describe.skipIf(AGAINST_NATS_SERVER)('subject mappings Flotilla does not impleme
     return out;
   }
 
-  it('refuse to start with a transform function or a cluster-scoped destination they name', async () => {
-    expect(await startProblem('mappings { "a.*": "b.{{split(1,-)}}" }')).toContain("mapping function 'split'");
+  it('refuse to start with a bad transform function (nats-server\'s text) or a cluster-scoped destination they name', async () => {
+    expect(await startProblem('mappings { "a.*": "b.{{nope(1)}}" }')).toContain('invalid mapping destination: unknown function in {{nope(1)}}');
+    expect(await startProblem('mappings { "a.*": "b.{{split(1)}}" }')).toContain('invalid mapping destination: not enough arguments passed to the function in {{split(1)}}');
     expect(await startProblem('mappings { "a": [ { destination: "b", weight: 100, cluster: "east" } ] }')).toContain("cluster-scoped mapping destinations ('cluster')");
     expect(await startProblem('mappings { "a": [ { destination: "b", weight: 60 }, { destination: "c", weight: 60 } ] }')).toContain('total weight needs to be <= 100');
   });

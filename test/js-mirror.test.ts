@@ -3,29 +3,20 @@
 // refuses `subjects` and changes as nats-server does, reports a missing origin in `error` and catches up
 // once it appears, and resumes after a kill -9 without storing anything twice. Runs against nats-server
 // 2.9.10 too (E2E_SERVER=nats-server).
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, afterAll } from 'vitest';
 import { StorageType, type JetStreamManager, type JetStreamClient, type NatsConnection, type StreamInfo } from 'nats';
 import { apiError } from './helpers/api-replies.js';
-import { EXPECT_CLEAN_EXIT, RestartableJetStream, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
+import { RestartableJetStream, useJetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const dec = new TextDecoder();
 
-let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 
-beforeAll(async () => {
-  fixture = await startJetStreamServer('js-mirror-', { reconnect: false });
-  ({ nc, js, jsm } = fixture);
-});
-
-afterAll(async () => {
-  const code = await fixture.stop();
-  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
-});
+useJetStreamServer('js-mirror-', { reconnect: false }, (f) => ({ nc, js, jsm } = f));
 
 /** seq → `subject data` of every message held, read one by one. */
 async function contents(stream: string, info: StreamInfo): Promise<Map<number, string>> {

@@ -3,29 +3,20 @@
 // its own subjects; sources are added and removed by stream update; stream info has one `sources` entry per
 // source; a kill -9 resumes from the last sourced message. Runs against nats-server 2.9.10 too
 // (E2E_SERVER=nats-server; its header is the 2.9 form `<name> <seq>`).
-import { describe, it, expect, beforeAll, afterAll } from 'vitest';
+import { describe, it, expect, afterAll } from 'vitest';
 import { headers, StorageType, type JetStreamManager, type JetStreamClient, type NatsConnection, type StreamInfo } from 'nats';
 import { apiError } from './helpers/api-replies.js';
-import { EXPECT_CLEAN_EXIT, RestartableJetStream, startJetStreamServer, type JetStreamServer } from './helpers/jetstream-server.js';
+import { RestartableJetStream, useJetStreamServer } from './helpers/jetstream-server.js';
 import { until } from './helpers/until.js';
 
 const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const dec = new TextDecoder();
 
-let fixture: JetStreamServer;
 let nc: NatsConnection;
 let js: JetStreamClient;
 let jsm: JetStreamManager;
 
-beforeAll(async () => {
-  fixture = await startJetStreamServer('js-sources-', { reconnect: false });
-  ({ nc, js, jsm } = fixture);
-});
-
-afterAll(async () => {
-  const code = await fixture.stop();
-  if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
-});
+useJetStreamServer('js-sources-', { reconnect: false }, (f) => ({ nc, js, jsm } = f));
 
 /** nats-server 2.14's header (`<name> <seq> <filter> <dest> <subject>`), or 2.9's (`<name> <seq>`). */
 function sourceHeader(name: string, seq: number, subject: string, filter = '>'): string {

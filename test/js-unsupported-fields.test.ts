@@ -34,16 +34,6 @@ describe('config fields Flotilla does not implement', () => {
     expect(si.config.name).toBe('DEFAULTS');
   });
 
-  it('stream update asking for a transform is refused by name and changes nothing', async () => {
-    const update = { subject_transform: { src: 'plain.>', dest: 'moved.>' } } as unknown as Partial<StreamConfig>;
-    expect(await apiError(jsm.streams.update('PLAIN', update))).toEqual({
-      code: 500,
-      err_code: 10052,
-      description: "stream configuration field 'subject_transform' is not supported",
-    });
-    expect((await jsm.streams.info('PLAIN')).config.subjects).toEqual(['plain.>']);
-  });
-
   it('a stream field 2.14 does not know is invalid JSON naming it', async () => {
     const cfg = { name: 'UNKNOWN', subjects: ['unknown.>'], max_msg: 3 } as unknown as Partial<StreamConfig>;
     expect(await apiError(jsm.streams.add(cfg))).toEqual({ code: 400, err_code: 10025, description: 'invalid JSON: json: unknown field "max_msg"' });

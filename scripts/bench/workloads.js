@@ -44,6 +44,7 @@ export const WORKLOADS = [
   { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
   { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
   { id: 'js-counter-r1', suites: ['js'], shape: 'single', jsR1: true, flotillaOnly: true, label: 'JS counter increments R1 (Nats-Incr), window W', unit: 'incr/s', run: (c) => jsCounterIncrements(c, 1, c.opts.window) },
+  { id: 'js-pub-async-r1-republish', suites: ['all'], shape: 'single', jsR1: true, label: 'JS publish R1, window W, stream republishes each message', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window, true) },
   { id: 'js-pull-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS pull drain + ack R1', unit: 'msgs/s', run: (c) => jsPull(c, 1) },
   { id: 'js-push-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS push drain + ack R1', unit: 'msgs/s', run: (c) => jsPush(c, 1) },
   { id: 'kv-put-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'KV put R1, awaited', unit: 'ops/s', run: (c) => kvPut(c, 1) },
@@ -187,10 +188,11 @@ function streamConfig(name, replicas) {
   return { name, subjects: [`${name}.>`], storage: 'file', num_replicas: replicas, retention: 'limits', discard: 'old' };
 }
 
-/** Publishes into a fresh stream with `window` PubAcks outstanding (1 = each awaited). */
-async function jsPublish(c, replicas, window) {
-  const stream = window === 1 ? `BSYNC${replicas}` : `BENCH${replicas}`;
-  await c.admin.freshStream(streamConfig(stream, replicas));
+/** Publishes into a fresh stream with `window` PubAcks outstanding (1 = each awaited); `republish`: the stream republishes each message (no subscriber). */
+async function jsPublish(c, replicas, window, republish = false) {
+  const stream = republish ? `BREPUB${replicas}` : window === 1 ? `BSYNC${replicas}` : `BENCH${replicas}`;
+  const cfg = streamConfig(stream, replicas);
+  await c.admin.freshStream(republish ? { ...cfg, republish: { src: '>', dest: 'brepub.out.>' } } : cfg);
   const url = await leaderUrl(c, stream);
   await c.admin.waitPublishable(`${stream}.warm`);
   const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);

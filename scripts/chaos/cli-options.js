@@ -32,6 +32,7 @@ Output:
   --json FILE                     write the JSON summary there ('-' = stdout)
   --keep-data                     keep the local cluster's stores and logs (always kept on a violation)
   --quiet                         no progress line
+  --topology                      also an R<r> mirror and sourcing stream of each stream; verdict: every acked message in both, once, in order
 Exit status: 0 no violation, 1 violations (replay with the printed seed), 2 the run could not be made.`;
 }
 
@@ -69,6 +70,7 @@ export function parseOptions(argv) {
     json: null,
     keepData: false,
     quiet: false,
+    topology: false,
     help: false,
     streamPrefix: 'CHAOS',
   };
@@ -109,6 +111,7 @@ export function parseOptions(argv) {
       case '--json': o.json = value(); break;
       case '--keep-data': o.keepData = true; break;
       case '--quiet': o.quiet = true; break;
+      case '--topology': o.topology = true; break;
       case '--stream-prefix': o.streamPrefix = value(); break;
       case '-h':
       case '--help': o.help = true; break;

@@ -13,6 +13,7 @@ import { FaultInjector } from './fault-injector.js';
 import { FAULT_KINDS, buildSchedule } from './fault-schedule.js';
 import { readReplicas, readConsumerStates, streamPeers, pauseNudge } from './replica-reader.js';
 import { judge } from './verdict.js';
+import { readStreamIds, topologyConfigs, waitTopologyCaughtUp } from './topology-check.js';
 import { failoverWindows } from './failover-windows.js';
 import { startProgress } from './progress-line.js';
 import { humanSummary } from './summary.js';
@@ -99,6 +100,7 @@ export async function runChaos(o) {
         }), SETUP_TIMEOUT_MS, 500);
       await admin.retrying(`create consumer on ${s.name}`, () =>
         admin.createConsumer(s.name, { durable_name: CONSUMER_NAME, ack_policy: 'explicit', ack_wait: ACK_WAIT_MS * 1e6, deliver_policy: 'all', max_ack_pending: 20_000 }), SETUP_TIMEOUT_MS, 500);
+      if (o.topology) for (const cfg of topologyConfigs(s)) await admin.retrying(`create stream ${cfg.name}`, () => admin.createStream(cfg), SETUP_TIMEOUT_MS, 500);
     }
     const streamNames = streams.map((s) => s.name);
 
@@ -212,7 +214,14 @@ export async function runChaos(o) {
         log(`consumer ${s.name}/${CONSUMER_NAME} on ${name}: ${state.ok ? `delivered ${state.delivered} ack floor ${state.ackFloor}` : state.reason}`);
       }
       const r = records.get(s.name);
-      judged.push({ name: s.name, unavailable, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates });
+      let topology;
+      if (o.topology) {
+        await waitTopologyCaughtUp(admin, s, RECOVERY_TIMEOUT_MS, log);
+        const [origin, mirror, source] = await Promise.all([s.name, `${s.name}_MIR`, `${s.name}_SRC`].map((n) => readStreamIds(admin, n, idOf)));
+        log(`${s.name}: mirror ${mirror.ok ? `${mirror.ids.size} messages` : mirror.reason}, source ${source.ok ? `${source.ids.size} messages` : source.reason}`);
+        topology = { origin, mirror, source };
+      }
+      judged.push({ name: s.name, unavailable, acks: r.acks, publisherViolations: r.violations, replicas, received: r.received, consumerStates, topology });
     }
     const verdict = judge(judged);
 

@@ -10,6 +10,7 @@ export function humanSummary(s) {
     lines.push(`  ${name} (R${st.replicas}): acked ${st.acked} (publish attempts ${st.publishAttempts}, duplicate acks ${st.duplicateAcks}, ack latency p50 ${fmtMs(lat.p50)} p99 ${fmtMs(lat.p99)}); replicas read: ${st.replicasRead.join(',') || 'none'} last seq ${last || 'n/a'}`);
     if (st.lostEverywhere) lines.push(`    acknowledged but on no replica: ${st.lostEverywhere}`);
     lines.push(`    consumer: received ${st.received} of ${st.acked} acked, deliveries ${st.deliveries}, redeliveries ${st.redeliveries}, out-of-order first deliveries ${st.outOfOrderFirstDeliveries}`);
+    if (st.topology) lines.push(`    mirror holds ${st.topology.mirrorHeld ?? "unread"}, sourcing stream holds ${st.topology.sourceHeld ?? "unread"} (every acked message checked in both)`);
   }
   const kinds = Object.entries(s.faults.byKind).map(([k, n]) => `${k} ${n}`).join(', ');
   lines.push(`  faults: ${s.faults.injected} injected (${kinds || 'none'}), ${s.faults.skipped} skipped, ${s.faults.errors} failed to inject`);

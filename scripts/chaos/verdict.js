@@ -3,6 +3,7 @@
 // at least once, consumer state equal on every replica. Violations are counted by type with a few examples.
 const EXAMPLES_PER_TYPE = 10;
 
+import { checkTopology } from './topology-check.js';
 class Violations {
   constructor() {
     this.counts = new Map();
@@ -113,7 +114,9 @@ export function judge(streams) {
     if (new Set(states.map((c) => key(c.state))).size > 1) {
       v.add('consumer-state-divergence', { stream: s.name, states: Object.fromEntries(states.map((c) => [c.name, c.state])) });
     }
+    const topology = s.topology ? checkTopology(v, s) : undefined;
     perStream[s.name] = {
+      ...(topology ? { topology } : {}),
       acked: s.acks.size,
       replicasRead: s.replicas.filter((r) => r.read.ok).map((r) => r.name),
       lastSeq: Object.fromEntries(s.replicas.filter((r) => r.read.ok).map((r) => [r.name, r.read.lastSeq])),

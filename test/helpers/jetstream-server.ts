@@ -3,6 +3,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { connect, type ConnectionOptions, type JetStreamClient, type JetStreamManager, type NatsConnection, type NatsError } from 'nats';
 import { startFlotilla, type FlotillaProcess } from './flotilla-process.js';
 
@@ -29,6 +30,23 @@ export async function startJetStreamServer(storePrefix: string, connectOpts: Con
     return code;
   };
   return { server, nc, jsm, js, storeDir, stop };
+}
+
+/**
+ * One server for a whole test file: started in beforeAll (handed to `use`), stopped in afterAll, where a
+ * Flotilla server must exit cleanly.
+ */
+export function useJetStreamServer(storePrefix: string, connectOpts: ConnectionOptions, use: (server: JetStreamServer) => void): void {
+  let fixture: JetStreamServer | undefined;
+  beforeAll(async () => {
+    fixture = await startJetStreamServer(storePrefix, connectOpts);
+    use(fixture);
+  });
+  afterAll(async () => {
+    if (fixture === undefined) return;
+    const code = await fixture.stop();
+    if (EXPECT_CLEAN_EXIT) expect(code).toBe(0);
+  });
 }
 
 /** Servers on store directories that outlive them, for kill -9 and restart tests; call `cleanup` in afterAll. */

@@ -108,6 +108,8 @@ const NATS_2_14: Record<JsErrorName, [number, number, string]> = {
   JSMirrorInvalidSubjectFilter: [400, 10151, 'mirror transform source: {err}'],
   JSMirrorOverlappingSubjectFilters: [400, 10152, 'mirror subject filters can not overlap'],
   JSMirrorInvalidTransformDestination: [400, 10154, 'mirror transform: {err}'],
+  JSStreamTransformInvalidSource: [400, 10155, 'stream transform source: {err}'],
+  JSStreamTransformInvalidDestination: [400, 10156, 'stream transform: {err}'],
   JSStreamInvalidConfigF: [500, 10052, '{err}'],
   JSStreamMessageExceedsMaximumErr: [400, 10054, 'message size exceeds maximum allowed'],
   JSStreamMismatchErr: [400, 10056, 'stream name in subject does not match request'],

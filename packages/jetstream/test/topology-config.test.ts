@@ -52,14 +52,15 @@ describe('mirror and sources config', () => {
     ],
     [{ name: 'S', sources: [{ name: '' }] }, 400, 10141, 'sourced stream name is invalid'],
     [{ name: 'S', sources: [{ name: 'A' }, { name: 'A' }] }, 400, 10140, 'duplicate source configuration detected'],
-    [{ name: 'S', sources: [{ name: 'A', subject_transforms: [{ src: 'a.*', dest: 'b.$2' }] }] }, 400, 10146, 'source transform: invalid mapping destination: wildcard index out of range in b.$2'],
+    [{ name: 'S', sources: [{ name: 'A', subject_transforms: [{ src: 'a.*', dest: 'b.$2' }] }] }, 400, 10146, 'source transform: invalid mapping destination: wildcard index out of range in $2: [2]'],
     [{ name: 'S', sources: [{ name: 'A', consumer: { name: 'C' } }] }, 500, 10052, "stream configuration field 'sources.consumer' is not supported"],
     [
-      { name: 'S', sources: [{ name: 'A', subject_transforms: [{ src: 'a.*', dest: '{{partition(3,1)}}' }] }] },
-      500,
-      10052,
-      "stream configuration field 'sources.subject_transforms function 'partition'' is not supported",
+      { name: 'S', sources: [{ name: 'A', subject_transforms: [{ src: 'a.*', dest: 'p.{{partitions(3,1)}}' }] }] },
+      400,
+      10146,
+      'source transform: invalid mapping destination: unknown function in {{partitions(3,1)}}',
     ],
+    [{ name: 'M', mirror: { name: 'O', subject_transforms: [{ src: 'a.*', dest: 'p.{{split(1)}}' }] } }, 400, 10154, 'mirror transform: invalid mapping destination: not enough arguments passed to the function in {{split(1)}}'],
   ])('%j → %i %i', (body, code, errCode, description) => {
     expect(errorOf(body)).toEqual({ code, err_code: errCode, description });
   });
@@ -121,10 +122,17 @@ describe('subject transforms', () => {
     expect(transformSubject([compile('a.*', 'b.$1')], 'z')).toBe('z');
   });
 
-  it('refuses bad destinations and names functions not applied yet', () => {
+  it('applies every mapping function nats-server validates', () => {
+    expect(compile('a.*', 'p.{{partition(3,1)}}').apply('a.x')).toMatch(/^p\.[012]$/);
+    expect(compile('a.*', '{{split(1,-)}}').apply('a.x-y')).toBe('x.y');
+    expect(compile('a.*.>', 'b.{{splitFromRight(1,2)}}.>').apply('a.abcd.e')).toBe('b.ab.cd.e');
+    expect(compile('a.*', '{{sliceFromLeft(1,2)}}').apply('a.abcde')).toBe('ab.cd.e');
+  });
+
+  it('refuses bad destinations with nats-server\'s texts', () => {
     expect(compileTransform({ src: 'a.*', dest: 'b.$2' })).toMatchObject({ kind: 'bad destination' });
     expect(compileTransform({ src: 'a.*', dest: 'b.>' })).toMatchObject({ kind: 'bad destination' });
     expect(compileTransform({ src: 'a..b', dest: 'x' })).toMatchObject({ kind: 'bad source' });
-    expect(compileTransform({ src: 'a.*', dest: '{{split(1,-)}}' })).toEqual({ kind: 'unsupported', fn: 'split' });
+    expect(compileTransform({ src: 'a.*', dest: '{{left(1,2)}}' })).toEqual({ kind: 'bad destination', text: 'invalid mapping destination: unknown function in {{left(1,2)}}' });
   });
 });

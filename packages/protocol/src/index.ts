@@ -5,3 +5,4 @@ export * from './headers.js';
 export * from './sublist.js';
 export * from './subject.js';
 export * from './subject-relations.js';
+export * from './subject-transform.js';

@@ -168,6 +168,8 @@ export const JS_ERROR_TABLE = {
   JSMirrorInvalidSubjectFilter: { code: 400, errCode: 10151, description: 'mirror transform source: {err}' },
   JSMirrorOverlappingSubjectFilters: { code: 400, errCode: 10152, description: 'mirror subject filters can not overlap' },
   JSMirrorInvalidTransformDestination: { code: 400, errCode: 10154, description: 'mirror transform: {err}' },
+  JSStreamTransformInvalidSource: { code: 400, errCode: 10155, description: 'stream transform source: {err}' },
+  JSStreamTransformInvalidDestination: { code: 400, errCode: 10156, description: 'stream transform: {err}' },
 } as const satisfies Record<string, JsErrorEntry>;
 
 export type JsErrorName = keyof typeof JS_ERROR_TABLE;

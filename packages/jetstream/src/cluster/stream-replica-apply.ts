@@ -31,6 +31,7 @@ export function applyReplicatedMsg(stream: Stream, log: JetStreamLogger, m: Repl
     recordMsgId(stream, m);
     return { seq: m.seq };
   }
+  stream.noteAppending(m.subject, m.seq);
   const appended = store.append(m.subject, m.header ?? undefined, m.data, { seq: m.seq, timestampNs: m.timestampNs });
   if (stream.lastSeq() !== m.seq) {
     store.skipMsgs(m.seq, 1).catch(failed);

@@ -269,22 +269,20 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       seq,
       msgId,
       subject,
-      settle: (result) => {
-        void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
+      settle: (result) =>
+        this.settleReplicated(
+          result,
+          { epoch, seq, msgId, subject },
           (r) => {
-            const stored = r !== undefined && r.error === undefined ? r.seq : 0;
-            this.forget(epoch, seq, msgId, subject, stored);
             if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
             if (r?.error !== undefined) this.reject(reply, r.error);
-            else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, ackOf(stored));
+            else if (r !== undefined && r.seq > 0 && reply !== null && !ackEarly) this.send(reply, ackOf(r.seq));
           },
-          (err: unknown) => {
-            this.forget(epoch, seq, msgId, subject, 0);
+          (err) => {
             if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
             this.options.log.error({ stream: this.stream.name, err: String(err) }, 'replicated publish apply failed');
           },
-        );
-      },
+        ),
       fail: (error, appended) => {
         this.forget(epoch, seq, msgId, subject, 0);
         if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
@@ -425,26 +423,37 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
         seq,
         msgId,
         subject,
-        settle: (result) => {
-          void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
-            (r) => {
-              const stored = r !== undefined && r.error === undefined ? r.seq : 0;
-              this.forget(epoch, seq, msgId, subject, stored);
-              if (r?.error !== undefined) reject(r.error);
-              else resolve('stored');
-            },
-            (err: unknown) => {
-              this.forget(epoch, seq, msgId, subject, 0);
-              reject(err);
-            },
-          );
-        },
+        settle: (result) =>
+          this.settleReplicated(result, { epoch, seq, msgId, subject }, (r) => (r?.error !== undefined ? reject(r.error) : resolve('stored')), reject),
         fail: (error) => {
           this.forget(epoch, seq, msgId, subject, 0);
           reject(error ?? unavailableError());
         },
       });
     });
+  }
+
+  /**
+   * A proposed message was applied here (or its apply failed): forgets its in-flight record — with the stored
+   * sequence, so later rules read the store — then hands on what apply did. Shared by publishes and ingests.
+   */
+  private settleReplicated(
+    result: unknown,
+    m: { epoch: number; seq: number; msgId: string | undefined; subject: string },
+    applied: (r: ReplicatedMsgResult | undefined) => void,
+    failed: (err: unknown) => void,
+  ): void {
+    void Promise.resolve(result as ReplicatedMsgResult | Promise<ReplicatedMsgResult> | undefined).then(
+      (r) => {
+        const stored = r !== undefined && r.error === undefined ? r.seq : 0;
+        this.forget(m.epoch, m.seq, m.msgId, m.subject, stored);
+        applied(r);
+      },
+      (err: unknown) => {
+        this.forget(m.epoch, m.seq, m.msgId, m.subject, 0);
+        failed(err);
+      },
+    );
   }
 
   mutate(entry: StreamMutation): Promise<number | boolean> {

@@ -90,6 +90,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     let seq: number;
     try {
       // Plain messages (the hot path) carry no header block at all.
+      stream.noteAppending(subject, stream.lastSeq() + 1);
       seq = store.appendNoWait(subject, plain || header === null ? undefined : header, data);
     } catch (err) {
       // Refused by a limit: the rejection carries the reason.
@@ -159,6 +160,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       if (m.seq <= last) return Promise.resolve('duplicate');
       if (m.seq > last + 1) store.skipMsgs(last + 1, m.seq - last - 1).catch((err: unknown) => this.failedSkip(err));
       try {
+        stream.noteAppending(m.subject, m.seq);
         seq = store.appendNoWait(m.subject, header ?? undefined, m.data, m.timestampNs);
       } catch (err) {
         throw apiErrorOfStore(err);
@@ -188,6 +190,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
           break;
       }
       try {
+        stream.noteAppending(m.subject, stream.lastSeq() + 1);
         seq = store.appendNoWait(m.subject, stored ?? undefined, body);
       } catch (err) {
         throw apiErrorOfStore(err);

@@ -43,6 +43,7 @@ export interface StreamConfig {
   allow_rollup_hdrs: boolean;
   allow_direct: boolean;
   mirror_direct: boolean;
+  subject_transform?: { src: string; dest: string };
   republish?: { src: string; dest: string; headers_only?: boolean };
   compression?: 'none' | 's2';
   first_seq?: number;

@@ -16,6 +16,8 @@ import { scheduleConfigError } from './msg-schedule.js';
 import { unsupportedConfigFieldError } from './unsupported-config-fields.js';
 import { checkTopologyConfig, checkTopologyUpdate, parseMirrorField, parseSourcesField } from '../topology/source-config.js';
 import { apiPrefixHash } from '../topology/source-header.js';
+import { checkSubjectTransform, parseSubjectTransformField } from './ingest-transform.js';
+import { checkRepublish, parseRepublishField } from './republish.js';
 
 export const DEFAULT_DUPLICATE_WINDOW_NS = 120_000_000_000;
 const MIN_WINDOW_NS = 100_000_000;
@@ -138,6 +140,8 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('placement', parsePlacement(o));
   set('mirror', parseMirrorField(o));
   set('sources', parseSourcesField(o));
+  set('subject_transform', parseSubjectTransformField(o));
+  set('republish', parseRepublishField(o));
   set('sealed', optBool(o, 'sealed'));
   set('deny_delete', optBool(o, 'deny_delete'));
   set('deny_purge', optBool(o, 'deny_purge'));
@@ -287,6 +291,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   }
   if (req.first_seq !== undefined && req.first_seq < 0) fail();
   if (req.placement?.preferred) throw JsErrors.streamInvalidConfig('preferred server not permitted in placement');
+  checkSubjectTransform(req.subject_transform);
+  const republish = checkRepublish(req.republish, subjects, req.subject_transform);
 
   const cfg: StreamConfig = {
     name: req.name,
@@ -310,6 +316,8 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     ...(req.sources !== undefined ? { sources: req.sources } : {}),
     compression: req.compression ?? 'none',
     ...(req.first_seq !== undefined && req.first_seq > 0 ? { first_seq: req.first_seq } : {}),
+    ...(req.subject_transform !== undefined ? { subject_transform: req.subject_transform } : {}),
+    ...(republish !== undefined ? { republish } : {}),
     allow_direct: req.allow_direct ?? false,
     mirror_direct: req.mirror_direct ?? false,
     sealed: req.sealed ?? false,

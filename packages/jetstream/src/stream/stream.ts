@@ -2,7 +2,7 @@
 // subjects and API purges/deletes go to its StreamWriter (stream-writer.ts), which orders them, applies them
 // through the methods below and answers; the stream itself does not know whether that writer is local or
 // replicated.
-import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoreLimits } from '@flotilla/store';
+import { bigNsToMs, msToBigNs, nsToMs, type MessageStore, type StoredMessage, type StoreLimits } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger, MessageBus } from '../message-bus.js';
@@ -17,6 +17,9 @@ import type { StreamConfig } from './stream-config-types.js';
 import type { StreamHandle } from './stream-handle.js';
 import { apiErrorOfStore } from '../api/store-api-error.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from './stream-writer.js';
+import { ingestTransform } from './ingest-transform.js';
+import { Republisher } from './republish.js';
+import type { CompiledTransform } from '../topology/subject-transform.js';
 import { StreamTopology } from '../topology/stream-topology.js';
 
 /** What a stream needs from the service that owns it. */
@@ -106,6 +109,13 @@ export class Stream implements StreamHandle, PublishRulesView {
   readonly counters = new CounterCache();
   /** A schedule stream's schedules, fired while this node serves (msg-schedule.ts). */
   readonly schedules: MsgSchedules;
+  /** `subject_transform`: what a publish or sourced message is stored under (ingest-transform.ts). */
+  private ingestTr: CompiledTransform | null = null;
+  /** `republish` (republish.ts), and per appended sequence the subject's sequence before it. */
+  private republisher: Republisher | null = null;
+  private readonly republishLastSeq = new Map<number, number>();
+  private republishDue: Array<{ seq: number; lastSeq: number }> = [];
+  private republishing = false;
 
   constructor(
     private readonly host: StreamHost,
@@ -125,6 +135,13 @@ export class Stream implements StreamHandle, PublishRulesView {
     store.onExpired(this.markers.expired);
     this.topology = new StreamTopology(this, host.bus, host.log);
     this.schedules = new MsgSchedules(store, (err) => host.log.error({ stream: config.name, err: String(err) }, 'message schedule failed'));
+    this.topologyOfConfig(config);
+  }
+
+  /** The ingest transform and republisher of a (new) config. */
+  private topologyOfConfig(cfg: StreamConfig): void {
+    this.ingestTr = ingestTransform(cfg);
+    this.republisher = cfg.republish === undefined ? null : new Republisher(cfg.name, cfg.republish, this.host.bus);
   }
 
   get name(): string {
@@ -250,10 +267,13 @@ export class Stream implements StreamHandle, PublishRulesView {
     if (old.duplicate_window !== next.duplicate_window) this.dedupe.setWindowMs(nsToMs(next.duplicate_window));
     await this.store.updateLimits(storeLimitsOf(next));
     if (JSON.stringify([old.mirror, old.sources]) !== JSON.stringify([next.mirror, next.sources])) this.topology.configChanged(next);
+    this.topologyOfConfig(next);
   }
 
   /** A mirrored or sourced message, through the writer (topology/). */
   ingest(m: SourcedMessage): Promise<IngestResult> {
+    const tr = this.ingestTr;
+    if (tr !== null && m.seq === undefined) m = { ...m, subject: tr.apply(m.subject) ?? m.subject };
     return this.writer.ingest(m);
   }
 
@@ -262,7 +282,9 @@ export class Stream implements StreamHandle, PublishRulesView {
       this.unsubscribes.push(
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
-            this.writer.publish(msg.subject, msg.header, msg.data, msg.reply);
+            const tr = this.ingestTr;
+            const stored = tr === null ? msg.subject : (tr.apply(msg.subject) ?? msg.subject);
+            this.writer.publish(stored, msg.header, msg.data, msg.reply);
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
@@ -337,14 +359,56 @@ export class Stream implements StreamHandle, PublishRulesView {
     if (next === 'purge' && scheduler !== undefined && scheduler !== '') this.rollup('sub', scheduler, seq);
   }
 
+  /** Republish: a message is about to be appended at `seq`; remembers the subject's sequence before it. */
+  noteAppending(subject: string, seq: number): void {
+    if (this.republisher === null) return;
+    // Bounded: entries of messages that never got stored (a failed write) are dropped wholesale.
+    if (this.republishLastSeq.size > 100_000) this.republishLastSeq.clear();
+    this.republishLastSeq.set(seq, this.store.lastSeqForSubject(subject));
+  }
+
   /** The message at `seq` is stored for good (durable, or committed): consumers may deliver it. */
   announceStored(seq: number, subject: string): void {
+    if (this.republisher !== null) this.republishStored(seq);
     for (const l of this.listeners) {
       try {
         l(seq, subject);
       } catch (err) {
         this.host.log.error({ stream: this.name, err: String(err) }, 'onStored listener failed');
       }
+    }
+  }
+
+  /** Only the serving node (the leader) republishes, in sequence order: announced ones are read in runs. */
+  private republishStored(seq: number): void {
+    const lastSeq = this.republishLastSeq.get(seq) ?? 0;
+    this.republishLastSeq.delete(seq);
+    if (!this.serving) return;
+    this.republishDue.push({ seq, lastSeq });
+    if (!this.republishing) void this.drainRepublish();
+  }
+
+  private async drainRepublish(): Promise<void> {
+    this.republishing = true;
+    try {
+      while (this.republishDue.length > 0 && this.republisher !== null) {
+        const due = this.republishDue.splice(0, 1024);
+        const first = due[0]!.seq;
+        const span = due[due.length - 1]!.seq - first + 1;
+        // One read per run of sequences (announced in order); removed meanwhile means nothing to republish.
+        const msgs = span <= 4 * due.length ? await this.store.readRange(first, span) : await Promise.all(due.map((d) => this.store.get(d.seq)));
+        const bySeq = new Map<number, StoredMessage>();
+        for (const m of msgs) if (m !== null) bySeq.set(m.seq, m);
+        const r = this.republisher;
+        for (const d of due) {
+          const m = bySeq.get(d.seq);
+          if (m !== undefined && r !== null) r.republish(m, d.lastSeq);
+        }
+      }
+    } catch (err) {
+      this.host.log.error({ stream: this.name, err: String(err) }, 'republish failed');
+    } finally {
+      this.republishing = false;
     }
   }
 

@@ -118,18 +118,13 @@ export function sourceIndexName(s: StreamSourceConfig, apiHash: (api: string) =>
 
 type TransformErrors = { filter: ApiError; destination: (err: string) => ApiError; source: (err: string) => ApiError };
 
-function checkTransforms(s: StreamSourceConfig, errs: TransformErrors, where: 'mirror' | 'sources'): void {
+function checkTransforms(s: StreamSourceConfig, errs: TransformErrors): void {
   const trs = s.subject_transforms ?? [];
   if (s.filter_subject !== undefined && trs.length > 0) throw errs.filter;
   for (const t of trs) {
     if (t.src !== '' && !isValidSubject(t.src)) throw errs.source(`invalid subject ${t.src}`);
     const compiled = compileTransform(t);
-    if ('kind' in compiled) {
-      if (compiled.kind === 'unsupported') {
-        throw JsErrors.configFieldUnsupported('stream', `${where}.subject_transforms function '${compiled.fn}'`);
-      }
-      throw errs.destination(compiled.text);
-    }
+    if ('kind' in compiled) throw errs.destination(compiled.text);
   }
 }
 
@@ -153,7 +148,6 @@ export function checkTopologyConfig(req: Partial<StreamConfig>, apiHash: ApiHash
         source: (err) => jsError('JSMirrorInvalidSubjectFilter', { err }),
         destination: (err) => jsError('JSMirrorInvalidTransformDestination', { err }),
       },
-      'mirror',
     );
     const trs = m.subject_transforms ?? [];
     for (let i = 0; i < trs.length; i++) {
@@ -179,7 +173,6 @@ export function checkTopologyConfig(req: Partial<StreamConfig>, apiHash: ApiHash
         source: (err) => jsError('JSSourceInvalidSubjectFilter', { err }),
         destination: (err) => jsError('JSSourceInvalidTransformDestination', { err }),
       },
-      'sources',
     );
     const trs = s.subject_transforms ?? [];
     for (let i = 0; i < trs.length; i++) {
