@@ -45,7 +45,6 @@ describe('stream config fields Flotilla does not implement', () => {
     ['republish', { republish: { src: '>', dest: 'out.>' } }],
     ['allow_msg_counter', { allow_msg_counter: true }],
     ['allow_msg_schedules', { allow_msg_schedules: true }],
-    ['allow_batched', { allow_batched: true }],
   ])('%s is refused by name', (field, body) => {
     expect(streamError(body)).toEqual(refused('stream', field));
   });

@@ -158,7 +158,7 @@ function withCommitHeader(header: Buffer): Buffer {
   return encodeHeaders(parsed);
 }
 
-function withoutHeader(header: Buffer, key: string): Buffer {
+export function withoutHeader(header: Buffer, key: string): Buffer {
   const parsed = decodeHeaders(header);
   parsed.entries = parsed.entries.filter(([k]) => k !== key);
   return encodeHeaders(parsed);

@@ -59,4 +59,6 @@ export interface StreamConfig {
   persist_mode?: 'async';
   /** ADR-50 atomic batch publish (atomic-batch.ts). Absent: false. */
   allow_atomic?: boolean;
+  /** Fast batch publish (2.14, stream/fast-batch.ts). */
+  allow_batched?: boolean;
 }

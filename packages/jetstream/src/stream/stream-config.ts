@@ -148,6 +148,7 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
   set('allow_atomic', optBool(o, 'allow_atomic'));
+  set('allow_batched', optBool(o, 'allow_batched'));
   if (optEnum(o, 'persist_mode') === 'async') req.persist_mode = 'async';
   if (metadataRaw !== undefined) req.metadata = metadataRaw as Record<string, string>;
   const limits = optObject(o, 'consumer_limits');
@@ -248,6 +249,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   const ttl = messageTtlConfig(req);
   checkPersistMode(req, replicas);
   if (req.allow_atomic === true && req.mirror !== undefined) throw JsErrors.mirrorWithAtomicPublish();
+  if (req.allow_batched === true && req.mirror !== undefined) throw JsErrors.mirrorWithBatchPublish();
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
   // A mirror or a sourcing stream gets no default subject (nats-server: only one with neither does).
@@ -309,6 +311,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
     ...(req.allow_atomic === true ? { allow_atomic: true } : {}),
+    ...(req.allow_batched === true ? { allow_batched: true } : {}),
     ...(req.persist_mode === 'async' ? { persist_mode: 'async' as const } : {}),
     ...(req.metadata !== undefined && Object.keys(req.metadata).length > 0 ? { metadata: req.metadata } : {}),
   };

@@ -46,7 +46,6 @@ export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
   { scope: 'stream', field: 'republish', shape: object, issue: 19 },
   { scope: 'stream', field: 'allow_msg_counter', shape: bool, issue: 20 },
   { scope: 'stream', field: 'allow_msg_schedules', shape: bool, issue: 20 },
-  { scope: 'stream', field: 'allow_batched', shape: bool, issue: 20 },
   {
     scope: 'consumer',
     field: 'ack_policy',
