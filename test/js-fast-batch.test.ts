@@ -7,7 +7,7 @@ import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, createInbox, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { connect, createInbox, headers, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { jetstreamManager, JetStreamApiError, type JetStreamManager } from '@nats-io/jetstream';
 import { startFastIngest } from '@nats-io/jetstream/internal';
 import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
@@ -145,7 +145,7 @@ describe('fast batch publish (one node)', () => {
     const before = await lastSeq('FAST');
     const b = new RawBatch('errs', 100);
     b.pub('fast.e', 1, 0);
-    const h = (await import('@nats-io/transport-node')).headers();
+    const h = headers();
     h.set('Nats-Expected-Last-Sequence', '1');
     nc.publish('fast.e', 'bad', { reply: b.reply(2, 1), headers: h });
     const replies = await b.waitFor(3);
@@ -155,6 +155,33 @@ describe('fast batch publish (one node)', () => {
       { stream: 'FAST', seq: before + 1, batch: 'errs', count: 1 },
     ]);
     b.close();
+  });
+
+  it('a duplicate Nats-Msg-Id inside the batch is skipped silently; the commit counts it', async () => {
+    const before = await lastSeq('FAST');
+    const b = new RawBatch('dups', 100);
+    const h = headers();
+    h.set('Nats-Msg-Id', 'fast-dup-1');
+    nc.publish('fast.d', 'one', { reply: b.reply(1, 0), headers: h });
+    nc.publish('fast.d', 'again', { reply: b.reply(2, 1), headers: h });
+    b.pub('fast.d', 3, 2);
+    const replies = await b.waitFor(2);
+    expect(replies).toEqual([
+      { type: 'ack', seq: 0, msgs: 100 },
+      { stream: 'FAST', seq: before + 2, batch: 'dups', count: 3 },
+    ]);
+    expect((await jsm.streams.getMessage('FAST', { seq: before + 1 })).string()).toBe('one');
+    expect((await jsm.streams.getMessage('FAST', { seq: before + 2 })).string()).toBe('m3');
+    // A batch of one message, committed at once, that is a duplicate: answered as a plain duplicate publish,
+    // with batch and count (a non-committing first message that is a duplicate is skipped as any other).
+    const c = new RawBatch('dupfirst', 100);
+    nc.publish('fast.d', 'once more', { reply: c.reply(1, 2), headers: h });
+    expect(await c.waitFor(1)).toEqual([{ stream: 'FAST', seq: before + 1, duplicate: true, batch: 'dupfirst', count: 1 }]);
+    c.pub('fast.d', 2, 1);
+    expect((await c.waitFor(2))[1]).toMatchObject({ error: { err_code: 10208 } });
+    expect(await lastSeq('FAST')).toBe(before + 2);
+    b.close();
+    c.close();
   });
 
   it('the refusals, each by 2.14 error code', async () => {
