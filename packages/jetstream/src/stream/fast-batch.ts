@@ -16,6 +16,7 @@ import { BATCH_TIMEOUT_MS, withoutHeader } from './atomic-batch.js';
 import type { PubAckEncoder } from './pub-ack.js';
 import { decidePublish, type PublishRulesView } from './publish-rules.js';
 import { requiredApiLevelError } from './unsupported-headers.js';
+import { InflightBatches, type InflightTotal } from './inflight-batches.js';
 
 /** 2.14's defaults (streamDefaultMaxFastBatchInflightPerStream / Total). */
 export const MAX_FAST_INFLIGHT_PER_STREAM = 1000;
@@ -45,8 +46,8 @@ export interface FastBatchRef {
   ping: boolean;
 }
 
-/** Servers in flight, every stream together (globalInflightFastBatches). */
-let inflightTotal = 0;
+/** Fast batches in flight on this server, every stream together (globalInflightFastBatches). */
+const inflightTotal: InflightTotal = { count: 0 };
 
 /**
  * 2.14's getFastBatch: null when `reply` is no fast batch reply, 'invalid' when it ends in `.$FI` but does not
@@ -81,7 +82,6 @@ function goInt(text: string): number {
 }
 
 interface FastBatch {
-  timer: NodeJS.Timeout;
   /** Highest batch sequence received. */
   lseq: number;
   /** Highest batch sequence durable (≤ lseq). */
@@ -119,13 +119,15 @@ const DONE: FastStep = { kind: 'done' };
 
 /** One stream's fast batches, on its leader. */
 export class FastBatches {
-  private readonly batches = new Map<string, FastBatch>();
+  private readonly batches: InflightBatches<FastBatch>;
 
   constructor(
     private readonly acks: PubAckEncoder,
     private readonly send: FastBatchSend,
-    private readonly timeoutMs = BATCH_TIMEOUT_MS,
-  ) {}
+    timeoutMs = BATCH_TIMEOUT_MS,
+  ) {
+    this.batches = new InflightBatches(inflightTotal, timeoutMs);
+  }
 
   get inflight(): number {
     return this.batches.size;
@@ -150,7 +152,7 @@ export class FastBatches {
     let b = this.batches.get(ref.id);
     if (b === undefined) {
       if (ref.seq !== 1) return respondError(JsErrors.batchPublishUnknownBatchId());
-      if (this.batches.size + 1 > MAX_FAST_INFLIGHT_PER_STREAM || inflightTotal + 1 > MAX_FAST_INFLIGHT_TOTAL) {
+      if (this.batches.size + 1 > MAX_FAST_INFLIGHT_PER_STREAM || inflightTotal.count + 1 > MAX_FAST_INFLIGHT_TOTAL) {
         return respondError(JsErrors.batchPublishTooManyInflight());
       }
       b = this.create(ref);
@@ -163,7 +165,7 @@ export class FastBatches {
       }
       header = withoutHeader(header, 'Nats-Required-Api-Level'); // 2.14 checks it and never stores it
     }
-    if (!b.commit) b.timer.refresh();
+    if (!b.commit) this.batches.touch(ref.id);
 
     if (ref.ping) {
       let flow = true;
@@ -263,7 +265,7 @@ export class FastBatches {
 
   /** Leadership lost, the stream stopped or allow_batched turned off: every batch is gone. */
   clear(): void {
-    for (const id of [...this.batches.keys()]) this.drop(id);
+    this.batches.clear();
   }
 
   /** A message the rules refused (`error`) or found a duplicate of (`dupSeq`). */
@@ -295,7 +297,6 @@ export class FastBatches {
 
   private create(ref: FastBatchRef): FastBatch {
     const b: FastBatch = {
-      timer: this.armTimer(ref.id),
       lseq: 0,
       pseq: 0,
       fseq: 0,
@@ -307,8 +308,7 @@ export class FastBatches {
       gapOk: ref.gapOk,
       commit: false,
     };
-    inflightTotal++;
-    this.batches.set(ref.id, b);
+    this.batches.add(ref.id, b);
     // The only batch gets what the client asks (up to 500); with others in flight it starts at 1 and ramps.
     b.ackMessages = this.batches.size > 1 ? 1 : Math.min(MAX_ACK_MESSAGES, b.maxAckMessages);
     return b;
@@ -317,7 +317,7 @@ export class FastBatches {
   /** Ends the batch (fastBatchCommit); true when it is all durable and the PubAck went out now. */
   private commit(b: FastBatch, id: string, reply: string): boolean {
     b.commit = true;
-    clearTimeout(b.timer);
+    this.batches.hold(id);
     if (b.lseq !== b.pseq) return false;
     this.drop(id);
     this.send(reply, this.acks.batch(b.sseq, id, b.lseq));
@@ -344,17 +344,7 @@ export class FastBatches {
     this.send(reply, Buffer.from(JSON.stringify(body)));
   }
 
-  private armTimer(id: string): NodeJS.Timeout {
-    const t = setTimeout(() => this.drop(id), this.timeoutMs);
-    t.unref();
-    return t;
-  }
-
   private drop(id: string): void {
-    const b = this.batches.get(id);
-    if (b === undefined) return;
-    clearTimeout(b.timer);
-    this.batches.delete(id);
-    inflightTotal--;
+    this.batches.drop(id);
   }
 }
