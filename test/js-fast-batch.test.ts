@@ -200,4 +200,22 @@ describe('fast batch publish (one node)', () => {
     expect(await answer('fast.x', `${inbox()}.${'i'.repeat(65)}.10.fail.1.0.$FI`)).toEqual(err(400, 10207, 'batch publish ID is invalid', 'FAST'));
     expect(await answer('fast.x', `${inbox()}.nobatch.10.fail.5.1.$FI`)).toEqual(err(400, 10208, 'batch publish ID unknown', 'FAST'));
   });
+
+  it('a second batch in flight starts at one ack per message; the 1001st in flight on a stream is refused', async () => {
+    const prefix = createInbox();
+    const replies: Array<{ subject: string; body: Record<string, unknown> }> = [];
+    const sub = nc.subscribe(`${prefix}.>`, { callback: (_e, m) => replies.push({ subject: m.subject, body: JSON.parse(dec.decode(m.data)) as Record<string, unknown> }) });
+    for (let i = 0; i < 1000; i++) nc.publish('fast.many', 'x', { reply: `${prefix}.many${i}.50.fail.1.0.$FI` });
+    await nc.flush();
+    const starts = (): typeof replies => replies.filter((r) => r.body['seq'] === 0);
+    await until(() => starts().length >= 1000, 30_000, '1000 start acks');
+    expect(starts()[0]).toEqual({ subject: `${prefix}.many0.50.fail.1.0.$FI`, body: { type: 'ack', seq: 0, msgs: 50 } });
+    expect(starts()[1]).toEqual({ subject: `${prefix}.many1.50.fail.1.0.$FI`, body: { type: 'ack', seq: 0, msgs: 1 } });
+    // ... and so acks its stored first message at once (2.14's checkFlowControl with an interval of 1).
+    await until(() => replies.some((r) => r.subject.startsWith(`${prefix}.many1.`) && r.body['seq'] === 1), 20_000, 'many1 flow ack');
+    nc.publish('fast.many', 'x', { reply: `${prefix}.many1000.50.fail.1.0.$FI` });
+    const refusal = await until(() => replies.find((r) => r.subject.startsWith(`${prefix}.many1000.`)), 20_000, 'the refusal');
+    expect(refusal.body).toEqual({ error: { code: 429, err_code: 10211, description: 'batch publish too many inflight' }, stream: 'FAST', seq: 0 });
+    sub.unsubscribe();
+  });
 });
