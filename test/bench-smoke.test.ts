@@ -113,7 +113,7 @@ describe('flotilla-bench smoke', () => {
 
   it('runs the R1 JetStream and KV workloads on Flotilla and writes the JSON and the SVG', async () => {
     const doc = await smokeRun(['js'], true);
-    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['js-pub-sync-r1', 'js-pub-async-r1', 'js-counter-r1', 'js-pull-r1', 'js-push-r1', 'kv-put-r1', 'kv-get-r1', 'js-pub-async-r1-persist-async', 'js-atomic-batch100-r1']);
+    expect(doc.workloads.map((w: Workload) => w.id)).toEqual(['js-pub-sync-r1', 'js-pub-async-r1', 'js-counter-r1', 'js-pull-r1', 'js-push-r1', 'kv-put-r1', 'kv-get-r1', 'js-pub-async-r1-persist-async', 'js-atomic-batch100-r1', 'js-fast-batch-r1']);
     const byId = checkEveryRun(doc);
     // both drains read the whole stream the windowed publish filled: the same count, at least every ack
     const acked = byId['js-pub-async-r1']!.byTarget.flotilla.runs[0].ops;
@@ -122,13 +122,15 @@ describe('flotilla-bench smoke', () => {
     expect(byId['js-push-r1']!.byTarget.flotilla.runs[0].ops).toBe(pulled);
     // Atomic batches commit whole: whole batches of 100 only.
     expect(byId['js-atomic-batch100-r1']!.byTarget.flotilla.runs[0].ops % 100).toBe(0);
-    for (const id of ['js-pub-sync-r1', 'js-pub-async-r1', 'js-counter-r1', 'kv-put-r1', 'kv-get-r1', 'js-pub-async-r1-persist-async', 'js-atomic-batch100-r1']) {
+    // A fast batch's ops are the count its commit PubAck reports: the messages stored.
+    expect(byId['js-fast-batch-r1']!.byTarget.flotilla.runs[0].ops).toBeGreaterThan(0);
+    for (const id of ['js-pub-sync-r1', 'js-pub-async-r1', 'js-counter-r1', 'kv-put-r1', 'kv-get-r1', 'js-pub-async-r1-persist-async', 'js-atomic-batch100-r1', 'js-fast-batch-r1']) {
       const l = byId[id]!.byTarget.flotilla.latencyMs;
       expect(l.samples, id).toBeGreaterThan(0);
       expect(l.p99, id).toBeGreaterThanOrEqual(l.p50);
     }
     expect(doc.svg.startsWith('<svg')).toBe(true);
-    expect(doc.svg.match(/<path /g)).toHaveLength(7); // a panel per latency workload, one server
+    expect(doc.svg.match(/<path /g)).toHaveLength(8); // a panel per latency workload, one server
   }, 30_000);
 
   it('runs the R3 publish workloads on a three-node Flotilla cluster', async () => {

@@ -10,6 +10,9 @@
 //   js-push         drain a push consumer's deliver subject, acking each message
 //   atomic-batch    atomic batches (ADR-50) of `batchSize` messages, `concurrent` batches in flight: all but
 //                   the last published without a reply, the commit awaited (ops: messages committed)
+//   fast-batch      one fast batch (2.14 allow_batched, `.$FI` replies) with a flow ack every `flow` messages and
+//                   at most 2 acks' worth outstanding, then its commit (ops: messages the commit PubAck counts;
+//                   hist: message sent → the flow ack covering it)
 //   idle-conns      open `count` connections (this one included), then wait until SIGTERM
 import { RawNatsClient } from './raw-nats-client.js';
 import { LatencyHistogram } from './latency-histogram.js';
@@ -26,7 +29,7 @@ const cpuMsSince = (start) => {
   return (u.user + u.system) / 1000;
 };
 
-const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush, 'idle-conns': idleConns, 'atomic-batch': atomicBatch };
+const roles = { 'request-window': requestWindow, 'core-sub': coreSub, 'core-pub': corePub, replier, 'js-pull': jsPull, 'js-push': jsPush, 'idle-conns': idleConns, 'atomic-batch': atomicBatch, 'fast-batch': fastBatch };
 
 try {
   const run = roles[role];
@@ -372,5 +375,71 @@ function atomicBatch(nc, p) {
     }, 500);
     lastProgress = performance.now();
     pump();
+  });
+}
+
+function fastBatch(nc, p) {
+  const flow = Math.max(1, p.flow ?? 100);
+  const payload = Buffer.alloc(p.bytes ?? 0, 97);
+  const id = `fb${process.pid}x${Date.now()}`;
+  const prefix = `${nc.inboxPrefix}.f`;
+  const replyOf = (seq, op) => `${prefix}.${id}.${flow}.fail.${seq}.${op}.$FI`;
+  const hist = new LatencyHistogram();
+  const sentAt = new Map(); // batch seq at a multiple of `flow` -> send time
+  let interval = flow;
+  let seq = 0;
+  let acked = 0;
+  let errors = 0;
+  let firstError = null;
+  let done = false;
+  let lastProgress = performance.now();
+  const cpu0 = process.cpuUsage();
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const finish = (ops) => {
+      done = true;
+      clearInterval(watchdog);
+      resolve({ ops, ms: performance.now() - start, errors, firstError, cpuMs: cpuMsSince(cpu0), hist: hist.toJSON() });
+    };
+    const pump = () => {
+      while (!done && seq - acked < interval * 2) {
+        if (seq + 1 >= p.maxOps || performance.now() - start >= p.durationMs) {
+          seq++;
+          nc.publish(p.subjects[seq % p.subjects.length], replyOf(seq, 2), payload);
+          done = true; // the commit is out: wait for its PubAck
+          return;
+        }
+        seq++;
+        if (seq % flow === 0) sentAt.set(seq, performance.now());
+        nc.publish(p.subjects[seq % p.subjects.length], replyOf(seq, seq === 1 ? 0 : 1), payload);
+      }
+    };
+    nc.subscribe(`${prefix}.>`, (m) => {
+      lastProgress = performance.now();
+      const r = JSON.parse(m.payload().toString('utf8'));
+      if (r.error !== undefined || r.type === 'err' || r.type === 'gap') {
+        errors++;
+        firstError ??= JSON.stringify(r).slice(0, 200);
+        if (r.type === undefined) finish(0);
+        return;
+      }
+      if (r.batch !== undefined) return finish(r.count);
+      if (typeof r.msgs === 'number' && r.msgs > 0) interval = r.msgs;
+      if (r.seq > acked) acked = r.seq;
+      const t0 = sentAt.get(r.seq);
+      if (t0 !== undefined) {
+        hist.recordUs((lastProgress - t0) * 1000);
+        for (const k of sentAt.keys()) if (k <= r.seq) sentAt.delete(k);
+      }
+      pump();
+    });
+    const watchdog = setInterval(() => {
+      if (performance.now() - lastProgress > STALL_MS) {
+        errors++;
+        firstError ??= `no reply for ${STALL_MS} ms`;
+        finish(0);
+      }
+    }, 1000);
+    nc.flush().then(pump);
   });
 }

@@ -52,6 +52,7 @@ export const WORKLOADS = [
   // issue 20 (nats-server 2.12+ features, so Flotilla only: 2.9 answers them with errors)
   { id: 'js-pub-async-r1-persist-async', suites: ['js'], shape: 'single', label: 'JS publish R1 persist_mode async, window W', unit: 'msgs/s', run: (c) => jsPublishPersistAsync(c) },
   { id: 'js-atomic-batch100-r1', suites: ['js'], shape: 'single', label: 'JS atomic batches of 100 R1, 4 in flight', unit: 'msgs/s', run: (c) => jsAtomicBatch(c, 1, 100) },
+  { id: 'js-fast-batch-r1', suites: ['js'], shape: 'single', label: 'JS fast batch R1, flow ack every 100', unit: 'msgs/s', run: (c) => jsFastBatch(c, 1, 100) },
   { id: 'js-pub-sync-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 3, 1) },
   { id: 'js-pub-async-r3', suites: ['cluster'], shape: 'cluster3', label: 'JS publish R3, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 3, c.opts.window) },
   // only with --only: creating the streams takes ~30–45 s a server
@@ -244,6 +245,22 @@ async function jsAtomicBatch(c, replicas, size) {
     () => ({ url, subjects, bytes: c.opts.bytes, batchSize: size, concurrent: 4, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
     1,
     c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+  );
+  return aggregate(results, 'msgs/s');
+}
+
+/** One fast batch (2.14 allow_batched) into a fresh stream, a flow ack every `flow` messages; msgs/s committed. */
+async function jsFastBatch(c, replicas, flow) {
+  const stream = `BFAST${replicas}`;
+  await c.admin.freshStream({ ...streamConfig(stream, replicas), allow_batched: true });
+  const url = await leaderUrl(c, stream);
+  await c.admin.waitPublishable(`${stream}.warm`);
+  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
+  const results = await runWorkers(
+    'fast-batch',
+    () => ({ url, subjects, bytes: c.opts.bytes, flow, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
+    1,
+    c.opts.durationMs + WORKER_SLACK_MS,
   );
   return aggregate(results, 'msgs/s');
 }

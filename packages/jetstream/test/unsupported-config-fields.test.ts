@@ -41,7 +41,6 @@ const unknownField = (field: string): Wire => ({ code: 400, err_code: 10025, des
 
 describe('stream config fields Flotilla does not implement', () => {
   it.each([
-    ['allow_batched', { allow_batched: true }],
   ])('%s is refused by name', (field, body) => {
     expect(streamError(body)).toEqual(refused('stream', field));
   });

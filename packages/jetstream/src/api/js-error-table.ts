@@ -128,6 +128,13 @@ export const JS_ERROR_TABLE = {
   JSAtomicPublishInvalidBatchCommitErr: { code: 400, errCode: 10200, description: 'atomic publish batch commit is invalid' },
   JSAtomicPublishContainsDuplicateMessageErr: { code: 400, errCode: 10201, description: 'atomic publish batch contains duplicate message id' },
   JSAtomicPublishTooManyInflight: { code: 429, errCode: 10210, description: 'atomic publish too many inflight' },
+  // Fast batch publish (stream/fast-batch.ts): processJetStreamFastBatchMsg.
+  JSBatchPublishDisabledErr: { code: 400, errCode: 10205, description: 'batch publish is disabled' },
+  JSBatchPublishInvalidPatternErr: { code: 400, errCode: 10206, description: 'batch publish pattern is invalid' },
+  JSBatchPublishInvalidBatchIDErr: { code: 400, errCode: 10207, description: 'batch publish ID is invalid' },
+  JSBatchPublishUnknownBatchIDErr: { code: 400, errCode: 10208, description: 'batch publish ID unknown' },
+  JSMirrorWithBatchPublishErr: { code: 400, errCode: 10209, description: 'stream mirrors can not also use batch publishing' },
+  JSBatchPublishTooManyInflight: { code: 429, errCode: 10211, description: 'batch publish too many inflight' },
   JSStreamWrongLastSequenceConstantErr: { code: 400, errCode: 10164, description: 'wrong last sequence' },
   JSRequiredApiLevelErr: { code: 412, errCode: 10185, description: 'JetStream minimum api level required' },
   JSPedanticErrF: { code: 400, errCode: 10157, description: 'pedantic mode: {err}' },

@@ -8,12 +8,13 @@ import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
 import type { BusMessage, JetStreamLogger } from '../message-bus.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
-import { decidePublish, type PublishRulesView } from '../stream/publish-rules.js';
+import { decidePublish, type CounterOutcome, type PublishRulesView } from '../stream/publish-rules.js';
 import type { CounterBase, CounterState } from '../stream/msg-counter.js';
 import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter } from '../stream/stream-writer.js';
 import { AtomicBatches, batchIdOf } from '../stream/atomic-batch.js';
+import { FastBatches, parseFastBatchReply, type FastBatchRef } from '../stream/fast-batch.js';
 import { encodeBatchEntry, encodeConsumerEntry, encodeDeleteEntry, encodeMsgEntry, encodePurgeEntry } from './stream-entry-codec.js';
 import { unavailableError } from './stream-replica-errors.js';
 import { DiscardNewGate } from './stream-replica-limits.js';
@@ -83,6 +84,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   /** Publishes that arrived while a limit waited for the messages in flight, in arrival order. */
   private held: BusMessage[] = [];
   private readonly batches = new AtomicBatches();
+  private readonly fastBatches: FastBatches;
 
   constructor(
     private readonly stream: Stream,
@@ -92,6 +94,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
   ) {
     this.acks = new PubAckEncoder(stream.name, host.domain);
     this.limits = new DiscardNewGate(stream.store);
+    this.fastBatches = new FastBatches(this.acks, (reply, body) => this.send(reply, body));
   }
 
   /** This node now leads and has applied every earlier entry: start sequencing from the store. */
@@ -112,6 +115,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     for (const item of queued) item.fail(null, false);
     this.held = []; // no reply, as queued ones: the new leader may be the one to store them
     this.batches.clear(); // staged batches die with the leadership (the new leader answers "incomplete")
+    this.fastBatches.clear(); // so do fast batches: the new leader answers their next message "ID unknown"
     this.resetInFlight();
   }
 
@@ -182,6 +186,8 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
 
   publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null): void {
     if (!this.active) return; // not leading (a step-down in progress): the leader answers
+    const fast = parseFastBatchReply(reply);
+    if (fast !== null) return this.publishFast(subject, header, data, reply!, fast);
     if (header !== null && this.stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header, data, reply);
     if (this.held.length === 0 && this.admit(subject, header, data, reply)) return;
     if (this.held.length >= MAX_HELD) {
@@ -223,7 +229,41 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
         break;
     }
     const counter = ruling.kind === 'store' ? ruling.counter : undefined;
-    const noInterest = ruling.kind === 'skip';
+    const msgId = ruling.msgId;
+    const rollup = ruling.kind === 'store' ? ruling.rollup : undefined;
+    const ackEarly = this.options.ackBeforeCommit;
+    const ackOf = (stored: number): Buffer => (counter !== undefined ? this.acks.counter(stored, counter.total) : this.acks.ack(stored));
+    return this.proposeMsg(subject, header, payload, msgId, rollup, ruling.kind === 'skip', false, counter, (seq) => {
+      if (ackEarly && reply !== null) this.send(reply, ackOf(seq));
+    }, (stored, error) => {
+      if (error !== undefined) this.reject(reply, error);
+      else if (stored > 0 && reply !== null && !ackEarly) this.send(reply, ackOf(stored));
+    }, (error, appended) => {
+      // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
+      // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
+      if (!appended && !ackEarly && error !== null) this.reject(reply, error);
+    });
+  }
+
+  /**
+   * Proposes one decided message at the next sequence (after the discard-new gate: false when it must wait;
+   * `noWait` proposes at once instead); `done` hears the applied result, `lost` a proposal that never committed.
+   * `counter`: a counter increment's outcome, kept in flight so the next increment adds to it.
+   */
+  private proposeMsg(
+    subject: string,
+    header: Buffer | null,
+    payload: Buffer,
+    msgId: string | undefined,
+    rollup: 'sub' | 'all' | undefined,
+    noInterest: boolean,
+    noWait: boolean,
+    counter: CounterOutcome | undefined,
+    assigned: (seq: number) => void,
+    done: (stored: number, error: ApiError | undefined) => void,
+    lost: (error: ApiError | null, appended: boolean) => void,
+  ): boolean {
+    const cfg = this.stream.config;
     // Limits before a sequence is taken: a refused message must leave no trace on any replica. A skipped one
     // adds nothing to the store, so no limit applies to it.
     const gated = !noInterest;
@@ -231,14 +271,12 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     let perSubject = false;
     if (gated) {
       const limit = this.limits.decide(cfg, subject, header?.length ?? 0, payload.length);
-      if (limit.kind === 'wait') return false;
-      if (limit.kind === 'refuse') return this.reject(reply, limit.error), true;
+      if (limit.kind === 'wait' && !noWait) return false;
+      if (limit.kind === 'refuse') return done(0, limit.error), true;
       bytes = this.limits.sizeOf(subject, header?.length ?? 0, payload.length);
       perSubject = cfg.max_msgs_per_subject > 0 && cfg.discard_new_per_subject === true;
       this.limits.added(subject, bytes, perSubject);
     }
-    const msgId = ruling.msgId;
-    const rollup = ruling.kind === 'store' ? ruling.rollup : undefined;
     const seq = this.lastSeq() + 1;
     this.nextSeq = seq;
     // Strictly increasing, so every replica stores the same, ordered timestamps.
@@ -261,9 +299,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
     if (!noInterest) this.inFlightSubjectSeq.set(subject, seq);
     if (counter !== undefined) this.inFlightCounters.set(subject, { seq, state: counter.state });
     const epoch = this.epoch;
-    const ackEarly = this.options.ackBeforeCommit;
-    const ackOf = (stored: number): Buffer => (counter !== undefined ? this.acks.counter(stored, counter.total) : this.acks.ack(stored));
-    if (ackEarly && reply !== null) this.send(reply, ackOf(seq));
+    assigned(seq);
     this.enqueue({
       data,
       seq,
@@ -275,8 +311,7 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
           { epoch, seq, msgId, subject },
           (r) => {
             if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
-            if (r?.error !== undefined) this.reject(reply, r.error);
-            else if (r !== undefined && r.seq > 0 && reply !== null && !ackEarly) this.send(reply, ackOf(r.seq));
+            done(r !== undefined && r.error === undefined ? r.seq : 0, r?.error);
           },
           (err) => {
             if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
@@ -286,12 +321,26 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
       fail: (error, appended) => {
         this.forget(epoch, seq, msgId, subject, 0);
         if (gated) this.limitSettled(epoch, subject, bytes, perSubject);
-        // Appended and lost (or outcome unknown): no reply; the client retries after its timeout, and a
-        // Nats-Msg-Id retry is de-duplicated if the entry did commit after all.
-        if (!appended && !ackEarly && error !== null) this.reject(reply, error);
+        lost(error, appended);
       },
     });
     return true;
+  }
+
+  /**
+   * A message of a fast batch (stream/fast-batch.ts): proposed as an ordinary message entry, and reported to
+   * the batch once committed (a quorum has it on disk) and applied here, so a flow ack covers only durable
+   * messages. A discard-new limit that would wait for the messages in flight is decided on apply instead.
+   */
+  private publishFast(subject: string, header: Buffer | null, payload: Buffer, reply: string, ref: FastBatchRef | 'invalid'): void {
+    if (this.outstanding >= MAX_OUTSTANDING) return this.reject(this.stream.config.no_ack === true ? null : reply, JsErrors.insufficientResources());
+    const step = this.fastBatches.offer(this, subject, reply, header !== null && header.length > 0 ? header : null, payload, ref);
+    if (step.kind === 'done') return;
+    const batch = step.ref;
+    this.proposeMsg(subject, step.header, payload, step.msgId, step.rollup, step.noInterest, true, undefined, () => undefined, (stored, error) => {
+      if (error !== undefined || stored === 0) this.fastBatches.failed(batch, reply, error ?? JsErrors.insufficientResources());
+      else this.fastBatches.stored(batch, reply, stored);
+    }, (error) => this.fastBatches.failed(batch, reply, error ?? unavailableError()));
   }
 
   /**

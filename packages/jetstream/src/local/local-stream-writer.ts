@@ -7,6 +7,7 @@ import type { MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { AtomicBatches, batchIdOf } from '../stream/atomic-batch.js';
+import { FastBatches, parseFastBatchReply, type FastBatchRef } from '../stream/fast-batch.js';
 import { acksBeforeDurable } from '../stream/persist-mode.js';
 import { decidePublish } from '../stream/publish-rules.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
@@ -25,6 +26,7 @@ export function localStreamWriter(host: Pick<StreamHost, 'bus' | 'domain'>): Str
 export class LocalStreamWriter implements StreamWriter, DurableSink {
   private readonly acks: PubAckEncoder;
   private readonly batches = new AtomicBatches();
+  private readonly fastBatches: FastBatches;
   /** Stored messages waiting for durability before their ack and onStored (in sequence order). */
   private readonly pending: DurableQueue;
   /** Dedupe ids from this sequence on were dropped after a failed write (a run of failures drops once). */
@@ -42,6 +44,7 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
   ) {
     this.acks = new PubAckEncoder(stream.name, domain);
     this.pending = new DurableQueue(this);
+    this.fastBatches = new FastBatches(this.acks, (reply, body) => this.send(reply, body));
   }
 
   publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
@@ -55,6 +58,8 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     let data = publishedData;
     if (stream.isStopped) return;
     const reply = stream.config.no_ack === true ? null : replyTo;
+    const fast = parseFastBatchReply(replyTo);
+    if (fast !== null) return this.publishFast(subject, header, data, replyTo!, fast);
     const plain = header === null || header.length === 0;
     if (!plain && stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header!, data, reply);
     const ruling = decidePublish(stream, subject, plain ? null : header, data.length);
@@ -146,6 +151,37 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       () => this.send(reply, this.acks.batch(last, step.batchId, count)),
       (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
     );
+  }
+
+  /** A message of a fast batch (stream/fast-batch.ts): stored now, reported to the batch once durable. */
+  private publishFast(subject: string, header: Buffer | null, data: Buffer, reply: string, ref: FastBatchRef | 'invalid'): void {
+    const stream = this.stream;
+    const step = this.fastBatches.offer(stream, subject, reply, header !== null && header.length > 0 ? header : null, data, ref);
+    if (step.kind === 'done') return;
+    const store = stream.store;
+    let seq: number;
+    try {
+      if (step.noInterest) {
+        seq = stream.lastSeq() + 1;
+        store.skipMsgs(seq, 1).then(
+          () => this.fastBatches.stored(step.ref, reply, seq),
+          (err: unknown) => this.fastBatches.failed(step.ref, reply, apiErrorOfStore(err)),
+        );
+      } else {
+        seq = store.appendNoWait(subject, step.header ?? undefined, data);
+        // Acks and onStored in sequence order with the other publishes; the batch hears of it on the same flush.
+        const flushed = store.flush();
+        this.pending.push(seq, subject, null, flushed);
+        flushed.then(
+          () => this.fastBatches.stored(step.ref, reply, seq),
+          (err: unknown) => this.fastBatches.failed(step.ref, reply, apiErrorOfStore(err)),
+        );
+      }
+    } catch (err) {
+      return this.fastBatches.failed(step.ref, reply, apiErrorOfStore(err));
+    }
+    if (step.msgId !== undefined) stream.recordMsgId(step.msgId, seq);
+    if (step.rollup !== undefined) stream.rollup(step.rollup, subject, seq);
   }
 
   ingest(m: SourcedMessage): Promise<IngestResult> {

@@ -12,6 +12,7 @@ import { JsErrors } from '../api/api-errors.js';
 import { readPublishHeaders, type PublishHeaders } from './publish-checks.js';
 import { decidePublish, type PublishRulesView } from './publish-rules.js';
 import { requiredApiLevelError } from './unsupported-headers.js';
+import { InflightBatches, type InflightTotal } from './inflight-batches.js';
 
 /** 2.14's defaults (streamDefaultMaxAtomicBatch*, streamDefaultMaxBatchTimeout). */
 export const MAX_MSGS_PER_BATCH = 1000;
@@ -21,7 +22,7 @@ export const BATCH_TIMEOUT_MS = 10_000;
 const MAX_BATCH_ID_LEN = 64;
 
 /** Batches staged on this server, every stream together (globalInflightAtomicBatches). */
-let inflightTotal = 0;
+const inflightTotal: InflightTotal = { count: 0 };
 
 export interface StagedMsg {
   subject: string;
@@ -45,7 +46,6 @@ export type BatchStep =
 
 interface Staging {
   msgs: StagedMsg[];
-  timer: NodeJS.Timeout;
 }
 
 /** The Nats-Batch-Id of a header block (empty: none), without decoding blocks that cannot hold one. */
@@ -62,9 +62,11 @@ function parseBatchSeq(text: string | undefined): number | undefined {
 
 /** One stream's staged batches, on its leader. */
 export class AtomicBatches {
-  private readonly batches = new Map<string, Staging>();
+  private readonly batches: InflightBatches<Staging>;
 
-  constructor(private readonly timeoutMs = BATCH_TIMEOUT_MS) {}
+  constructor(timeoutMs = BATCH_TIMEOUT_MS) {
+    this.batches = new InflightBatches(inflightTotal, timeoutMs);
+  }
 
   get inflight(): number {
     return this.batches.size;
@@ -93,12 +95,11 @@ export class AtomicBatches {
         const size = eob ? seq - 1 : seq;
         return reject(size > MAX_MSGS_PER_BATCH ? JsErrors.atomicPublishTooLarge(MAX_MSGS_PER_BATCH) : JsErrors.atomicPublishIncomplete());
       }
-      if (this.batches.size + 1 > MAX_INFLIGHT_PER_STREAM || inflightTotal + 1 > MAX_INFLIGHT_TOTAL) {
+      if (this.batches.size + 1 > MAX_INFLIGHT_PER_STREAM || inflightTotal.count + 1 > MAX_INFLIGHT_TOTAL) {
         return reject(JsErrors.atomicPublishTooManyInflight());
       }
-      b = { msgs: [], timer: this.armTimer(batchId) };
-      inflightTotal++;
-      this.batches.set(batchId, b);
+      b = { msgs: [] };
+      this.batches.add(batchId, b);
     }
     const commit = h.batchCommit !== undefined && h.batchCommit !== '';
     if (commit && !eob && h.batchCommit !== '1') return this.abandon(batchId, JsErrors.atomicPublishInvalidCommit());
@@ -110,7 +111,7 @@ export class AtomicBatches {
     }
     if (seq !== b.msgs.length + 1 || (seq === 1 && eob)) return this.abandon(batchId, JsErrors.atomicPublishIncomplete());
     if ((eob ? seq - 1 : seq) > MAX_MSGS_PER_BATCH) return this.abandon(batchId, JsErrors.atomicPublishTooLarge(MAX_MSGS_PER_BATCH));
-    b.timer.refresh();
+    this.batches.touch(batchId);
     // Copies: the bus may hand out views into a connection's read buffer.
     if (!eob) b.msgs.push({ subject, header: stored === header ? Buffer.from(header) : stored, data: Buffer.from(data) });
     if (!commit) return { kind: 'staged' };
@@ -126,13 +127,7 @@ export class AtomicBatches {
 
   /** Leadership lost or the stream stopped: every staged batch is gone. */
   clear(): void {
-    for (const id of [...this.batches.keys()]) this.drop(id);
-  }
-
-  private armTimer(batchId: string): NodeJS.Timeout {
-    const t = setTimeout(() => this.drop(batchId), this.timeoutMs);
-    t.unref();
-    return t;
+    this.batches.clear();
   }
 
   private abandon(batchId: string, error: ApiError): BatchStep {
@@ -141,11 +136,7 @@ export class AtomicBatches {
   }
 
   private drop(batchId: string): void {
-    const b = this.batches.get(batchId);
-    if (b === undefined) return;
-    clearTimeout(b.timer);
-    this.batches.delete(batchId);
-    inflightTotal--;
+    this.batches.drop(batchId);
   }
 }
 
@@ -158,7 +149,7 @@ function withCommitHeader(header: Buffer): Buffer {
   return encodeHeaders(parsed);
 }
 
-function withoutHeader(header: Buffer, key: string): Buffer {
+export function withoutHeader(header: Buffer, key: string): Buffer {
   const parsed = decodeHeaders(header);
   parsed.entries = parsed.entries.filter(([k]) => k !== key);
   return encodeHeaders(parsed);

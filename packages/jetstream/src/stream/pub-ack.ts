@@ -43,6 +43,11 @@ export class PubAckEncoder {
     return Buffer.from(`${this.prefix}${seq},"batch":${JSON.stringify(batchId)},"count":${count}}`);
   }
 
+  /** A fast batch whose first message is a duplicate (2.14's literal spacing). */
+  batchDuplicate(seq: number, batchId: string, count: number): Buffer {
+    return Buffer.from(`${this.prefix}${seq},"duplicate": true,"batch":${JSON.stringify(batchId)},"count":${count}}`);
+  }
+
   error(err: ApiError): Buffer {
     return Buffer.from(`{"error":${JSON.stringify(err.toJSON())},"stream":${this.streamJson},"seq":0}`);
   }

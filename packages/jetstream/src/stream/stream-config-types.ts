@@ -64,4 +64,6 @@ export interface StreamConfig {
   allow_msg_counter?: boolean;
   /** Messages may be schedules (msg-schedule.ts); once on, it stays on. Absent: false. */
   allow_msg_schedules?: boolean;
+  /** Fast batch publish (2.14, stream/fast-batch.ts). */
+  allow_batched?: boolean;
 }

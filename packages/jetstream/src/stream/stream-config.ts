@@ -154,6 +154,7 @@ export function parseStreamConfigRequest(body: unknown): StreamConfigRequest {
   set('allow_msg_ttl', optBool(o, 'allow_msg_ttl'));
   set('subject_delete_marker_ttl', optInt(o, 'subject_delete_marker_ttl'));
   set('allow_atomic', optBool(o, 'allow_atomic'));
+  set('allow_batched', optBool(o, 'allow_batched'));
   if (optEnum(o, 'persist_mode') === 'async') req.persist_mode = 'async';
   set('allow_msg_counter', optBool(o, 'allow_msg_counter'));
   set('allow_msg_schedules', optBool(o, 'allow_msg_schedules'));
@@ -262,6 +263,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
   const ttl = messageTtlConfig(req);
   checkPersistMode(req, replicas);
   if (req.allow_atomic === true && req.mirror !== undefined) throw JsErrors.mirrorWithAtomicPublish();
+  if (req.allow_batched === true && req.mirror !== undefined) throw JsErrors.mirrorWithBatchPublish();
   const noAck = req.no_ack === true;
   checkTopologyConfig(req, apiPrefixHash);
   if (req.mirror !== undefined && req.allow_msg_counter === true) throw mirrorWithCountersError();
@@ -328,6 +330,7 @@ export function normaliseStreamConfig(req: StreamConfigRequest): StreamConfig {
     ...(ttl.allowMsgTtl ? { allow_msg_ttl: true } : {}),
     ...(ttl.markerTtlNs > 0 ? { subject_delete_marker_ttl: ttl.markerTtlNs } : {}),
     ...(req.allow_atomic === true ? { allow_atomic: true } : {}),
+    ...(req.allow_batched === true ? { allow_batched: true } : {}),
     ...(req.persist_mode === 'async' ? { persist_mode: 'async' as const } : {}),
     ...(req.allow_msg_counter === true ? { allow_msg_counter: true } : {}),
     ...(schedules ? { allow_msg_schedules: true } : {}),

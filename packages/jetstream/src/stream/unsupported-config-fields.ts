@@ -42,7 +42,6 @@ const object = { type: 'object' } as const;
 
 /** In nats-server's struct order, so the first refused field of a request is the one named. */
 export const UNSUPPORTED_CONFIG_FIELDS: readonly UnsupportedConfigField[] = [
-  { scope: 'stream', field: 'allow_batched', shape: bool, issue: 20 },
   {
     scope: 'consumer',
     field: 'ack_policy',
