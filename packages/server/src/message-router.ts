@@ -298,6 +298,15 @@ export class MessageRouter {
     this.publish(reply, null, NO_RESPONDERS_HEADERS.length, NO_RESPONDERS_HEADERS, 0, true);
   }
 
+  /** drawMember and deliver for a traced publish (message-trace/traced-publish.ts), which routes on its own. */
+  drawQueueMember(members: readonly Subscription[], matchSubject: string, excludeCid: number): Subscription | null {
+    return this.drawMember(members, matchSubject, excludeCid);
+  }
+
+  deliverOne(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    this.deliver(sub, subject, reply, headerBytes, message);
+  }
+
   /** The member of a group a locally published message goes to; null when a peer's is drawn (or none can). */
   private drawMember(members: readonly Subscription[], matchSubject: string, excludeCid: number): Subscription | null {
     const cluster = this.cluster;

@@ -15,6 +15,7 @@ import { Accounts } from './accounts/accounts.js';
 import { systemAccountName } from './config/system-account-name.js';
 import { accountsBesidesSystem } from './config/system-account-only.js';
 import { SystemAccount } from './system-account/system-account.js';
+import { ServerInfoStamp } from './system-account/server-info.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
@@ -51,6 +52,8 @@ export interface ClosedConnectionRecord {
 const CLOSED_CONNECTIONS_KEPT = 1000;
 
 export class FlotillaServer implements ClientHost {
+  /** Numbers the message trace events this server sends, made on the first one. */
+  private traceStamp: ServerInfoStamp | null = null;
   readonly serverId = newServerId();
   readonly serverName: string;
   /** replaced by a config reload (config-reload.ts) */
@@ -225,6 +228,10 @@ export class FlotillaServer implements ClientHost {
 
   onAuthFailed(conn: ClientConnection): void {
     this.system?.authFailed(conn, 'Authentication Failure');
+  }
+
+  traceServerInfo(): Record<string, unknown> {
+    return (this.traceStamp ??= new ServerInfoStamp(this)).next();
   }
 
   countSlowConsumer(): void {
