@@ -589,7 +589,8 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       const delivered = publishTraced(router, trace, subject, reply, headerBytes, message, this.cid, this.echo);
       if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
     }
-    router.publishParts(null, trace.dest, null, null, Buffer.from(trace.toJson(this.host.traceServerInfo())));
+    const host = this.host;
+    trace.finish((t) => router.publishParts(null, t.dest, null, null, Buffer.from(t.toJson(host.traceServerInfo()))));
   }
 
   private mayPublish(subject: string): boolean {

@@ -3,10 +3,11 @@
 // (DurableQueue). API purges/deletes apply to the store directly. No Raft here: this is the R1 hot path.
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
-import type { MessageBus } from '../message-bus.js';
+import type { BusTrace, MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish } from '../stream/publish-rules.js';
+import { tracedRuling } from '../stream/traced-ruling.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
 
@@ -34,14 +35,15 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     this.pending = new DurableQueue(this);
   }
 
-  publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
+  publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null, trace?: BusTrace): void {
     const stream = this.stream;
     let header = published;
-    if (stream.isStopped) return;
+    if (stream.isStopped) return trace?.stored(subject, false, 'stream closed');
     const reply = stream.config.no_ack === true ? null : replyTo;
     const plain = header === null || header.length === 0;
     const ruling = decidePublish(stream, subject, plain ? null : header, data.length);
     const store = stream.store;
+    if (trace !== undefined && !tracedRuling(trace, subject, ruling)) return;
     switch (ruling.kind) {
       case 'drop':
         return;
@@ -62,13 +64,17 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         if (ruling.header !== undefined) header = ruling.header;
         break;
     }
+    // nats-server stores a traced message with tracing switched off, so its deliveries start no trace
+    if (trace !== undefined && header !== null) header = trace.storedHeader(header);
     let seq: number;
     try {
       // Plain messages (the hot path) carry no header block at all.
       seq = store.appendNoWait(subject, plain || header === null ? undefined : header, data);
     } catch (err) {
       // Refused by a limit: the rejection carries the reason.
-      return this.reject(reply, apiErrorOfStore(err));
+      const error = apiErrorOfStore(err);
+      trace?.stored(subject, false, `${error.description} (${error.errCode})`);
+      return this.reject(reply, error);
     }
     if (!plain) {
       if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
@@ -76,7 +82,9 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       // durable; the ack waits in the queue with the others to keep acks and onStored in sequence order.
       if (ruling.rollup !== undefined) stream.rollup(ruling.rollup, subject, seq);
     }
-    this.pending.push(seq, subject, reply, store.flush());
+    const flushed = store.flush();
+    this.pending.push(seq, subject, reply, flushed);
+    if (trace !== undefined) flushed.then(() => trace.stored(subject, false, null), (err: unknown) => trace.stored(subject, false, String(err)));
   }
 
   ingest(m: SourcedMessage): Promise<IngestResult> {

@@ -234,12 +234,16 @@ export class Stream implements StreamHandle, PublishRulesView {
       this.unsubscribes.push(
         this.host.bus.subscribe(subject, (msg: BusMessage) => {
           try {
-            this.writer.publish(msg.subject, msg.header, msg.data, msg.reply);
+            if (msg.trace === undefined) this.writer.publish(msg.subject, msg.header, msg.data, msg.reply);
+            else {
+              msg.trace.took(this.name);
+              this.writer.publish(msg.subject, msg.header, msg.data, msg.reply, msg.trace);
+            }
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
           }
-        }),
+        }, undefined, { traced: true }),
       );
     }
   }

@@ -1,5 +1,8 @@
 // One traced message's event (nats-server's MsgTraceEvent, ADR-41): what happened to it on this server, built
-// while it is routed and published once to its trace destination. Nothing of it outlives that publish.
+// while it is routed and published once to its trace destination. Nothing of it outlives that publish, which
+// waits only for a stream's hop (its store flush) when one took the message.
+import type { BusTrace } from '@flotilla/jetstream';
+import { withTraceDisabled } from './trace-headers.js';
 
 /** nats-server's connection kinds, as trace events number them. */
 export const CLIENT_KIND = 0;
@@ -59,10 +62,14 @@ export interface TraceIngress {
   subject: string;
 }
 
-export class MessageTrace {
+export class MessageTrace implements BusTrace {
   private readonly events: TraceEvent[] = [];
   private readonly ingress: IngressEvent;
   private hops = 0;
+  /** Parts still to report before the event goes out: the publish itself, and each stream that took it. */
+  private pending = 1;
+  private send: ((trace: MessageTrace) => void) | null = null;
+  private streamHop: JetStreamEvent | null = null;
 
   constructor(
     /** the subject the event is published to, in the publisher's account */
@@ -95,6 +102,36 @@ export class MessageTrace {
     if (queue !== null) e.queue = queue;
     if (error !== null) e.error = error;
     this.events.push(e);
+  }
+
+  took(stream: string): void {
+    this.streamHop = { type: 'js', ts: now(), stream };
+    this.events.push(this.streamHop);
+    this.pending++;
+  }
+
+  stored(subject: string, noInterest: boolean, error: string | null): void {
+    const hop = this.streamHop;
+    if (hop === null) return;
+    hop.ts = now();
+    hop.subject = subject;
+    if (noInterest) hop.nointerest = true;
+    if (error !== null) hop.error = error;
+    this.partDone();
+  }
+
+  storedHeader(header: Buffer): Buffer {
+    return withTraceDisabled(header);
+  }
+
+  /** The publish is routed: `send` publishes the event now, or once the stream that took it reported. */
+  finish(send: (trace: MessageTrace) => void): void {
+    this.send = send;
+    this.partDone();
+  }
+
+  private partDone(): void {
+    if (--this.pending === 0) this.send!(this);
   }
 
   /** The event as nats-server's JSON, with the sending server's `server` object. */

@@ -66,3 +66,21 @@ export function isTraceOnly(value: string | undefined): boolean {
   const v = value.toLowerCase();
   return v === '1' || v === 'true' || v === 'on';
 }
+
+/**
+ * The header block with Nats-Trace-Dest's value replaced by TRACE_DEST_DISABLED, as nats-server stores a traced
+ * message in a stream (its consumers' deliveries then start no trace). Unchanged when the line is absent.
+ */
+export function withTraceDisabled(header: Buffer): Buffer {
+  let at = header.indexOf(LF);
+  while (at >= 0 && at + DEST_KEY.length < header.length) {
+    const line = at + 1;
+    if (header.compare(DEST_KEY, 0, DEST_KEY.length, line, line + DEST_KEY.length) === 0) {
+      const end = header.indexOf('\r\n', line);
+      if (end < 0) return header;
+      return Buffer.concat([header.subarray(0, line), Buffer.from(`${TRACE_DEST}: ${TRACE_DEST_DISABLED}`), header.subarray(end)]);
+    }
+    at = header.indexOf(LF, line);
+  }
+  return header;
+}

@@ -1,10 +1,21 @@
 // Routing of a traced message: the same deliveries as MessageRouter.publish, each client delivery recorded
 // as an egress event; with Nats-Trace-Only the events are recorded and nothing is delivered.
 import type { MessageRouter } from '../message-router.js';
-import type { Subscription } from '../subscription.js';
+import type { Subscription, SubscriptionOwner } from '../subscription.js';
+import type { BusTrace } from '@flotilla/jetstream';
 import { NO_ECHO_ERROR, type MessageTrace } from './message-trace.js';
 
 const NO_QUEUES: readonly string[] = [];
+
+/** An internal owner that reports traced messages (InternalBus subscriptions made with `traced`). */
+interface TracedOwner extends SubscriptionOwner {
+  traced: boolean;
+  deliverTraced(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, trace: BusTrace): void;
+}
+
+function isTracedOwner(owner: SubscriptionOwner): owner is TracedOwner {
+  return (owner as Partial<TracedOwner>).traced === true;
+}
 
 /** A client connection's name (`name` in CONNECT); internal owners have none. */
 function ownerName(sub: Subscription): string {
@@ -30,9 +41,14 @@ export function publishTraced(
   let delivered = 0;
   const take = (sub: Subscription): void => {
     const owner = sub.owner;
-    // Internal subscribers (streams, imports) get no egress event in nats-server either.
+    // Internal subscribers (streams, imports) get no egress event in nats-server either; a stream reports a
+    // `js` hop, trace-only messages included (it rules on them and stores nothing).
     if (owner.cid === 0) {
-      if (deliver) {
+      if (isTracedOwner(owner)) {
+        sub.delivered++;
+        owner.deliverTraced(sub, subject, reply, headerBytes, message, trace);
+        delivered++;
+      } else if (deliver) {
         router.deliverOne(sub, subject, reply, headerBytes, message);
         delivered++;
       }
