@@ -355,6 +355,7 @@ export class FlotillaServer implements ClientHost {
       },
       this.log.child({ component: 'cluster' }),
     );
+    cluster.traceServerInfo = () => this.traceServerInfo();
     // nats-server sends an async INFO with the new connect_urls whenever the set changes.
     cluster.onConnectUrlsChanged = () => {
       for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn.cid, conn.remoteIp, conn.type)));

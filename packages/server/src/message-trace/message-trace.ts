@@ -2,7 +2,7 @@
 // while it is routed and published once to its trace destination. Nothing of it outlives that publish, which
 // waits only for a stream's hop (its store flush) when one took the message.
 import type { BusTrace } from '@flotilla/jetstream';
-import { withTraceDisabled } from './trace-headers.js';
+import { TRACE_DEST, TRACE_DEST_DISABLED, TRACE_HOP, withHeader } from './trace-headers.js';
 
 /** nats-server's connection kinds, as trace events number them. */
 export const CLIENT_KIND = 0;
@@ -80,6 +80,8 @@ export class MessageTrace implements BusTrace {
     /** header block plus payload, as nats-server's msgsize */
     private readonly msgSize: number,
     from: TraceIngress,
+    /** Nats-Trace-Hop of a message a peer routed here ('' at the origin) */
+    private readonly hopIn = '',
   ) {
     this.ingress = { type: 'in', ts: now(), kind: from.kind, cid: from.cid, acc: from.account, subj: from.subject };
     if (from.name !== '') this.ingress.name = from.name;
@@ -121,7 +123,19 @@ export class MessageTrace implements BusTrace {
   }
 
   storedHeader(header: Buffer): Buffer {
-    return withTraceDisabled(header);
+    return withHeader(header, TRACE_DEST, TRACE_DEST_DISABLED);
+  }
+
+  /**
+   * The message as it goes to one more peer: its Nats-Trace-Hop names this hop (`<hop in>.<n>`, or `<n>` at the
+   * origin) and a route egress records it; the peer publishes its own event under that hop.
+   */
+  toPeer(peerName: string, headerBytes: number, message: Buffer): { headerBytes: number; message: Buffer } {
+    this.hops++;
+    const hop = this.hopIn === '' ? `${this.hops}` : `${this.hopIn}.${this.hops}`;
+    this.events.push({ type: 'eg', ts: now(), kind: ROUTER_KIND, cid: 0, name: peerName, hop });
+    const header = withHeader(message.subarray(0, headerBytes), TRACE_HOP, hop);
+    return { headerBytes: header.length, message: Buffer.concat([header, message.subarray(headerBytes)]) };
   }
 
   /** The publish is routed: `send` publishes the event now, or once the stream that took it reported. */

@@ -68,19 +68,22 @@ export function isTraceOnly(value: string | undefined): boolean {
 }
 
 /**
- * The header block with Nats-Trace-Dest's value replaced by TRACE_DEST_DISABLED, as nats-server stores a traced
- * message in a stream (its consumers' deliveries then start no trace). Unchanged when the line is absent.
+ * The header block with `key`'s first line set to `value` (added at the end when absent), as nats-server's
+ * setHeader: how a stored copy gets Nats-Trace-Dest switched off and a routed one its Nats-Trace-Hop.
  */
-export function withTraceDisabled(header: Buffer): Buffer {
+export function withHeader(header: Buffer, key: string, value: string): Buffer {
+  const prefix = Buffer.from(`${key}:`);
+  const line = Buffer.from(`${key}: ${value}`);
   let at = header.indexOf(LF);
-  while (at >= 0 && at + DEST_KEY.length < header.length) {
-    const line = at + 1;
-    if (header.compare(DEST_KEY, 0, DEST_KEY.length, line, line + DEST_KEY.length) === 0) {
-      const end = header.indexOf('\r\n', line);
-      if (end < 0) return header;
-      return Buffer.concat([header.subarray(0, line), Buffer.from(`${TRACE_DEST}: ${TRACE_DEST_DISABLED}`), header.subarray(end)]);
+  while (at >= 0 && at + prefix.length < header.length) {
+    const start = at + 1;
+    if (header.compare(prefix, 0, prefix.length, start, start + prefix.length) === 0) {
+      const end = header.indexOf('\r\n', start);
+      if (end >= 0) return Buffer.concat([header.subarray(0, start), line, header.subarray(end)]);
     }
-    at = header.indexOf(LF, line);
+    at = header.indexOf(LF, start);
   }
-  return header;
+  // before the blank line that ends the block
+  const end = header.length - 2;
+  return Buffer.concat([header.subarray(0, end), line, Buffer.from('\r\n'), header.subarray(end)]);
 }

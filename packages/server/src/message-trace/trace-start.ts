@@ -1,7 +1,7 @@
 // Whether a published message with a Nats-Trace-Dest header is traced, as nats-server's initMsgTrace decides.
 import { isValidPublishSubject } from '@flotilla/protocol';
 import { MessageTrace, type TraceIngress } from './message-trace.js';
-import { TRACE_DEST, TRACE_DEST_DISABLED, TRACE_ONLY, TRACE_ORIGIN_ACCOUNT, isTraceOnly, traceHeaderMap } from './trace-headers.js';
+import { TRACE_DEST, TRACE_DEST_DISABLED, TRACE_HOP, TRACE_ONLY, TRACE_ORIGIN_ACCOUNT, isTraceOnly, traceHeaderMap } from './trace-headers.js';
 
 /** Delivered as any message: no trace. */
 export const UNTRACED = 0;
@@ -18,6 +18,8 @@ export function startTrace(
   headerBytes: number,
   from: TraceIngress,
   mayPublish: ((subject: string) => boolean) | null,
+  /** from a peer: its Nats-Trace-Hop names this node's hop (a client's is not read, as nats-server) */
+  routed = false,
 ): TraceStart {
   const header = traceHeaderMap(message.subarray(0, headerBytes));
   const dest = header?.[TRACE_DEST]?.[0];
@@ -28,5 +30,5 @@ export function startTrace(
   if (!isValidPublishSubject(dest)) return traceOnly ? DROPPED : UNTRACED;
   // nats-server keeps a tracer off the gateway reply and Raft subjects, whatever its permissions
   if (dest.startsWith('_GR_.') || dest.startsWith('$NRG.') || (mayPublish !== null && !mayPublish(dest))) return { deniedDest: dest };
-  return new MessageTrace(dest, traceOnly, header, message.length, from);
+  return new MessageTrace(dest, traceOnly, header, message.length, from, routed ? (header[TRACE_HOP]?.[0] ?? '') : '');
 }

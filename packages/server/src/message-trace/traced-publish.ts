@@ -1,7 +1,9 @@
-// Routing of a traced message: the same deliveries as MessageRouter.publish, each client delivery recorded
-// as an egress event; with Nats-Trace-Only the events are recorded and nothing is delivered.
-import type { MessageRouter } from '../message-router.js';
+// Routing of a traced message: the same deliveries as MessageRouter.publish (at the origin) and deliverRouted
+// (on a peer), each client delivery recorded as an egress event and each peer it is forwarded to as a route
+// egress; with Nats-Trace-Only the events are recorded and nothing is delivered to a client or stored.
+import { pickMember, type MessageRouter } from '../message-router.js';
 import type { Subscription, SubscriptionOwner } from '../subscription.js';
+import { isClusterVisible } from '../cluster/cluster-visible.js';
 import type { BusTrace } from '@flotilla/jetstream';
 import { NO_ECHO_ERROR, type MessageTrace } from './message-trace.js';
 
@@ -22,6 +24,47 @@ function ownerName(sub: Subscription): string {
   return (sub.owner as { name?: string }).name ?? '';
 }
 
+/** One traced message's deliveries on this node. */
+class TracedDeliveries {
+  delivered = 0;
+
+  constructor(
+    private readonly router: MessageRouter,
+    private readonly trace: MessageTrace,
+    private readonly subject: string,
+    private readonly reply: string | null,
+    private readonly headerBytes: number,
+    private readonly message: Buffer,
+    private readonly publisherCid: number,
+    private readonly echo: boolean,
+    private readonly route: string | null = null,
+    private readonly fromPeer?: string,
+  ) {}
+
+  take(sub: Subscription): void {
+    const { router, trace, subject, reply, headerBytes, message } = this;
+    const owner = sub.owner;
+    const deliver = !trace.traceOnly;
+    // Internal subscribers (streams, imports) get no egress event in nats-server either; a stream reports a
+    // `js` hop, trace-only messages included (it rules on them and stores nothing).
+    if (owner.cid === 0) {
+      if (isTracedOwner(owner)) {
+        sub.delivered++;
+        owner.deliverTraced(sub, subject, reply, headerBytes, message, trace);
+        this.delivered++;
+      } else if (deliver) {
+        router.deliverOne(sub, subject, reply, headerBytes, message, this.route, this.fromPeer);
+        this.delivered++;
+      }
+      return;
+    }
+    if (!this.echo && owner.cid === this.publisherCid) return trace.clientEgress(owner.cid, ownerName(sub), sub.subject, sub.queue, NO_ECHO_ERROR);
+    trace.clientEgress(owner.cid, ownerName(sub), sub.subject, sub.queue, null);
+    if (deliver) router.deliverOne(sub, subject, reply, headerBytes, message, this.route, this.fromPeer);
+    this.delivered++;
+  }
+}
+
 /** Returns how many subscriptions received it (trace-only: would have), as MessageRouter.publish does. */
 export function publishTraced(
   router: MessageRouter,
@@ -37,38 +80,44 @@ export function publishTraced(
   router.stats.inMsgs++;
   router.stats.inBytes += message.length;
   router.publisherCid = publisherCid;
-  const deliver = !trace.traceOnly;
-  let delivered = 0;
-  const take = (sub: Subscription): void => {
-    const owner = sub.owner;
-    // Internal subscribers (streams, imports) get no egress event in nats-server either; a stream reports a
-    // `js` hop, trace-only messages included (it rules on them and stores nothing).
-    if (owner.cid === 0) {
-      if (isTracedOwner(owner)) {
-        sub.delivered++;
-        owner.deliverTraced(sub, subject, reply, headerBytes, message, trace);
-        delivered++;
-      } else if (deliver) {
-        router.deliverOne(sub, subject, reply, headerBytes, message);
-        delivered++;
-      }
-      return;
-    }
-    if (!echo && owner.cid === publisherCid) return trace.clientEgress(owner.cid, ownerName(sub), sub.subject, sub.queue, NO_ECHO_ERROR);
-    trace.clientEgress(owner.cid, ownerName(sub), sub.subject, sub.queue, null);
-    if (deliver) router.deliverOne(sub, subject, reply, headerBytes, message);
-    delivered++;
-  };
-  for (const sub of result.plain) take(sub);
+  const d = new TracedDeliveries(router, trace, subject, reply, headerBytes, message, publisherCid, echo);
+  for (const sub of result.plain) d.take(sub);
   const cluster = router.cluster;
   let served: string[] | null = null;
   for (const members of result.queues) {
     const chosen = router.drawQueueMember(members, subject, echo ? -1 : publisherCid);
     if (chosen === null) continue;
-    take(chosen);
+    d.take(chosen);
     if (cluster !== null) (served ??= []).push(chosen.queue!);
   }
-  // A peer would deliver a trace-only message: it is not forwarded (peers do not trace yet).
-  if (cluster !== null && deliver) delivered += cluster.forward(subject, reply, headerBytes, message, served ?? NO_QUEUES, null);
-  return delivered;
+  // Trace-only too: each peer traces what it would do and delivers nothing (nats-server routes it likewise).
+  if (cluster !== null) d.delivered += cluster.forward(subject, reply, headerBytes, message, served ?? NO_QUEUES, null, trace);
+  return d.delivered;
+}
+
+/** MessageRouter.deliverRouted for a traced message a peer forwarded: it is never forwarded again. */
+export function deliverRoutedTraced(
+  router: MessageRouter,
+  trace: MessageTrace,
+  subject: string,
+  reply: string | null,
+  headerBytes: number,
+  message: Buffer,
+  queues: readonly string[],
+  route: string | null,
+  fromPeer: string,
+): number {
+  router.stats.inMsgs++;
+  router.stats.inBytes += message.length;
+  router.publisherCid = 0;
+  const result = router.sublist.match(route ?? subject);
+  const d = new TracedDeliveries(router, trace, subject, reply, headerBytes, message, 0, true, route, fromPeer);
+  for (const sub of result.plain) if (isClusterVisible(sub)) d.take(sub);
+  if (queues.length === 0) return d.delivered;
+  for (const members of result.queues) {
+    if (!queues.includes(members[0]!.queue!)) continue;
+    const chosen = pickMember(members, -1, true, 0);
+    if (chosen !== null) d.take(chosen);
+  }
+  return d.delivered;
 }
