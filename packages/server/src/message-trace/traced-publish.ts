@@ -50,6 +50,8 @@ class TracedDeliveries {
     if (owner.cid === 0) {
       if (isTracedOwner(owner)) {
         sub.delivered++;
+        router.stats.outMsgs++;
+        router.stats.outBytes += message.length;
         owner.deliverTraced(sub, subject, reply, headerBytes, message, trace);
         this.delivered++;
       } else if (deliver) {
