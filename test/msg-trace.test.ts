@@ -2,6 +2,7 @@
 // trace event (nats-server 2.14's JSON) published to that subject in the publisher's account; Nats-Trace-Only
 // traces without delivering. nats-server 2.9.10 has no tracing, so this file runs against Flotilla only.
 import { describe, expect, it } from 'vitest';
+import { gunzipSync } from 'node:zlib';
 import { connect, headers, StringCodec, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
 import type { FlotillaProcess } from './helpers/flotilla-process.js';
 import { useConfServers } from './helpers/conf-servers.js';
@@ -172,6 +173,21 @@ describe('message tracing, one node', () => {
     await watcher.flush();
     expect(traces.getReceived()).toBe(1);
     expect(secret.getReceived()).toBe(0);
+  });
+
+  it('Accept-Encoding on the traced message: gzip compresses the event (Content-Encoding), an unknown one says identity', async () => {
+    const publisher = await login('gzip-pub');
+    const traces = publisher.subscribe('trace.gzip');
+    await publisher.flush();
+    publisher.publish('gz.subject', sc.encode('x'), { headers: traceHeaders('trace.gzip', { 'Accept-Encoding': 'gzip' }) });
+    const zipped = await next(traces);
+    expect(zipped.headers?.get('Content-Encoding')).toBe('gzip');
+    const e = JSON.parse(gunzipSync(zipped.data).toString()) as TraceEventJson;
+    expect(e.events[0]).toMatchObject({ type: 'in', subj: 'gz.subject', name: 'gzip-pub' });
+    publisher.publish('gz.subject', sc.encode('x'), { headers: traceHeaders('trace.gzip', { 'Accept-Encoding': 'br' }) });
+    const plain = await next(traces);
+    expect(plain.headers?.get('Content-Encoding')).toBe('identity');
+    expect((JSON.parse(sc.decode(plain.data)) as TraceEventJson).request.header!['Accept-Encoding']).toEqual(['br']);
   });
 
   it('an invalid trace destination: the message is delivered, untraced', async () => {

@@ -46,6 +46,7 @@ import { carriesTraceDest } from './message-trace/trace-headers.js';
 import { startTrace, DROPPED, UNTRACED } from './message-trace/trace-start.js';
 import { MessageTrace } from './message-trace/message-trace.js';
 import { publishTraced } from './message-trace/traced-publish.js';
+import { sendTraceEvent } from './message-trace/trace-event-send.js';
 
 /** Why a connection ended, as /connz and the logs name it. */
 export type CloseReason =
@@ -590,7 +591,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
     }
     const host = this.host;
-    trace.finish((t) => router.publishParts(null, t.dest, null, null, Buffer.from(t.toJson(host.traceServerInfo()))));
+    trace.finish((t) => sendTraceEvent(router, t, host.traceServerInfo()));
   }
 
   private mayPublish(subject: string): boolean {

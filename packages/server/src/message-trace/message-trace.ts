@@ -2,6 +2,7 @@
 // while it is routed and published once to its trace destination. Nothing of it outlives that publish, which
 // waits only for a stream's hop (its store flush) when one took the message.
 import type { BusTrace } from '@flotilla/jetstream';
+import type { AcceptedEncoding } from '../system-account/response-encoding.js';
 import { TRACE_DEST, TRACE_DEST_DISABLED, TRACE_HOP, withHeader } from './trace-headers.js';
 
 /** nats-server's connection kinds, as trace events number them. */
@@ -82,6 +83,8 @@ export class MessageTrace implements BusTrace {
     from: TraceIngress,
     /** Nats-Trace-Hop of a message a peer routed here ('' at the origin) */
     private readonly hopIn = '',
+    /** the message's Accept-Encoding, which compresses the event as nats-server does */
+    readonly encoding: AcceptedEncoding = 'none',
   ) {
     this.ingress = { type: 'in', ts: now(), kind: from.kind, cid: from.cid, acc: from.account, subj: from.subject };
     if (from.name !== '') this.ingress.name = from.name;

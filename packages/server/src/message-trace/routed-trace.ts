@@ -4,6 +4,7 @@ import type { MessageRouter } from '../message-router.js';
 import { ROUTER_KIND } from './message-trace.js';
 import { DROPPED, UNTRACED, startTrace } from './trace-start.js';
 import { deliverRoutedTraced } from './traced-publish.js';
+import { sendTraceEvent } from './trace-event-send.js';
 
 export interface RoutedArrival {
   subject: string;
@@ -25,6 +26,6 @@ export function deliverRoutedWithTrace(router: MessageRouter, m: RoutedArrival, 
   if (start === UNTRACED) return false;
   if (start === DROPPED || !('finish' in start)) return true;
   deliverRoutedTraced(router, start, m.subject, m.reply, m.headerBytes, m.message, m.queues, m.route, m.fromPeer);
-  start.finish((t) => router.publishParts(null, t.dest, null, null, Buffer.from(t.toJson(serverInfo()))));
+  start.finish((t) => sendTraceEvent(router, t, serverInfo()));
   return true;
 }

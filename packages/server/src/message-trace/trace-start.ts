@@ -1,6 +1,7 @@
 // Whether a published message with a Nats-Trace-Dest header is traced, as nats-server's initMsgTrace decides.
 import { isValidPublishSubject } from '@flotilla/protocol';
 import { MessageTrace, type TraceIngress } from './message-trace.js';
+import { acceptedEncoding } from '../system-account/response-encoding.js';
 import { TRACE_DEST, TRACE_DEST_DISABLED, TRACE_HOP, TRACE_ONLY, TRACE_ORIGIN_ACCOUNT, isTraceOnly, traceHeaderMap } from './trace-headers.js';
 
 /** Delivered as any message: no trace. */
@@ -30,5 +31,6 @@ export function startTrace(
   if (!isValidPublishSubject(dest)) return traceOnly ? DROPPED : UNTRACED;
   // nats-server keeps a tracer off the gateway reply and Raft subjects, whatever its permissions
   if (dest.startsWith('_GR_.') || dest.startsWith('$NRG.') || (mayPublish !== null && !mayPublish(dest))) return { deniedDest: dest };
-  return new MessageTrace(dest, traceOnly, header, message.length, from, routed ? (header[TRACE_HOP]?.[0] ?? '') : '');
+  const block = message.subarray(0, headerBytes);
+  return new MessageTrace(dest, traceOnly, header, message.length, from, routed ? (header[TRACE_HOP]?.[0] ?? '') : '', acceptedEncoding(block));
 }
