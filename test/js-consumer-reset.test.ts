@@ -3,8 +3,8 @@
 // the 412 of a reset or a pull needing a newer API level, and no answer for a consumer that does not exist (2.14's consumer subscribes its own reset subject, as its
 // pull subject). nats-server 2.9.10 predates it: Flotilla only; expected values are nats-server 2.14.5's
 // (consumer.go processResetReq / resetStartingSeqLocked / resetLocalStartingSeq, jetstream_api.go
-// JSApiConsumerResetResponse, errors.json 10204). nats.js gates reset on 2.14.0; Flotilla reports 2.10.0
-// until issue 20 item 8, so the connection is told the feature level.
+// JSApiConsumerResetResponse, errors.json 10204). nats.js gates reset on 2.14.0; Flotilla reports 2.11.0
+// (docs/compatibility.md), so the connection is told the feature level.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, DeliverPolicy, type JetStreamClient, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';

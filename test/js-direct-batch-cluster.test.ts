@@ -8,7 +8,6 @@ import { jetstreamManager, type StoredMsg } from '@nats-io/jetstream';
 import { AGAINST_NATS_SERVER, JsCluster, useJsCluster, addStream } from './helpers/js-cluster.js';
 import { publishRetrying } from './helpers/js-cluster-publisher.js';
 import { directReplies } from './helpers/direct-batch-replies.js';
-import { claimServerVersion } from './helpers/jetstream-v3-server.js';
 
 let cluster: JsCluster;
 const NAMES = ['n1', 'n2', 'n3'];
@@ -18,8 +17,7 @@ useJsCluster({ size: 3, clusterName: 'DGET' }, (c) => (cluster = c));
 
 async function v3(name: string): Promise<NatsConnection> {
   const nc = await connectV3({ servers: cluster.node(name).url, reconnect: false });
-  // The client gates batch direct gets on a 2.11 server; Flotilla reports 2.10.0 until issue 20 item 8.
-  claimServerVersion(nc, '2.11.0');
+  // The client gates batch direct gets on a 2.11 server: Flotilla's own INFO (2.11.0) turns them on.
   return nc;
 }
 

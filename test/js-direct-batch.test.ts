@@ -11,7 +11,6 @@ import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.
 import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
 import { RawClient } from './helpers/raw-client.js';
 import { directReplies } from './helpers/direct-batch-replies.js';
-import { claimServerVersion } from './helpers/jetstream-v3-server.js';
 
 let server: FlotillaProcess;
 let nc: NatsConnection;
@@ -21,8 +20,7 @@ let jsm: JetStreamManager;
 beforeAll(async () => {
   server = await startFlotilla({ args: ['-js', '-sd', 'store'] });
   nc = await connect({ servers: server.url, reconnect: false });
-  // The client gates batch direct gets on a 2.11 server; Flotilla reports 2.10.0 until issue 20 item 8.
-  claimServerVersion(nc, '2.11.0');
+  // The client gates batch direct gets on a 2.11 server: Flotilla's own INFO (2.11.0) turns them on.
   js = jetstream(nc);
   jsm = await jetstreamManager(nc);
   await jsm.streams.add({ name: 'B', subjects: ['b.>'], allow_direct: true });

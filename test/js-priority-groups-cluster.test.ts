@@ -17,7 +17,7 @@ let cluster: JsCluster;
 
 useJsCluster({ size: 3, clusterName: 'PRIO' }, (c) => (cluster = c));
 
-/** nats.js turns priority groups on for servers of 2.11.0 and later; Flotilla reports 2.10.0 (docs/compatibility.md). */
+/** nats.js turns priority groups on for servers of 2.11.0 and later; Flotilla reports 2.11.0, and `prioritized` is gated on 2.12 (docs/compatibility.md). */
 const claimFeatureLevel = (conn: NatsConnection): NatsConnection => claimServerVersion(conn, '2.14.0');
 
 async function until(cond: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

@@ -7,8 +7,8 @@
 // processNextMsgRequest, nextWaiting, setPinnedTimer, ConsumerInfo), jetstream_api.go
 // (jsConsumerUnpinRequest), jetstream_events.go (the group advisories) and errors.json (10159–10162, 10178).
 //
-// nats.js gates these calls on the server's version (2.11.0); Flotilla still reports 2.10.0 until issue 20
-// item 8, so each connection is told the feature level the server implements.
+// nats.js gates these calls on the server's version (2.11.0, and 2.12 for `prioritized`); Flotilla reports
+// 2.11.0 (docs/compatibility.md), so each connection is told the feature level the server implements.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
 import { type NatsConnection } from '@nats-io/transport-node';
 import { AckPolicy, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';

@@ -36,8 +36,7 @@ async function raw(nc: NatsConnection, subject: string, body: object | string, l
 }
 
 describe.skipIf(AGAINST_NATS_SERVER)('versioning on one node (stock @nats-io/jetstream)', () => {
-  // Flotilla still reports 2.10.0 (docs/compatibility.md): the client is told 2.11 so it sends priority groups.
-  const srv = new JetStreamV3Server('flotilla-versioning-', '2.11.0');
+  const srv = new JetStreamV3Server('flotilla-versioning-');
   let nc: NatsConnection;
   let jsm: JetStreamManager;
   beforeAll(async () => {
@@ -47,10 +46,10 @@ describe.skipIf(AGAINST_NATS_SERVER)('versioning on one node (stock @nats-io/jet
     expect(await srv.remove()).toBe(0);
   });
 
-  it('$JS.API.INFO reports api.level 1 (nats-server 2.11\'s), before the request counts', async () => {
+  it('$JS.API.INFO reports our api.level (docs/compatibility.md), before the request counts', async () => {
     const info = await jsm.getAccountInfo();
-    expect(info.api.level).toBe(1);
-    expect(JS_API_LEVEL).toBe(1);
+    expect(info.api.level).toBe(JS_API_LEVEL);
+    expect(JS_API_LEVEL).toBe(2); // nats-server 2.12's; pinned to the table by compatibility-table.test.ts
   });
 
   it('a stream stores the level it needs; every answer adds this server\'s version and level, and ts', async () => {
@@ -102,10 +101,10 @@ describe.skipIf(AGAINST_NATS_SERVER)('versioning on one node (stock @nats-io/jet
     expect(grouped.config.metadata).toEqual({ owner: 'x', '_nats.req.level': '1', ...dynamic });
   });
 
-  it('Nats-Required-Api-Level: 1 is served, 2 (nats-server 2.12\'s) is refused with 412 / 10185', async () => {
-    expect((await raw(nc, '$JS.API.STREAM.INFO.PLAIN', '', '1'))['error']).toBeUndefined();
-    expect(await raw(nc, '$JS.API.STREAM.INFO.PLAIN', '', '2')).toMatchObject({ type: 'io.nats.jetstream.api.v1.stream_info_response', error: REQUIRED });
-    expect((await raw(nc, '$JS.API.INFO', '', '2'))['error']).toEqual(REQUIRED);
+  it('Nats-Required-Api-Level: our level is served, the next one is refused with 412 / 10185', async () => {
+    expect((await raw(nc, '$JS.API.STREAM.INFO.PLAIN', '', String(JS_API_LEVEL)))['error']).toBeUndefined();
+    expect(await raw(nc, '$JS.API.STREAM.INFO.PLAIN', '', String(JS_API_LEVEL + 1))).toMatchObject({ type: 'io.nats.jetstream.api.v1.stream_info_response', error: REQUIRED });
+    expect((await raw(nc, '$JS.API.INFO', '', String(JS_API_LEVEL + 1)))['error']).toEqual(REQUIRED);
   });
 
   it('the stored level survives a restart', async () => {
@@ -134,7 +133,7 @@ describe('versioning on three nodes', () => {
     await n2.close();
   });
 
-  it.skipIf(AGAINST_NATS_SERVER)('every node answers with the stored level, its version and level, and ts; INFO says level 1', async () => {
+  it.skipIf(AGAINST_NATS_SERVER)('every node answers with the stored level, its version and level, and ts; INFO says our level', async () => {
     const before = Date.now();
     for (const node of ['n1', 'n2', 'n3']) {
       const nc = await cluster.connect(node);
@@ -145,7 +144,7 @@ describe('versioning on three nodes', () => {
       const since = Date.parse((info['cluster'] as { leader_since: string }).leader_since);
       expect(since).toBeGreaterThanOrEqual(startedMs - 1000);
       expect(since).toBeLessThanOrEqual(Date.now());
-      expect((await apiRequest(nc, '$JS.API.INFO', ''))['api']).toMatchObject({ level: 1 });
+      expect((await apiRequest(nc, '$JS.API.INFO', ''))['api']).toMatchObject({ level: JS_API_LEVEL });
       await nc.close();
     }
     const nc = await cluster.connect('n3');
@@ -158,7 +157,7 @@ describe('versioning on three nodes', () => {
     expect((info['config'] as { metadata: unknown }).metadata).toEqual({ '_nats.req.level': '1', ...dynamic });
     // One answer per request, 412 above our level, through a follower too.
     const h = v2Headers();
-    h.set('Nats-Required-Api-Level', '2');
+    h.set('Nats-Required-Api-Level', String(JS_API_LEVEL + 1));
     const refused = await allReplies(nc, '$JS.API.CONSUMER.INFO.V3.W', '', { headers: h });
     expect(refused.length).toBe(1);
     expect(refused[0]!['error']).toEqual(REQUIRED);

@@ -10,16 +10,38 @@ export interface BusMessage {
   readonly data: Buffer;
   /** Server id of the node the message came from over a route; absent for one published on this node. */
   readonly fromPeer?: string;
+  /** Set for a message traced with Nats-Trace-Dest (ADR-41): the stream reports its part of the trace. */
+  readonly trace?: BusTrace;
+}
+
+/**
+ * A traced message's JetStream hop, as nats-server's `js` trace event. The stream calls `took` when the
+ * message reaches it, then `stored` exactly once (after the store's flush, or at once with an error or
+ * Nats-Trace-Only, which stores nothing and answers nothing).
+ */
+export interface BusTrace {
+  readonly traceOnly: boolean;
+  took(stream: string): void;
+  stored(subject: string, noInterest: boolean, error: string | null): void;
+  /** The header block to store: Nats-Trace-Dest switched off, so deliveries of it start no trace. */
+  storedHeader(header: Buffer): Buffer;
 }
 
 export type BusHandler = (msg: BusMessage) => void;
+
+export interface BusSubscribeOptions {
+  /** A push consumer counts it as interest, like a client's (a mirror's or source's deliver subject). */
+  deliveryTarget?: boolean;
+  /** It reports traced messages (BusMessage.trace): it gets Nats-Trace-Only ones too, which others never see. */
+  traced?: boolean;
+}
 
 export interface MessageBus {
   /**
    * Subscribes internally; returns the function that unsubscribes. `deliveryTarget`: a push consumer counts
    * it as interest, like a client's (a mirror's or source's deliver subject, topology/).
    */
-  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: { deliveryTarget?: boolean }): () => void;
+  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: BusSubscribeOptions): () => void;
   /** Publishes as the server itself (no echo suppression, no no-responders status). */
   publish(subject: string, reply: string | null, header: Uint8Array | null, data: Uint8Array): void;
   /**

@@ -44,6 +44,11 @@ import { Subscription, type SubscriptionOwner } from './subscription.js';
 import type { ClientHost } from './client-host.js';
 import type { MessageRouter } from './message-router.js';
 import type { Account } from './accounts/account.js';
+import { carriesTraceDest } from './message-trace/trace-headers.js';
+import { startTrace, DROPPED, UNTRACED } from './message-trace/trace-start.js';
+import { MessageTrace } from './message-trace/message-trace.js';
+import { publishTraced } from './message-trace/traced-publish.js';
+import { sendTraceEvent } from './message-trace/trace-event-send.js';
 
 /** Why a connection ended, as /connz and the logs name it. */
 export type CloseReason =
@@ -539,12 +544,17 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     this.inBytes += message.length;
     const host = this.host;
     const router = this.router;
+    // The one check an untraced message pays: a Nats-Trace-Dest line in its header block (ADR-41).
+    const trace = headerBytes > 0 && carriesTraceDest(message, headerBytes) ? this.traceOf(subject, headerBytes, message) : null;
+    if (trace === DROPPED) return;
     // Mapped before anything else looks at the subject (permissions see the mapped one), as nats-server's parser.
     if (router.mappings !== null) {
       const mapped = router.mappings.map(subject);
       if (mapped === null) return;
+      if (trace !== null && mapped !== subject) trace.mapped(mapped);
       subject = mapped;
     }
+    if (trace !== null) return this.publishWithTrace(trace, subject, reply, headerBytes, message);
     // Nothing to check or answer before routing (no pedantic, permissions, verbose or trace): the router's
     // match validates the subject (-1: invalid, dropped silently as below), so it is not scanned twice.
     if (!this.pedantic && this.permissions === null && !this.verbose && !host.traceEnabled) {
@@ -568,6 +578,36 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
     if (host.traceEnabled) host.log.trace({ cid: this.cid, op: 'PUB', subject, reply, bytes: message.length }, 'client op');
     const delivered = router.publish(subject, reply, headerBytes, message, this.cid, this.echo);
     if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
+  }
+
+  /** A message with a Nats-Trace-Dest header: its trace, or DROPPED (the publish is not processed), or null. */
+  private traceOf(subject: string, headerBytes: number, message: Buffer): MessageTrace | typeof DROPPED | null {
+    const from = { kind: 0, cid: this.cid, name: this.name, account: this.account, subject };
+    const start = startTrace(message, headerBytes, from, this.permissions === null ? null : (s) => this.mayPublish(s));
+    if (start === UNTRACED) return null;
+    if (start === DROPPED || start instanceof MessageTrace) return start;
+    this.publishViolation(start.deniedDest);
+    return DROPPED;
+  }
+
+  /** publish() for a traced message: the same checks, then its deliveries recorded and its event sent. */
+  private publishWithTrace(trace: MessageTrace, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    const router = this.router;
+    if (this.pedantic && !(isValidLiteralSubject(subject) && (reply === null || isValidLiteralSubject(reply)))) {
+      this.malformedOp(ERR_INVALID_PUBLISH_SUBJECT);
+      if (this.verbose) this.enqueue(OK_BYTES);
+    } else if (!isValidPublishSubject(subject)) {
+      if (this.verbose) this.enqueue(OK_BYTES);
+    } else if (this.permissions !== null && !this.mayPublish(subject)) {
+      trace.ingressError(`Permissions Violation for Publish to ${JSON.stringify(subject)}`);
+      this.publishViolation(subject);
+    } else {
+      if (this.verbose) this.enqueue(OK_BYTES);
+      const delivered = publishTraced(router, trace, subject, reply, headerBytes, message, this.cid, this.echo);
+      if (delivered === 0 && reply !== null && this.noResponders) router.publishNoResponders(reply);
+    }
+    const host = this.host;
+    trace.finish((t) => sendTraceEvent(router, t, host.traceServerInfo()));
   }
 
   private mayPublish(subject: string): boolean {

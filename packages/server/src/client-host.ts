@@ -22,4 +22,6 @@ export interface ClientHost {
   onAuthFailed(conn: ClientConnection): void;
   countSlowConsumer(): void;
   onClientClosed(conn: ClientConnection): void;
+  /** The `server` object of a message trace event this server sends (message-trace/). */
+  traceServerInfo(): Record<string, unknown>;
 }

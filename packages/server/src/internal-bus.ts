@@ -1,5 +1,5 @@
 // The server's side of JetStream's MessageBus: internal subscriptions on the core router.
-import type { BusHandler, MessageBus } from '@flotilla/jetstream';
+import type { BusHandler, BusSubscribeOptions, BusTrace, MessageBus } from '@flotilla/jetstream';
 import type { MessageRouter } from './message-router.js';
 import { Subscription, type SubscriptionOwner } from './subscription.js';
 
@@ -26,6 +26,14 @@ class InternalSubscriber implements SubscriptionOwner {
     if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.unsubscribe?.();
   }
 
+  /** Set when the handler reports traced messages (message-trace/traced-publish.ts hands them over with deliverTraced). */
+  traced = false;
+
+  deliverTraced(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, trace: BusTrace): void {
+    this.handler({ subject, reply, header: message.subarray(0, headerBytes), data: message.subarray(headerBytes), trace });
+    if (sub.maxMsgs > 0 && sub.delivered >= sub.maxMsgs) this.unsubscribe?.();
+  }
+
   unsubscribe: (() => void) | null = null;
 }
 
@@ -38,9 +46,10 @@ export class InternalBus implements MessageBus {
     private readonly clusterVisible = false,
   ) {}
 
-  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: { deliveryTarget?: boolean }): () => void {
+  subscribe(subject: string, handler: BusHandler, queue?: string, opts?: BusSubscribeOptions): () => void {
     const owner = new InternalSubscriber(handler, this.clusterVisible);
     if (opts?.deliveryTarget === true) owner.clientInterest = () => true;
+    if (opts?.traced === true) owner.traced = true;
     const sub = new Subscription(owner, subject, queue ?? null, `$sys.${this.nextSid++}`);
     this.router.subscribe(sub);
     let active = true;

@@ -34,7 +34,14 @@ export interface ClusterRoute {
     message: Buffer,
     servedQueues: readonly string[],
     route: string | null,
+    /** A traced message (message-trace/): each peer's copy carries its own trace hop. */
+    trace?: RoutedTrace,
   ): number;
+}
+
+/** What forward asks of a traced message for each peer it goes to (MessageTrace.toPeer). */
+export interface RoutedTrace {
+  toPeer(peerName: string, headerBytes: number, message: Buffer): { headerBytes: number; message: Buffer };
 }
 
 /** An owner that writes a header block and body held apart (client connections): nothing is joined for it. */
@@ -296,6 +303,15 @@ export class MessageRouter {
   /** The 503 status a requester that negotiated no_responders gets when nobody received its request. */
   publishNoResponders(reply: string): void {
     this.publish(reply, null, NO_RESPONDERS_HEADERS.length, NO_RESPONDERS_HEADERS, 0, true);
+  }
+
+  /** drawMember and deliver for a traced publish (message-trace/traced-publish.ts), which routes on its own. */
+  drawQueueMember(members: readonly Subscription[], matchSubject: string, excludeCid: number): Subscription | null {
+    return this.drawMember(members, matchSubject, excludeCid);
+  }
+
+  deliverOne(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer, route: string | null = null, fromPeer?: string): void {
+    this.deliver(sub, subject, reply, headerBytes, message, route, fromPeer);
   }
 
   /** The member of a group a locally published message goes to; null when a peer's is drawn (or none can). */

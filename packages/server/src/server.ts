@@ -17,6 +17,7 @@ import { Accounts } from './accounts/accounts.js';
 import { systemAccountName } from './config/system-account-name.js';
 import { accountsBesidesSystem } from './config/system-account-only.js';
 import { SystemAccount } from './system-account/system-account.js';
+import { ServerInfoStamp } from './system-account/server-info.js';
 import { newNonce } from './security/nkey-signature.js';
 import type { MonitoringServer } from './monitoring.js';
 import { PortsFile } from './ports-file.js';
@@ -57,6 +58,8 @@ export class FlotillaServer implements ClientHost {
   /** the server's nkey pair: serverId is its public key, and it signs auth callout requests */
   readonly serverKeys = newServerKeys();
   readonly serverId = this.serverKeys.getPublicKey();
+  /** Numbers the message trace events this server sends, made on the first one. */
+  private traceStamp: ServerInfoStamp | null = null;
   readonly serverName: string;
   /** replaced by a config reload (config-reload.ts) */
   auth: ClientAuth;
@@ -236,6 +239,10 @@ export class FlotillaServer implements ClientHost {
     this.system?.authFailed(conn, 'Authentication Failure');
   }
 
+  traceServerInfo(): Record<string, unknown> {
+    return (this.traceStamp ??= new ServerInfoStamp(this)).next();
+  }
+
   countSlowConsumer(): void {
     this.slowConsumers++;
   }
@@ -360,6 +367,7 @@ export class FlotillaServer implements ClientHost {
       },
       this.log.child({ component: 'cluster' }),
     );
+    cluster.traceServerInfo = () => this.traceServerInfo();
     // nats-server sends an async INFO with the new connect_urls whenever the set changes.
     cluster.onConnectUrlsChanged = () => {
       for (const conn of this.clients.values()) if (conn.connected) conn.enqueue(encodeInfo(this.infoFor(conn.cid, conn.remoteIp, conn.type)));

@@ -16,14 +16,14 @@ import type { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
 
 /** The JetStream API level Flotilla implements (nats-server 2.11's). */
-export const JS_API_LEVEL = 1;
+export const JS_API_LEVEL = 2;
 
 /**
  * The nats-server release Flotilla reports (INFO, /varz, `_nats.ver`): the newest one whose client-visible
  * features are all implemented (docs/compatibility.md; test/compatibility-table.test.ts pins the two together).
  * Clients gate features on it (nats.js turns on consumer names, direct get, filter_subjects … by version).
  */
-export const ADVERTISED_NATS_VERSION = '2.10.0';
+export const ADVERTISED_NATS_VERSION = '2.11.0';
 
 export const REQUIRED_LEVEL_KEY = '_nats.req.level';
 export const SERVER_VERSION_KEY = '_nats.ver';

@@ -6,10 +6,11 @@ import { isRaftError } from '@flotilla/raft';
 import { msToBigNs } from '@flotilla/store';
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
-import type { BusMessage, JetStreamLogger } from '../message-bus.js';
+import type { BusMessage, BusTrace, JetStreamLogger } from '../message-bus.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { decidePublish, type CounterOutcome, type PublishRulesView } from '../stream/publish-rules.js';
 import type { CounterBase, CounterState } from '../stream/msg-counter.js';
+import { tracedRuling } from '../stream/traced-ruling.js';
 import type { ReplicatedMsgResult, Stream, StreamHost } from '../stream/stream.js';
 import type { StreamConfig } from '../stream/stream-config-types.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter } from '../stream/stream-writer.js';
@@ -184,8 +185,15 @@ export class StreamPublisher implements StreamWriter, PublishRulesView {
 
   // ---- StreamWriter -----------------------------------------------------------------------------
 
-  publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null): void {
-    if (!this.active) return; // not leading (a step-down in progress): the leader answers
+  publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null, trace?: BusTrace): void {
+    if (!this.active) return trace?.stored(subject, false, null); // not leading (a step-down in progress): the leader answers
+    if (trace !== undefined) {
+      const ruling = decidePublish(this, subject, header !== null && header.length > 0 ? header : null, data.length);
+      if (ruling.kind !== 'load' && !tracedRuling(trace, subject, ruling)) return;
+      // Replicated, the hop is reported when the leader proposes it, not once a quorum applied it.
+      if (ruling.kind === 'store') trace.stored(subject, false, null);
+      if (header !== null && header.length > 0) header = trace.storedHeader(header);
+    }
     const fast = parseFastBatchReply(reply);
     if (fast !== null) return this.publishFast(subject, header, data, reply!, fast);
     if (header !== null && this.stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header, data, reply);

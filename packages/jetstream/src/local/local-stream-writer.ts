@@ -3,13 +3,14 @@
 // (DurableQueue). API purges/deletes apply to the store directly. No Raft here: this is the R1 hot path.
 import type { ApiError } from '../api/api-error.js';
 import { JsErrors } from '../api/api-errors.js';
-import type { MessageBus } from '../message-bus.js';
+import type { BusTrace, MessageBus } from '../message-bus.js';
 import { DurableQueue, type DurableSink } from '../stream/durable-queue.js';
 import { PubAckEncoder } from '../stream/pub-ack.js';
 import { AtomicBatches, batchIdOf } from '../stream/atomic-batch.js';
 import { FastBatches, parseFastBatchReply, type FastBatchRef } from '../stream/fast-batch.js';
 import { acksBeforeDurable } from '../stream/persist-mode.js';
 import { decidePublish } from '../stream/publish-rules.js';
+import { tracedRuling } from '../stream/traced-ruling.js';
 import { apiErrorOfStore, type Stream, type StreamHost } from '../stream/stream.js';
 import type { IngestResult, SourcedMessage, StreamMutation, StreamWriter, StreamWriterFactory } from '../stream/stream-writer.js';
 
@@ -47,16 +48,16 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     this.fastBatches = new FastBatches(this.acks, (reply, body) => this.send(reply, body));
   }
 
-  publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null): void {
-    this.publishAfterLoads(subject, published, data, replyTo, 0);
+  publish(subject: string, published: Buffer | null, data: Buffer, replyTo: string | null, trace?: BusTrace): void {
+    this.publishAfterLoads(subject, published, data, replyTo, 0, trace);
   }
 
   /** `loads`: how often a counter's last message was read for this publish (a bounded number of times). */
-  private publishAfterLoads(subject: string, published: Buffer | null, publishedData: Buffer, replyTo: string | null, loads: number): void {
+  private publishAfterLoads(subject: string, published: Buffer | null, publishedData: Buffer, replyTo: string | null, loads: number, trace?: BusTrace): void {
     const stream = this.stream;
     let header = published;
     let data = publishedData;
-    if (stream.isStopped) return;
+    if (stream.isStopped) return trace?.stored(subject, false, 'stream closed');
     const reply = stream.config.no_ack === true ? null : replyTo;
     const fast = parseFastBatchReply(replyTo);
     if (fast !== null) return this.publishFast(subject, header, data, replyTo!, fast);
@@ -64,13 +65,15 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
     if (!plain && stream.config.allow_atomic === true && batchIdOf(header) !== '') return this.publishBatched(subject, header!, data, reply);
     const ruling = decidePublish(stream, subject, plain ? null : header, data.length);
     const store = stream.store;
+    // A counter's load decides again afterwards: the trace hears the ruling that decision makes.
+    if (trace !== undefined && ruling.kind !== 'load' && !tracedRuling(trace, subject, ruling)) return;
     switch (ruling.kind) {
       case 'drop':
         return;
       case 'load':
         if (loads >= MAX_COUNTER_LOADS) return this.reject(reply, JsErrors.insufficientResources());
         stream.counters.load(store, subject).then(
-          () => this.publishAfterLoads(subject, published, publishedData, replyTo, loads + 1),
+          () => this.publishAfterLoads(subject, published, publishedData, replyTo, loads + 1, trace),
           (err: unknown) => this.reject(reply, apiErrorOfStore(err)),
         );
         return;
@@ -92,6 +95,8 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
         if (ruling.data !== undefined) data = ruling.data;
         break;
     }
+    // nats-server stores a traced message with tracing switched off, so its deliveries start no trace
+    if (trace !== undefined && header !== null) header = trace.storedHeader(header);
     let seq: number;
     try {
       // Plain messages (the hot path) carry no header block at all.
@@ -99,7 +104,9 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       seq = store.appendNoWait(subject, plain || header === null ? undefined : header, data);
     } catch (err) {
       // Refused by a limit: the rejection carries the reason.
-      return this.reject(reply, apiErrorOfStore(err));
+      const error = apiErrorOfStore(err);
+      trace?.stored(subject, false, `${error.description} (${error.errCode})`);
+      return this.reject(reply, error);
     }
     if (!plain) {
       if (ruling.msgId !== undefined) stream.recordMsgId(ruling.msgId, seq);
@@ -113,13 +120,13 @@ export class LocalStreamWriter implements StreamWriter, DurableSink {
       stream.counters.stored(subject, seq, counter.state);
       // The ack carries the new total; it is sent once the message is durable, as every ack.
       if (reply !== null) this.counterTotals.set(seq, counter.total);
-    } else if (reply !== null && acksBeforeDurable(stream.config)) {
-      // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
-      this.send(reply, this.acks.ack(seq));
-      this.pending.push(seq, subject, null, store.flush());
-      return;
     }
-    this.pending.push(seq, subject, reply, store.flush());
+    // persist_mode async (ADR-56): the ack goes out now; the group commit and onStored follow as usual.
+    const ackNow = counter === undefined && reply !== null && acksBeforeDurable(stream.config);
+    if (ackNow && reply !== null) this.send(reply, this.acks.ack(seq));
+    const flushed = store.flush();
+    this.pending.push(seq, subject, ackNow ? null : reply, flushed);
+    if (trace !== undefined) flushed.then(() => trace.stored(subject, false, null), (err: unknown) => trace.stored(subject, false, String(err)));
   }
 
   /** A message of an atomic batch: staged, refused, or the commit that appends the whole batch in this tick. */

@@ -2,6 +2,7 @@
 // the API's purge/delete. A writer owns their order and answers each publish (PubAck or error) once the change
 // is durable. The composition root picks the implementation: local/ applies to the store at once, cluster/
 // proposes through the stream's Raft group. Both decide a publish with publish-rules.ts.
+import type { BusTrace } from '../message-bus.js';
 import type { Stream } from './stream.js';
 
 /** An API mutation of a stream's messages. */
@@ -27,8 +28,9 @@ export interface StreamWriter {
   /**
    * A message arrived on one of the stream's subjects. `reply` (null: no answer wanted) receives the PubAck
    * once the message is durable, or the error that refused it; some refusals get no answer at all (see drop).
+   * `trace`: a traced message (ADR-41) reports its `js` hop there; a trace-only one is ruled on, never stored.
    */
-  publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null): void;
+  publish(subject: string, header: Buffer | null, data: Buffer, reply: string | null, trace?: BusTrace): void;
   /** Purge: resolves with the number of messages removed; delete: with whether the message existed. Rejects with an ApiError. */
   mutate(mutation: StreamMutation): Promise<number | boolean>;
   /** Retention (workqueue ack, interest all-acked) removes a message: resolves false when nothing was removed here. */

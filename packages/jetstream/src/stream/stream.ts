@@ -284,12 +284,16 @@ export class Stream implements StreamHandle, PublishRulesView {
           try {
             const tr = this.ingestTr;
             const stored = tr === null ? msg.subject : (tr.apply(msg.subject) ?? msg.subject);
-            this.writer.publish(stored, msg.header, msg.data, msg.reply);
+            if (msg.trace === undefined) this.writer.publish(stored, msg.header, msg.data, msg.reply);
+            else {
+              msg.trace.took(this.name);
+              this.writer.publish(stored, msg.header, msg.data, msg.reply, msg.trace);
+            }
           } catch (err) {
             // A bug here must not break the publisher's connection.
             this.host.log.error({ stream: this.name, err: String(err) }, 'stream message handling failed');
           }
-        }),
+        }, undefined, { traced: true }),
       );
     }
   }

@@ -4,7 +4,7 @@
 // matching interest carrying the name, so each node delivers it in that account only. The global account
 // ($G) names none: its frames are byte for byte what they were before accounts existed.
 import { LocalInterest, RemoteInterestTable, type ClusterNode, type InterestEntry, type InterestFrame, type PeerView, type RoutedMessageFrame } from '@flotilla/cluster';
-import type { ClusterRoute, MessageRouter } from '../message-router.js';
+import type { ClusterRoute, MessageRouter, RoutedTrace } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
 import { countsAsClient, isClusterVisible } from './cluster-visible.js';
 
@@ -72,6 +72,7 @@ export class AccountRoute implements ClusterRoute {
     message: Buffer,
     servedQueues: readonly string[],
     route: string | null,
+    trace?: RoutedTrace,
   ): number {
     const plan = this.remoteInterest.plan(route ?? subject, (q) => servedQueues.includes(q));
     if (plan === null) return 0;
@@ -79,7 +80,15 @@ export class AccountRoute implements ClusterRoute {
     let sent = 0;
     for (let i = 0; i < plan.length; i++) {
       const [peerId, queues] = plan[i]!;
-      const msg: RoutedMessageFrame = { subject, reply: reply ?? '', message, headerBytes, queues: queues as string[], route: route ?? '' };
+      const out = trace === undefined ? null : trace.toPeer(this.node.peer(peerId)?.serverName ?? peerId, headerBytes, message);
+      const msg: RoutedMessageFrame = {
+        subject,
+        reply: reply ?? '',
+        message: out === null ? message : out.message,
+        headerBytes: out === null ? headerBytes : out.headerBytes,
+        queues: queues as string[],
+        route: route ?? '',
+      };
       if (account !== undefined) msg.account = account;
       if (this.node.send(peerId, { msg }, true)) sent++;
     }

@@ -15,10 +15,12 @@ import {
   type RemoteInterestTable,
   type RoutedMessageFrame,
 } from '@flotilla/cluster';
-import type { ClusterRoute, MessageRouter } from '../message-router.js';
+import type { ClusterRoute, MessageRouter, RoutedTrace } from '../message-router.js';
 import type { Subscription } from '../subscription.js';
 import { GLOBAL_ACCOUNT_NAME } from '../accounts/account.js';
 import { AccountRoute } from './account-route.js';
+import { carriesTraceDest } from '../message-trace/trace-headers.js';
+import { deliverRoutedWithTrace } from '../message-trace/routed-trace.js';
 import type { ClusterSecurity } from './cluster-security.js';
 
 export interface ClusterRoutingOptions {
@@ -51,6 +53,8 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   /** This node's server_tags. */
   readonly tags: readonly string[];
   readonly raftTransport: GrpcRaftTransport;
+  /** The `server` object of this node's message trace events; set by the server (routed traced messages wait for it). */
+  traceServerInfo: (() => Record<string, unknown>) | null = null;
   /** Called when the set of client URLs in the cluster changes (INFO connect_urls). */
   onConnectUrlsChanged: (() => void) | null = null;
   routedOut = 0;
@@ -210,8 +214,9 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     message: Buffer,
     servedQueues: readonly string[],
     route: string | null,
+    trace?: RoutedTrace,
   ): number {
-    return this.global.forward(subject, reply, headerBytes, message, servedQueues, route);
+    return this.global.forward(subject, reply, headerBytes, message, servedQueues, route, trace);
   }
 
   // ---- ClusterListener (called by the node) --------------------------------------------------
@@ -247,6 +252,21 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     }
     const m = msg.message;
     const buf = Buffer.isBuffer(m) ? m : Buffer.from(m.buffer, m.byteOffset, m.byteLength);
+    // The one check an untraced message pays (message-trace/): this node traces its own part and reports it.
+    if (msg.headerBytes > 0 && this.traceServerInfo !== null && carriesTraceDest(buf, msg.headerBytes)) {
+      const arrival = {
+        subject: msg.subject,
+        reply: msg.reply === '' ? null : msg.reply,
+        headerBytes: msg.headerBytes,
+        message: buf,
+        queues: msg.queues,
+        route: msg.route === '' ? null : msg.route,
+        fromPeer: peerId,
+        peerName: this.node.peer(peerId)?.serverName ?? peerId,
+        account: account ?? GLOBAL_ACCOUNT_NAME,
+      };
+      if (deliverRoutedWithTrace(router, arrival, this.traceServerInfo)) return;
+    }
     router.deliverRouted(msg.subject, msg.reply === '' ? null : msg.reply, msg.headerBytes, buf, msg.queues, msg.route === '' ? null : msg.route, peerId);
   }
 
