@@ -34,6 +34,7 @@ import { serveSnapshot, type BackupContext } from './backup/stream-snapshot.js';
 import { RESTORE_RESPONSE, serveRestore } from './backup/stream-restore.js';
 import { restoreBytesError } from './backup/restore-limits.js';
 import { JsErrors } from './api/api-errors.js';
+import { ApiAuditTrail } from './advisories/api-audit-trail.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
 
@@ -60,12 +61,15 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   private unsubscribeApi: Array<() => void> = [];
   private apiTotal = 0;
   private apiErrors = 0;
+  /** `$JS.EVENT.ADVISORY.API`: each answered request, while someone listens. */
+  private readonly audit: ApiAuditTrail;
 
   constructor(
     readonly bus: MessageBus,
     readonly options: JetStreamServiceOptions,
     readonly log: JetStreamLogger,
   ) {
+    this.audit = new ApiAuditTrail(bus, options.serverName, () => this.domain);
     this.storage = new StorageLimits(options, this.table, options.serverStreams ?? this.table);
     options.serverStreams?.add(this.table);
     const limits = options.accountLimits ?? UNLIMITED_ACCOUNT_LIMITS;
@@ -216,14 +220,18 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   respond(reply: string | null, type: string, body: object): void {
     if (reply === null) return;
-    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, ...body })));
+    const text = JSON.stringify({ type, ...body });
+    this.bus.publish(reply, null, null, Buffer.from(text));
+    this.audit.answered(reply, text);
   }
 
   respondError(reply: string | null, type: string, error: ApiError, extra?: object): void {
     this.apiErrors++;
     this.apiErrorObserver?.(type, error.errCode);
     if (reply === null) return;
-    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, error: error.toJSON(), ...extra })));
+    const text = JSON.stringify({ type, error: error.toJSON(), ...extra });
+    this.bus.publish(reply, null, null, Buffer.from(text));
+    this.audit.answered(reply, text);
   }
 
   advisory(subject: string, body: object): void {
@@ -277,6 +285,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     if (tokens.length === 0) return;
     const endpoint = endpointOf(tokens);
     this.apiTotal++;
+    // Pull requests and direct gets are served outside the API (nats-server audits neither).
+    if (endpoint !== undefined && endpoint.outsideApiStats !== true) this.audit.requested(msg.subject, msg.reply, msg.data);
     let served = true;
     try {
       served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg, endpoint);

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { NodeId } from '@flotilla/raft';
 import { msToNs } from '@flotilla/store';
 import type { ClusterPeer, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
+import type { PeerInfoJson } from '../advisories/jetstream-events.js';
 
 /** `active` of a member never heard from: reported as this long ago rather than infinity. */
 const MAX_ACTIVE_MS = 24 * 3600 * 1000;
@@ -55,4 +56,23 @@ export function clusterBlockOf(clusterName: string, selfId: NodeId, status: Raft
 
 export function groupRoleOf(role: string): GroupRole {
   return role === 'leader' ? 'leader' : role === 'follower' ? 'follower' : 'candidate';
+}
+
+/**
+ * Every member of the group (this node included, current with no lag) as nats-server's `replicas(node)`
+ * lists them in leader-elected and quorum-lost advisories.
+ */
+export function groupPeerInfos(selfId: NodeId, status: RaftGroupStatus, names: Map<NodeId, ClusterPeer>): PeerInfoJson[] {
+  const rows: PeerInfoJson[] = [];
+  const self = names.get(selfId);
+  if (self !== undefined) rows.push({ name: self.name, current: true, active: 0, peer: peerIdOf(self.name) });
+  for (const r of status.replicas) {
+    const row: PeerInfoJson = { name: r.name, current: r.current, active: 0, peer: '' };
+    if (r.offline) row.offline = true;
+    row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
+    if (r.lag > 0) row.lag = r.lag;
+    row.peer = peerIdOf(r.name);
+    rows.push(row);
+  }
+  return rows;
 }

@@ -19,7 +19,8 @@ import type {
   StreamReplicaView,
 } from './cluster-contracts.js';
 import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
-import { clusterBlockOf, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
+import { clusterBlockOf, groupPeerInfos, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
+import { STREAM_LEADER_ELECTED_PREFIX, streamLeaderElectedEvent } from '../advisories/jetstream-events.js';
 import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
 import { applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
 import { StreamPublisher } from './stream-replica-publisher.js';
@@ -366,7 +367,18 @@ export class StreamReplica implements StreamReplicaView {
     this.publisher.activate();
     this.stream.setServing(true);
     this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, true));
+    this.guarded('advisory', () => this.leaderElectedAdvisory());
     this.reconcileMembership();
+  }
+
+  /** `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>` once this node serves as the leader (nats-server's moment). */
+  private leaderElectedAdvisory(): void {
+    const subject = `${STREAM_LEADER_ELECTED_PREFIX}${this.name}`;
+    if (!this.host.bus.hasInterest(subject)) return;
+    const names = this.peersById();
+    const leader = names.get(this.selfId)?.name ?? '';
+    const body = streamLeaderElectedEvent(this.name, leader, groupPeerInfos(this.selfId, this.status(), names), this.host.domain);
+    this.host.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
   }
 
   private unserve(): void {
