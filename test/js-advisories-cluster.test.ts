@@ -1,0 +1,62 @@
+// `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>` on a three-node cluster through the stock `nats`
+// client: one when an R3 stream first elects its leader, and one naming the new leader after the leader is
+// killed (kill -9). The payload is nats-server 2.14.5's JSStreamLeaderElectedAdvisory (jetstream_events.go)
+// as sendStreamLeaderElectAdvisory fills it (jetstream_cluster.go): type, id, timestamp, stream, leader,
+// replicas (every member, the leader included, as PeerInfo), no `account` in the user account's copy.
+// 2.9.10 sends it too: E2E_SERVER=nats-server runs the same expectations.
+import { describe, it, expect } from 'vitest';
+import type { NatsConnection } from 'nats';
+import { JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
+import { until } from './helpers/until.js';
+
+let cluster: JsCluster;
+useJsCluster({ size: 3, clusterName: 'ADV' }, (c) => (cluster = c));
+const dec = new TextDecoder();
+
+type Advisory = Record<string, unknown> & { replicas: Array<Record<string, unknown>> };
+
+function collect(nc: NatsConnection, subject: string): Advisory[] {
+  const got: Advisory[] = [];
+  nc.subscribe(subject, { callback: (_e, m) => got.push(JSON.parse(dec.decode(m.data)) as Advisory) });
+  return got;
+}
+
+function expectShape(a: Advisory, leader: string): void {
+  expect(Object.keys(a)).toEqual(['type', 'id', 'timestamp', 'stream', 'leader', 'replicas']);
+  expect(a['type']).toBe('io.nats.jetstream.advisory.v1.stream_leader_elected');
+  expect(a['id']).toMatch(/^[A-Za-z0-9]{22}$/);
+  expect(a['timestamp']).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/);
+  expect(a['stream']).toBe('LE');
+  expect(a['leader']).toBe(leader);
+  expect(a.replicas.map((r) => r['name']).sort()).toEqual(['n1', 'n2', 'n3']);
+  const self = a.replicas.find((r) => r['name'] === leader)!;
+  expect(self['current']).toBe(true);
+  for (const r of a.replicas) {
+    expect(typeof r['peer']).toBe('string');
+    expect((r['peer'] as string).length).toBe(8);
+    expect(typeof r['active']).toBe('number');
+  }
+}
+
+describe('STREAM.LEADER_ELECTED', () => {
+  it('is published at the first election and again after the leader is killed', async () => {
+    const { nc, jsm } = await cluster.client('n1');
+    const got = collect(nc, '$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.>');
+    await nc.flush();
+    await addStream(jsm, { name: 'LE', subjects: ['le.>'], num_replicas: 3 });
+    const first = await cluster.waitForStreamLeader(jsm, 'LE');
+    const elected = await until(() => got.find((a) => a['leader'] === first), 30_000, 'the first leader-elected advisory');
+    expectShape(elected, first);
+
+    // Watch from a node that survives: kill the leader (n1 itself if it leads, then reconnect elsewhere).
+    const watcherNode = first === 'n2' ? 'n3' : 'n2';
+    const watcher = await cluster.client(watcherNode);
+    const after = collect(watcher.nc, '$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.LE');
+    await watcher.nc.flush();
+    await cluster.kill(first);
+    const next = await cluster.waitForStreamLeader(watcher.jsm, 'LE', { not: first, timeoutMs: 60_000 });
+    const reElected = await until(() => after.find((a) => a['leader'] === next), 60_000, 'the leader-elected advisory after the kill');
+    expectShape(reElected, next);
+    expect(next).not.toBe(first);
+  }, 180_000);
+});
