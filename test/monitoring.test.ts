@@ -99,7 +99,7 @@ describe('/metrics', () => {
     expect(after.get('flotilla_messages_received_total')! - before.get('flotilla_messages_received_total')!).toBe(25);
     expect(after.get('flotilla_messages_sent_total')! - before.get('flotilla_messages_sent_total')!).toBe(25);
     expect(after.get('flotilla_received_bytes_total')! - before.get('flotilla_received_bytes_total')!).toBe(200);
-    expect(after.get('flotilla_process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
+    expect(after.get('process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
     expect(after.get('flotilla_subscriptions')).toBeGreaterThanOrEqual(1);
     await nc2.close();
   });

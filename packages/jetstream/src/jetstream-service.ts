@@ -35,6 +35,7 @@ import { RESTORE_RESPONSE, serveRestore } from './backup/stream-restore.js';
 import { restoreBytesError } from './backup/restore-limits.js';
 import { JsErrors } from './api/api-errors.js';
 import { ApiAuditTrail } from './advisories/api-audit-trail.js';
+import { advisoryKindOf } from './advisories/jetstream-events.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
 
@@ -58,6 +59,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   clusterObserver: ClusterObserver | undefined;
   /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
   apiErrorObserver: ((type: string, errCode: number) => void) | undefined;
+  /** Metrics hook: every advisory or metric event raised, listened to or not, by kind (advisoryKindOf). */
+  advisoryObserver: ((kind: string) => void) | undefined;
   private unsubscribeApi: Array<() => void> = [];
   private apiTotal = 0;
   private apiErrors = 0;
@@ -235,6 +238,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   }
 
   advisory(subject: string, body: object): void {
+    this.advisoryObserver?.(advisoryKindOf(subject));
     if (!this.bus.hasInterest(subject)) return;
     this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
   }

@@ -124,9 +124,10 @@ function accountStatsJson(js: JetStreamService): Record<string, unknown> {
 
 export function jetStreamConfigJson(server: FlotillaServer): Record<string, unknown> {
   const o = server.options.jetstream;
+  const limits = server.jetStreamLimits;
   return {
-    max_memory: o.maxMemoryStoreBytes,
-    max_storage: o.maxFileStoreBytes,
+    max_memory: limits?.memoryBytes ?? o.maxMemoryStoreBytes,
+    max_storage: limits?.fileBytes ?? o.maxFileStoreBytes,
     store_dir: o.storeDir,
     ...(o.domain ? { domain: o.domain } : {}),
   };

@@ -64,6 +64,17 @@ export function consumerAckMetricEvent(
   );
 }
 
+/**
+ * The advisory's kind for metrics: the subject without `$JS.EVENT.ADVISORY.` and without its stream/consumer
+ * tokens (`STREAM.LEADER_ELECTED`, `CONSUMER.MAX_DELIVERIES`, `API`), metric events as `METRIC.CONSUMER.ACK`.
+ */
+export function advisoryKindOf(subject: string): string {
+  const t = subject.split('.');
+  if (t[2] === 'ADVISORY') return t[3] === 'API' ? 'API' : `${t[3] ?? ''}.${t[4] ?? ''}`;
+  if (t[2] === 'METRIC') return `METRIC.${t[3] ?? ''}.${t[4] ?? ''}`;
+  return 'OTHER';
+}
+
 /** `sample_freq` ("30", "30%") as a percentage; 0 when absent. nats-server samples every ack at 100 or more. */
 export function samplePercentOf(sampleFreq: string | undefined): number {
   if (!sampleFreq) return 0;

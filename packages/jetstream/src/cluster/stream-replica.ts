@@ -42,6 +42,8 @@ export interface StreamReplicaHost extends StreamHost {
   snapshotConsumers?(replica: StreamReplica): Uint8Array | Promise<Uint8Array>;
   /** A snapshot replaced this replica's state (lagging follower, or a memory stream's restart): take its consumers. */
   restoreConsumers?(replica: StreamReplica, data: Uint8Array): void | Promise<void>;
+  /** Publishes an advisory when someone listens (the node counts it for metrics); absent: none is sent. */
+  advisory?(subject: string, body: object): void;
 }
 
 export interface StreamReplicaOptions {
@@ -373,12 +375,12 @@ export class StreamReplica implements StreamReplicaView {
 
   /** `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>` once this node serves as the leader (nats-server's moment). */
   private leaderElectedAdvisory(): void {
+    if (this.host.advisory === undefined) return;
     const subject = `${STREAM_LEADER_ELECTED_PREFIX}${this.name}`;
-    if (!this.host.bus.hasInterest(subject)) return;
     const names = this.peersById();
     const leader = names.get(this.selfId)?.name ?? '';
     const body = streamLeaderElectedEvent(this.name, leader, groupPeerInfos(this.selfId, this.status(), names), this.host.domain);
-    this.host.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
+    this.host.advisory?.(subject, body);
   }
 
   private unserve(): void {
