@@ -6,7 +6,8 @@
 // 2.9.10 sends it too: E2E_SERVER=nats-server runs the same expectations.
 import { describe, it, expect } from 'vitest';
 import type { NatsConnection } from 'nats';
-import { JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
+import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
+import { scrape, select } from './ops-prometheus-text.js';
 import { until } from './helpers/until.js';
 
 let cluster: JsCluster;
@@ -59,4 +60,18 @@ describe('STREAM.LEADER_ELECTED', () => {
     expectShape(reElected, next);
     expect(next).not.toBe(first);
   }, 180_000);
+
+  // nats-server serves no /metrics: Flotilla's count of the advisory and the `cluster` label on a cluster's series.
+  it.skipIf(AGAINST_NATS_SERVER)('is counted in /metrics on the electing node, whose series carry the cluster name', async () => {
+    await cluster.ensureAllRunning();
+    const { jsm } = await cluster.client('n2');
+    await addStream(jsm, { name: 'LM', subjects: ['lm.>'], num_replicas: 3 });
+    const leader = await cluster.waitForStreamLeader(jsm, 'LM');
+    const samples = await until(async () => {
+      const all = await scrape(cluster.node(leader).httpPort);
+      return (select(all, 'flotilla_jetstream_advisories_total', { kind: 'STREAM.LEADER_ELECTED' })[0]?.value ?? 0) >= 1 ? all : null;
+    }, 30_000, 'the leader-elected count');
+    expect(samples.filter((x) => x.labels['cluster'] !== 'ADV').map((x) => x.name)).toEqual([]);
+    expect(select(samples, 'flotilla_raft_group_apply_lag_entries', { stream: 'LM' })[0]?.value).toBeGreaterThanOrEqual(0);
+  }, 120_000);
 });
