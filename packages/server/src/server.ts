@@ -68,6 +68,10 @@ export class FlotillaServer implements ClientHost {
   readonly closedClients: ClosedConnectionRecord[] = [];
   totalConnections = 0;
   slowConsumers = 0;
+  /** Connections closed for missing PINGs (nats-server's stale_connections). */
+  staleConnections = 0;
+  /** Traffic of the client connections closed so far (with the open ones': /varz in_client_msgs …). */
+  readonly closedClientTraffic = { inMsgs: 0, outMsgs: 0, inBytes: 0, outBytes: 0 };
   private nextCid = 1;
   private readonly listener: NetServer;
   private monitoring: MonitoringServer | null = null;
@@ -253,6 +257,12 @@ export class FlotillaServer implements ClientHost {
       outBytes: conn.outBytes,
     });
     if (this.closedClients.length > CLOSED_CONNECTIONS_KEPT) this.closedClients.shift();
+    const t = this.closedClientTraffic;
+    t.inMsgs += conn.inMsgs;
+    t.outMsgs += conn.outMsgs;
+    t.inBytes += conn.inBytes;
+    t.outBytes += conn.outBytes;
+    if (conn.closeReason === 'Stale Connection') this.staleConnections++;
     this.system?.clientClosed(conn, conn.closeReason ?? 'Client Closed');
     this.log.debug({ cid: conn.cid, reason: conn.closeReason }, 'client connection closed');
   }
