@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { FlotillaServer } from './server.js';
 import { accountStatz, accountz, AccountNotFoundError } from './accountz.js';
-import { connz } from './connz.js';
+import { connz, ConnzError } from './connz.js';
 import { subsz, subszOptionsOf, SubszError } from './subsz.js';
 import { CpuPercent } from './cpu-percent.js';
 import { healthz } from './healthz.js';
@@ -128,7 +128,7 @@ export class MonitoringServer {
         res.end(err.message);
         return;
       }
-      if (err instanceof AccountNotFoundError || err instanceof SubszError || err instanceof QueryParamError) {
+      if (err instanceof AccountNotFoundError || err instanceof SubszError || err instanceof QueryParamError || err instanceof ConnzError) {
         res.writeHead(400, { 'content-type': 'text/plain' });
         res.end(err.message);
         return;
