@@ -6,7 +6,7 @@
 // replicas (every member, the leader included, as PeerInfo), no `account` in the user account's copy.
 // 2.9.10 sends it too: E2E_SERVER=nats-server runs the same expectations.
 import { describe, it, expect } from 'vitest';
-import type { NatsConnection } from 'nats';
+import { AckPolicy, type NatsConnection } from 'nats';
 import { AGAINST_NATS_SERVER, JsCluster, addStream, useJsCluster } from './helpers/js-cluster.js';
 import { scrape, select } from './ops-prometheus-text.js';
 import { until } from './helpers/until.js';
@@ -54,12 +54,24 @@ describe('STREAM.LEADER_ELECTED', () => {
     const watcherNode = first === 'n2' ? 'n3' : 'n2';
     const watcher = await cluster.client(watcherNode);
     const after = collect(watcher.nc, '$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.LE');
+    const consumerElected = collect(watcher.nc, '$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.LE.*');
+    await watcher.jsm.consumers.add('LE', { durable_name: 'D', ack_policy: AckPolicy.Explicit });
     await watcher.nc.flush();
     await cluster.kill(first);
     const next = await cluster.waitForStreamLeader(watcher.jsm, 'LE', { not: first, timeoutMs: 60_000 });
     const reElected = await until(() => after.find((a) => a['leader'] === next), 60_000, 'the leader-elected advisory after the kill');
     expectShape(reElected, next);
     expect(next).not.toBe(first);
+    // Flotilla's consumers replicate through the stream's group, so the new stream leader leads them too and
+    // says so for each (nats-server's R3 consumers elect in groups of their own, on their own schedule).
+    if (!AGAINST_NATS_SERVER) {
+      const c = await until(() => consumerElected.find((a) => a['leader'] === next), 30_000, 'the consumer leader-elected advisory');
+      expect(Object.keys(c)).toEqual(['type', 'id', 'timestamp', 'stream', 'consumer', 'leader', 'replicas']);
+      expect(c['type']).toBe('io.nats.jetstream.advisory.v1.consumer_leader_elected');
+      expect(c['stream']).toBe('LE');
+      expect(c['consumer']).toBe('D');
+      expect(c.replicas.map((r) => r['name']).sort()).toEqual(['n1', 'n2', 'n3']);
+    }
   }, 180_000);
 
   // nats-server serves no /metrics: Flotilla's count of the advisory and the `cluster` label on a cluster's series.

@@ -237,6 +237,12 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     this.audit.answered(reply, text);
   }
 
+  /** The stream's consumers held here, running or replicated (stream replicas' leader-elected advisories). */
+  storedConsumerNames(stream: string): string[] {
+    const stored = this.consumers.placementOf(stream)?.storedConsumers?.();
+    return stored !== undefined ? stored.map((c) => c.meta.name).sort() : this.consumers.consumersOf(stream).map((c) => c.name);
+  }
+
   advisory(subject: string, body: object): void {
     this.advisoryObserver?.(advisoryKindOf(subject));
     if (!this.bus.hasInterest(subject)) return;

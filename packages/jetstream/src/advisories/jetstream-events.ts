@@ -9,6 +9,7 @@ const METRIC_SCHEMA = 'io.nats.jetstream.metric.v1.';
 export const API_AUDIT_SUBJECT = '$JS.EVENT.ADVISORY.API';
 export const STREAM_LEADER_ELECTED_PREFIX = '$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.';
 export const STREAM_QUORUM_LOST_PREFIX = '$JS.EVENT.ADVISORY.STREAM.QUORUM_LOST.';
+export const CONSUMER_LEADER_ELECTED_PREFIX = '$JS.EVENT.ADVISORY.CONSUMER.LEADER_ELECTED.';
 export const CONSUMER_ACK_METRIC_PREFIX = '$JS.EVENT.METRIC.CONSUMER.ACK.';
 
 /** One member of a Raft group as nats-server's PeerInfo writes it (name, current, offline, active ns, lag, peer). */
@@ -41,6 +42,11 @@ export function apiAuditEvent(server: string, subject: string, request: string, 
 /** io.nats.jetstream.advisory.v1.stream_leader_elected. */
 export function streamLeaderElectedEvent(stream: string, leader: string, replicas: PeerInfoJson[], domain: string | undefined): object {
   return withDomain({ ...typed(`${SCHEMA}stream_leader_elected`), stream, leader, replicas }, domain);
+}
+
+/** io.nats.jetstream.advisory.v1.consumer_leader_elected. */
+export function consumerLeaderElectedEvent(stream: string, consumer: string, leader: string, replicas: PeerInfoJson[], domain: string | undefined): object {
+  return withDomain({ ...typed(`${SCHEMA}consumer_leader_elected`), stream, consumer, leader, replicas }, domain);
 }
 
 /** io.nats.jetstream.advisory.v1.stream_quorum_lost. */

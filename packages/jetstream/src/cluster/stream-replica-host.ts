@@ -11,6 +11,8 @@ export interface ReplicaNode extends StreamHost {
   readonly clusterObserver: ClusterObserver | undefined;
   /** Publishes an advisory (counted by the metrics hook) when someone listens. */
   advisory?(subject: string, body: object): void;
+  /** Names of the consumers this node holds for the stream (replicated, running or not). */
+  storedConsumerNames?(stream: string): string[];
 }
 
 export interface KnownPeers {
@@ -107,6 +109,10 @@ export class NodeStreamReplicaHost implements StreamReplicaHost {
   advisory(subject: string, body: object): void {
     if (this.node.advisory !== undefined) this.node.advisory(subject, body);
     else if (this.bus.hasInterest(subject)) this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
+  }
+
+  storedConsumerNames(stream: string): string[] {
+    return this.node.storedConsumerNames?.(stream) ?? [];
   }
 
   applyConsumerEntry(replica: StreamReplica, payload: Buffer): void | Promise<void> {

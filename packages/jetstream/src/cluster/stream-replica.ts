@@ -20,7 +20,14 @@ import type {
 } from './cluster-contracts.js';
 import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
 import { clusterBlockOf, groupPeerInfos, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
-import { STREAM_LEADER_ELECTED_PREFIX, STREAM_QUORUM_LOST_PREFIX, streamLeaderElectedEvent, streamQuorumLostEvent } from '../advisories/jetstream-events.js';
+import {
+  CONSUMER_LEADER_ELECTED_PREFIX,
+  STREAM_LEADER_ELECTED_PREFIX,
+  STREAM_QUORUM_LOST_PREFIX,
+  consumerLeaderElectedEvent,
+  streamLeaderElectedEvent,
+  streamQuorumLostEvent,
+} from '../advisories/jetstream-events.js';
 import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
 import { applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
 import { StreamPublisher } from './stream-replica-publisher.js';
@@ -48,6 +55,8 @@ export interface StreamReplicaHost extends StreamHost {
   restoreConsumers?(replica: StreamReplica, data: Uint8Array): void | Promise<void>;
   /** Publishes an advisory when someone listens (the node counts it for metrics); absent: none is sent. */
   advisory?(subject: string, body: object): void;
+  /** The stream's consumers held on this node (their leadership moves with the stream's). */
+  storedConsumerNames?(stream: string): string[];
 }
 
 export interface StreamReplicaOptions {
@@ -397,8 +406,12 @@ export class StreamReplica implements StreamReplicaView {
     const subject = `${STREAM_LEADER_ELECTED_PREFIX}${this.name}`;
     const names = this.peersById();
     const leader = names.get(this.selfId)?.name ?? '';
-    const body = streamLeaderElectedEvent(this.name, leader, groupPeerInfos(this.selfId, this.status(), names), this.host.domain);
-    this.host.advisory?.(subject, body);
+    const replicas = groupPeerInfos(this.selfId, this.status(), names);
+    this.host.advisory(subject, streamLeaderElectedEvent(this.name, leader, replicas, this.host.domain));
+    // Consumers are led by the stream's leader (they replicate through its group): each is elected with it.
+    for (const consumer of this.host.storedConsumerNames?.(this.name) ?? []) {
+      this.host.advisory(`${CONSUMER_LEADER_ELECTED_PREFIX}${this.name}.${consumer}`, consumerLeaderElectedEvent(this.name, consumer, leader, replicas, this.host.domain));
+    }
   }
 
   private unserve(): void {
