@@ -1,7 +1,7 @@
 // `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>` on a three-node cluster through the stock `nats`
 // client: one when an R3 stream first elects its leader, and one naming the new leader after the leader is
 // killed (kill -9); and QUORUM_LOST (JSStreamQuorumLostAdvisory) from a leader whose two followers are
-// killed. The payload is nats-server 2.14.5's JSStreamLeaderElectedAdvisory (jetstream_events.go)
+// killed; one API audit per request whichever node answers. The payload is nats-server 2.14.5's JSStreamLeaderElectedAdvisory (jetstream_events.go)
 // as sendStreamLeaderElectAdvisory fills it (jetstream_cluster.go): type, id, timestamp, stream, leader,
 // replicas (every member, the leader included, as PeerInfo), no `account` in the user account's copy.
 // 2.9.10 sends it too: E2E_SERVER=nats-server runs the same expectations.
@@ -108,4 +108,20 @@ describe('STREAM.LEADER_ELECTED', () => {
     // 2.14's Peers() reports this node itself as current; 2.9.10 did not yet.
     if (!AGAINST_NATS_SERVER) expect(lost.replicas.find((r) => r['name'] === leader)!['current']).toBe(true);
   }, 180_000);
+
+  it('API audit: one per request on a cluster, whichever node answers', async () => {
+    await cluster.ensureAllRunning();
+    const { nc, jsm } = await cluster.client('n3');
+    await addStream(jsm, { name: 'AU', subjects: ['au.>'], num_replicas: 3 });
+    const audits = collect(nc, '$JS.EVENT.ADVISORY.API');
+    await nc.flush();
+    for (let i = 0; i < 3; i++) await nc.request('$JS.API.STREAM.INFO.AU', '', { timeout: 10_000 });
+    await until(() => audits.filter((a) => a['subject'] === '$JS.API.STREAM.INFO.AU').length >= 3, 20_000, 'three audits');
+    // A second audit per request would arrive with the first; give it a moment on a loaded machine.
+    await new Promise((r) => setTimeout(r, 1_000));
+    await nc.flush();
+    const infos = audits.filter((a) => a['subject'] === '$JS.API.STREAM.INFO.AU');
+    expect(infos.length).toBe(3);
+    for (const a of infos) expect(JSON.parse(a['response'] as string).config.name).toBe('AU');
+  }, 120_000);
 });

@@ -107,6 +107,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         replicaStreams: new ReplicaStreams(this.table, this.consumers, replicaConsumers),
         replicaConsumers,
       });
+      this.clustered.ingress.relayObserver = (reply, data) => this.audit.answered(reply, data);
       infos = new OpenStreamInfo(this.consumers, options.domain, this.clustered);
       const account = options.cluster.account;
       // Every account gossips (its /jsz figures are the cluster's, as nats-server's); without accounts there is
@@ -296,7 +297,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     const endpoint = endpointOf(tokens);
     this.apiTotal++;
     // Pull requests and direct gets are served outside the API (nats-server audits neither).
-    if (endpoint !== undefined && endpoint.outsideApiStats !== true) this.audit.requested(msg.subject, msg.reply, msg.data);
+    // Only where the request entered (a cluster's other nodes get copies, answered through this node's relay).
+    if (endpoint !== undefined && endpoint.outsideApiStats !== true && msg.fromPeer === undefined) this.audit.requested(msg.subject, msg.reply, msg.data);
     let served = true;
     try {
       served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg, endpoint);

@@ -1,4 +1,5 @@
-// Pairs each `$JS.API` request with its answer for the `$JS.EVENT.ADVISORY.API` audit. Requests are noted
+// Pairs each `$JS.API` request with its answer for the `$JS.EVENT.ADVISORY.API` audit, on the node the request
+// entered by (in a cluster the answer reaches the client through that node's relay). Requests are noted
 // only while someone listens on the audit subject, and at most MAX_OPEN_REQUESTS wait for an answer (the
 // oldest is forgotten first), so a node without listeners or with requests that never get answered here
 // keeps nothing.
@@ -29,12 +30,13 @@ export class ApiAuditTrail {
   }
 
   /** The answer went to `reply`: publish the audit for the request it answers, if one was noted. */
-  answered(reply: string, response: string): void {
+  answered(reply: string, response: string | Buffer): void {
     const req = this.open.get(reply);
     if (req === undefined) return;
     this.open.delete(reply);
     if (!this.bus.hasInterest(API_AUDIT_SUBJECT)) return;
-    const body = apiAuditEvent(this.serverName, req.subject, req.request, response, this.domain());
+    const text = typeof response === 'string' ? response : response.toString('utf8');
+    const body = apiAuditEvent(this.serverName, req.subject, req.request, text, this.domain());
     this.bus.publish(API_AUDIT_SUBJECT, null, null, Buffer.from(JSON.stringify(body)));
   }
 }
