@@ -41,13 +41,7 @@ export function clusterBlockOf(clusterName: string, selfId: NodeId, status: Raft
   }
   for (const r of members) {
     if (r.raftNodeId === status.leader && leader !== undefined) continue;
-    // Key order as nats-server writes it: name, current, offline, active, lag, peer.
-    const row: Record<string, unknown> = { name: r.name, current: r.current };
-    if (r.offline) row.offline = true;
-    row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
-    if (r.lag > 0) row.lag = r.lag;
-    row.peer = peerIdOf(r.name);
-    rows.push(row as (typeof rows)[number]);
+    rows.push(peerInfoOf(r));
   }
   rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (rows.length > 0) block.replicas = rows;
@@ -66,13 +60,16 @@ export function groupPeerInfos(selfId: NodeId, status: RaftGroupStatus, names: M
   const rows: PeerInfoJson[] = [];
   const self = names.get(selfId);
   if (self !== undefined) rows.push({ name: self.name, current: true, active: 0, peer: peerIdOf(self.name) });
-  for (const r of status.replicas) {
-    const row: PeerInfoJson = { name: r.name, current: r.current, active: 0, peer: '' };
-    if (r.offline) row.offline = true;
-    row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
-    if (r.lag > 0) row.lag = r.lag;
-    row.peer = peerIdOf(r.name);
-    rows.push(row);
-  }
+  for (const r of status.replicas) rows.push(peerInfoOf(r));
   return rows;
+}
+
+/** One member as nats-server's PeerInfo, keys in its order: name, current, offline, active, lag, peer. */
+function peerInfoOf(r: RaftGroupStatus['replicas'][number]): PeerInfoJson {
+  const row = { name: r.name, current: r.current } as PeerInfoJson;
+  if (r.offline) row.offline = true;
+  row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
+  if (r.lag > 0) row.lag = r.lag;
+  row.peer = peerIdOf(r.name);
+  return row;
 }
