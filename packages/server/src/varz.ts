@@ -43,6 +43,8 @@ export function varz(s: FlotillaServer, httpPort: number, cpuPercent: number, ht
   if (o.tls !== undefined) v['tls_required'] = true;
   if (o.tls?.verify === true || o.tls?.verifyAndMap === true) v['tls_verify'] = true;
   if (connectUrls.length > 0) v['connect_urls'] = connectUrls;
+  const wsConnectUrls = cluster !== null && s.websocketListener !== null ? cluster.wsConnectUrls() : [];
+  if (wsConnectUrls.length > 0) v['ws_connect_urls'] = wsConnectUrls;
   v['max_connections'] = o.maxConnections;
   if (o.maxSubscriptions > 0) v['max_subscriptions'] = o.maxSubscriptions;
   Object.assign(v, {
