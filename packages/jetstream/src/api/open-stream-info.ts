@@ -15,7 +15,7 @@ export interface ConsumerCountSource {
 }
 
 /** STREAM.INFO's body: StreamInfo with, in a cluster, the replica's `cluster` block. */
-export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[]; alternates?: object[] };
+export type OpenStreamInfoJson = StreamInfoJson & { cluster?: object; mirror?: object; sources?: object[]; alternates?: object[]; ts?: string };
 
 export class OpenStreamInfo {
   constructor(
@@ -37,6 +37,8 @@ export class OpenStreamInfo {
     if (sources !== undefined) out.sources = sources;
     const alternates = this.blocks?.alternatesOf?.(stream.name);
     if (alternates !== undefined) out.alternates = alternates;
+    // StreamInfo.TimeStamp (2.10+): when the info was taken, last as nats-server writes it.
+    out.ts = new Date().toISOString();
     return out;
   }
 }

@@ -282,6 +282,8 @@ export class Consumer {
     if (cluster) out['cluster'] = cluster;
     if (this.isPush && this.ctx.bus.hasClientInterest(this.config.deliver_subject!)) out['push_bound'] = true;
     Object.assign(out, pauseInfo(this.config.pause_until, this.clock.nowMs()));
+    // ConsumerInfo.TimeStamp (2.10+): when the info was taken, before priority_groups as nats-server orders them.
+    out['ts'] = new Date(this.clock.nowMs()).toISOString();
     // 2.14 reports the first (its only) group.
     const group = this.config.priority_groups?.[0];
     if (group !== undefined) out['priority_groups'] = [this.pin.state(group)];

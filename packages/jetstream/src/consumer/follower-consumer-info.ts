@@ -32,5 +32,6 @@ export function followerConsumerInfo(stream: StreamHandle, c: StoredConsumer, cl
     num_pending: numPending,
   };
   if (cluster !== undefined) out['cluster'] = cluster;
+  out['ts'] = new Date().toISOString();
   return out;
 }
