@@ -100,7 +100,7 @@ describe('flotilla -c FILE', () => {
   it('-v prints the version and -h the usage', async () => {
     const v = await runFlotilla(['-v']);
     expect(v.code).toBe(0);
-    expect(v.stdout).toMatch(/2\.10\.\d+/);
+    expect(v.stdout).toMatch(/2\.11\.\d+/);
     const h = await runFlotilla(['-h']);
     expect(h.code).toBe(0);
     expect(h.stdout).toContain('--ports_file_dir');

@@ -38,7 +38,7 @@ afterAll(async () => {
 describe('core pub/sub with the nats client', () => {
   it('connects and learns the server from INFO', async () => {
     const nc = await client();
-    expect(nc.info?.version).toMatch(/^2\.10\./);
+    expect(nc.info?.version).toMatch(/^2\.11\./);
     expect(nc.info?.headers).toBe(true);
     expect(nc.info?.max_payload).toBe(1024 * 1024);
     expect(nc.info?.proto).toBe(1);

@@ -32,7 +32,7 @@ describe('wire format', () => {
     const info = JSON.parse(line!.slice(5, -3)) as Record<string, unknown>;
     expect(info['server_id']).toMatch(/^N[A-Z2-7]{55}$/);
     expect(info['server_name']).toBe(info['server_id']);
-    expect(info['version']).toMatch(/^2\.10\.\d+$/);
+    expect(info['version']).toMatch(/^2\.11\.\d+$/);
     expect(info['proto']).toBe(1);
     expect(info['headers']).toBe(true);
     expect(info['max_payload']).toBe(1048576);

@@ -36,7 +36,7 @@ describe('monitoring', () => {
     const varz = await get('/varz');
     expect(varz['server_name']).toBe('mon-1');
     expect(varz['server_id']).toMatch(/^N/);
-    expect(varz['version']).toMatch(/^2\.10\./);
+    expect(varz['version']).toMatch(/^2\.11\./);
     expect(varz['connections']).toBe(1);
     expect(varz['total_connections']).toBeGreaterThanOrEqual(1);
     expect(varz['subscriptions']).toBe(before['subscriptions'] + 2);
@@ -99,7 +99,7 @@ describe('/metrics', () => {
     expect(after.get('flotilla_messages_received_total')! - before.get('flotilla_messages_received_total')!).toBe(25);
     expect(after.get('flotilla_messages_sent_total')! - before.get('flotilla_messages_sent_total')!).toBe(25);
     expect(after.get('flotilla_received_bytes_total')! - before.get('flotilla_received_bytes_total')!).toBe(200);
-    expect(after.get('flotilla_process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
+    expect(after.get('process_resident_memory_bytes')).toBeGreaterThan(1_000_000);
     expect(after.get('flotilla_subscriptions')).toBeGreaterThanOrEqual(1);
     await nc2.close();
   });

@@ -58,6 +58,9 @@ describe('websocket in a cluster', () => {
     }
     const fresh = await wsClient(n1, 'fresh');
     expect(lastConnectUrls(fresh)).toEqual(want);
+    // /varz lists the same set as ws_connect_urls (nats-server's Varz.WSConnectURLs)
+    const varz = (await (await fetch(`http://127.0.0.1:${n1.httpPort}/varz`)).json()) as { ws_connect_urls?: string[] };
+    expect([...(varz.ws_connect_urls ?? [])].sort()).toEqual(want);
     sub.sendText('SUB across 1\r\nPING\r\n');
     await sub.waitFor(/PONG\r\n[^]*PONG\r\n/);
     // interest reaches n1 through the route: publish until it arrives (bounded)

@@ -85,6 +85,8 @@ export interface PeerView {
   outbound: boolean;
   /** the peer reads account names on interest and messages (HelloFrame.accounts) */
   accounts: boolean;
+  /** The link in use, for /routez: its id, when it opened, last frame either way, queued bytes, frames and bytes each way. */
+  link?: { id: number; openedMs: number; lastActivityMs: number; pendingBytes: number; framesSent: number; framesReceived: number; bytesSent: number; bytesReceived: number };
 }
 
 /** Traffic with one peer (by server name) since this node started, across every link to it. */
@@ -712,6 +714,16 @@ function viewOf(link: PeerLink): PeerView {
     raftNodeId: p.raftNodeId,
     outbound: link.outbound,
     accounts: p.accounts === true,
+    link: {
+      id: link.id,
+      openedMs: link.openedMs,
+      lastActivityMs: Math.max(link.lastReceivedMs, link.lastSentMs),
+      pendingBytes: link.pendingBytes,
+      framesSent: link.framesSent,
+      framesReceived: link.framesReceived,
+      bytesSent: link.bytesSent,
+      bytesReceived: link.bytesReceived,
+    },
   };
 }
 

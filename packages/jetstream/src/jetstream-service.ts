@@ -34,6 +34,8 @@ import { serveSnapshot, type BackupContext } from './backup/stream-snapshot.js';
 import { RESTORE_RESPONSE, serveRestore } from './backup/stream-restore.js';
 import { restoreBytesError } from './backup/restore-limits.js';
 import { JsErrors } from './api/api-errors.js';
+import { ApiAuditTrail } from './advisories/api-audit-trail.js';
+import { advisoryKindOf } from './advisories/jetstream-events.js';
 
 export type { JetStreamServiceOptions } from './jetstream-options.js';
 
@@ -57,15 +59,20 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
   clusterObserver: ClusterObserver | undefined;
   /** Metrics hook: every API error answer, with its response type (`io.nats.jetstream.api.v1.…_response`). */
   apiErrorObserver: ((type: string, errCode: number) => void) | undefined;
+  /** Metrics hook: every advisory or metric event raised, listened to or not, by kind (advisoryKindOf). */
+  advisoryObserver: ((kind: string) => void) | undefined;
   private unsubscribeApi: Array<() => void> = [];
   private apiTotal = 0;
   private apiErrors = 0;
+  /** `$JS.EVENT.ADVISORY.API`: each answered request, while someone listens. */
+  private readonly audit: ApiAuditTrail;
 
   constructor(
     readonly bus: MessageBus,
     readonly options: JetStreamServiceOptions,
     readonly log: JetStreamLogger,
   ) {
+    this.audit = new ApiAuditTrail(bus, options.serverName, () => this.domain);
     this.storage = new StorageLimits(options, this.table, options.serverStreams ?? this.table);
     options.serverStreams?.add(this.table);
     const limits = options.accountLimits ?? UNLIMITED_ACCOUNT_LIMITS;
@@ -100,6 +107,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         replicaStreams: new ReplicaStreams(this.table, this.consumers, replicaConsumers),
         replicaConsumers,
       });
+      this.clustered.ingress.relayObserver = (reply, data) => this.audit.answered(reply, data);
       infos = new OpenStreamInfo(this.consumers, options.domain, this.clustered);
       const account = options.cluster.account;
       // Every account gossips (its /jsz figures are the cluster's, as nats-server's); without accounts there is
@@ -216,17 +224,28 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   respond(reply: string | null, type: string, body: object): void {
     if (reply === null) return;
-    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, ...body })));
+    const text = JSON.stringify({ type, ...body });
+    this.bus.publish(reply, null, null, Buffer.from(text));
+    this.audit.answered(reply, text);
   }
 
   respondError(reply: string | null, type: string, error: ApiError, extra?: object): void {
     this.apiErrors++;
     this.apiErrorObserver?.(type, error.errCode);
     if (reply === null) return;
-    this.bus.publish(reply, null, null, Buffer.from(JSON.stringify({ type, error: error.toJSON(), ...extra })));
+    const text = JSON.stringify({ type, error: error.toJSON(), ...extra });
+    this.bus.publish(reply, null, null, Buffer.from(text));
+    this.audit.answered(reply, text);
+  }
+
+  /** The stream's consumers held here, running or replicated (stream replicas' leader-elected advisories). */
+  storedConsumerNames(stream: string): string[] {
+    const stored = this.consumers.placementOf(stream)?.storedConsumers?.();
+    return stored !== undefined ? stored.map((c) => c.meta.name).sort() : this.consumers.consumersOf(stream).map((c) => c.name);
   }
 
   advisory(subject: string, body: object): void {
+    this.advisoryObserver?.(advisoryKindOf(subject));
     if (!this.bus.hasInterest(subject)) return;
     this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
   }
@@ -277,6 +296,9 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     if (tokens.length === 0) return;
     const endpoint = endpointOf(tokens);
     this.apiTotal++;
+    // Pull requests and direct gets are served outside the API (nats-server audits neither).
+    // Only where the request entered (a cluster's other nodes get copies, answered through this node's relay).
+    if (endpoint !== undefined && endpoint.outsideApiStats !== true && msg.fromPeer === undefined) this.audit.requested(msg.subject, msg.reply, msg.data);
     let served = true;
     try {
       served = this.clustered !== null ? this.clustered.route(tokens, msg) : this.dispatchLocal(tokens, msg, endpoint);

@@ -111,9 +111,10 @@ describe('Nats-Required-Api-Level on an API request (2.14 errorOnRequiredApiLeve
   const level = (v: string) => requiredApiLevelError(encodeHeaders({ entries: [['Nats-Required-Api-Level', v]] }))?.toJSON() ?? null;
   const REQUIRED = { code: 412, err_code: 10185, description: 'JetStream minimum api level required' };
 
-  it('a level above 1 (nats-server 2.11) or not an integer is refused; none, empty, 0 or 1 passes', () => {
-    expect(level('2')).toEqual(REQUIRED);
+  it('a level above 2 (nats-server 2.12) or not an integer is refused; none, empty, 0 to 2 pass', () => {
+    expect(level('3')).toEqual(REQUIRED);
     expect(level('4')).toEqual(REQUIRED);
+    expect(level('2')).toBeNull();
     expect(level('1')).toBeNull();
     expect(level('one')).toEqual(REQUIRED);
     expect(level('0')).toBeNull();

@@ -97,6 +97,9 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
   readonly subs = new Map<string, Subscription>();
   readonly startMs = Date.now();
   lastActivityMs = this.startMs;
+  /** Round trip of the last answered server PING, ms (0: none measured yet). */
+  rttMs = 0;
+  private rttStartMs = 0;
   // CONNECT options
   connected = false;
   // nats-server's defaults: verbose and pedantic are on until CONNECT turns them off (nats.js always does).
@@ -414,6 +417,11 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
 
   onPong(): void {
     this.pingsOut = 0;
+    // /connz `rtt`: the server's keep-alive PING to this PONG (nats-server also measures it at connect).
+    if (this.rttStartMs > 0) {
+      this.rttMs = performance.now() - this.rttStartMs;
+      this.rttStartMs = 0;
+    }
   }
 
   onInvalidSubject(op: SubjectOp): void {
@@ -731,6 +739,7 @@ export class ClientConnection implements ClientOpHandler, SubscriptionOwner {
       return;
     }
     this.pingsOut++;
+    this.rttStartMs = performance.now();
     this.enqueue(PING_BYTES);
   }
 }

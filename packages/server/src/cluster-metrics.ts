@@ -82,6 +82,9 @@ export function registerClusterMetrics(registry: Registry, server: FlotillaServe
   groupGauge('flotilla_raft_group_term', 'Current Raft term.', (g) => g.term);
   groupGauge('flotilla_raft_group_commit_index', 'Highest log index known committed.', (g) => g.commit);
   groupGauge('flotilla_raft_group_applied_index', 'Highest log index applied to the state machine.', (g) => g.applied);
+  groupGauge('flotilla_raft_group_apply_lag_entries', 'Committed entries not yet applied to the state machine (commit - applied).', (g) =>
+    Math.max(0, g.commit - g.applied),
+  );
   groupGauge('flotilla_raft_group_peers', 'Voters of the group (this node included).', (g) => g.replicas.length + 1);
   texts.push(
     textFamily('flotilla_raft_group_leader_changes_total', 'Leader changes this node observed in the group.', 'counter', (emit) => {

@@ -158,6 +158,7 @@ export class ConfigReloader {
         }
         o.jetstream.maxMemoryStoreBytes = change.maxMemoryStoreBytes;
         o.jetstream.maxFileStoreBytes = change.maxFileStoreBytes;
+        server.jetStreamLimits = { memoryBytes: change.maxMemoryStoreBytes, fileBytes: change.maxFileStoreBytes };
         this.log.info(`Reloaded: ${describe(change)}`);
         return;
       }

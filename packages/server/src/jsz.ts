@@ -124,9 +124,10 @@ function accountStatsJson(js: JetStreamService): Record<string, unknown> {
 
 export function jetStreamConfigJson(server: FlotillaServer): Record<string, unknown> {
   const o = server.options.jetstream;
+  const limits = server.jetStreamLimits;
   return {
-    max_memory: o.maxMemoryStoreBytes,
-    max_storage: o.maxFileStoreBytes,
+    max_memory: limits?.memoryBytes ?? o.maxMemoryStoreBytes,
+    max_storage: limits?.fileBytes ?? o.maxFileStoreBytes,
     store_dir: o.storeDir,
     ...(o.domain ? { domain: o.domain } : {}),
   };
@@ -161,20 +162,22 @@ function streamDetails(js: JetStreamService, view: ClusterView | null, withConsu
   for (const r of view?.replicas() ?? []) clusterOf.set(r.name, r.clusterInfo());
   const streams = [...js.streams()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return streams.map((s) => {
-    const consumers = js.consumers.consumersOf(s.name);
+    // Running consumers on the leader; the replicated ones on a follower (as nats-server's followers list them).
+    const infos = withConsumers || view !== null ? js.consumers.consumerInfos(s.name) : null;
+    const consumerCount = Math.max(js.consumers.consumersOf(s.name).length, infos?.length ?? 0);
     const cluster = clusterOf.get(s.name);
     return {
       name: s.name,
       created: s.created,
       ...(cluster !== undefined ? { cluster } : {}),
       ...(withConfig ? { config: s.config } : {}),
-      state: streamState(s, { consumerCount: consumers.length }),
+      state: streamState(s, { consumerCount }),
       ...(withConsumers
         ? {
-            consumer_detail: consumers.map((c) => {
-              const info = { ...c.info() };
-              if (!withConfig) delete info['config'];
-              return info;
+            consumer_detail: infos!.map((info) => {
+              const out = { ...info };
+              if (!withConfig) delete out['config'];
+              return out;
             }),
           }
         : {}),

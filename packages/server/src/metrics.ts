@@ -24,17 +24,21 @@ export interface SeriesFamily {
 
 export async function createMetricsRegistry(server: FlotillaServer): Promise<MetricsRegistry> {
   const registry = new Registry();
-  const defaultLabels = { server_name: server.serverName };
+  // `cluster` on every series (empty without a cluster) so one Grafana variable selects a cluster's nodes.
+  const defaultLabels = { server_name: server.serverName, cluster: server.cluster?.node.clusterName ?? '' };
   registry.setDefaultLabels(defaultLabels);
   const constLabels = formatConstLabels(defaultLabels);
-  collectDefaultMetrics({ register: registry, prefix: 'flotilla_' });
+  // prom-client's process_* and nodejs_* families under their standard names, as stock Node.js dashboards expect.
+  collectDefaultMetrics({ register: registry });
   registerCoreMetrics(registry, server);
   const families: SeriesFamily[] = [];
   // JetStream and cluster series load only where they exist, so a core-only node does not load the stores.
   const jetStreams = jetStreamsByAccount(server).map((a) => ({ ...a, router: server.accounts.named(a.account).router }));
   if (jetStreams.length > 0) {
     const { registerJetStreamMetrics } = await import('./jetstream-metrics.js');
-    families.push(registerJetStreamMetrics(registry, jetStreams));
+    const o = server.options.jetstream;
+    const limits = () => server.jetStreamLimits ?? { memoryBytes: o.maxMemoryStoreBytes, fileBytes: o.maxFileStoreBytes };
+    families.push(registerJetStreamMetrics(registry, jetStreams, limits));
   }
   if (server.jetstream !== null || server.cluster !== null) {
     const { registerClusterMetrics } = await import('./cluster-metrics.js');

@@ -4,7 +4,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import type { FlotillaServer } from './server.js';
 import { accountStatz, accountz, AccountNotFoundError } from './accountz.js';
-import { connz } from './connz.js';
+import { connz, ConnzError } from './connz.js';
 import { subsz, subszOptionsOf, SubszError } from './subsz.js';
 import { CpuPercent } from './cpu-percent.js';
 import { healthz } from './healthz.js';
@@ -19,13 +19,17 @@ import { varz } from './varz.js';
 
 export { formatUptime } from './uptime-format.js';
 
-const ENDPOINTS = ['/healthz', '/varz', '/connz', '/subsz', '/accountz', '/accstatz', '/jsz', '/routez', '/leafz', '/gatewayz', '/raftz', '/metrics'];
+const ENDPOINTS = ['/healthz', '/varz', '/connz', '/subsz', '/accountz', '/accstatz', '/jsz', '/routez', '/leafz', '/gatewayz', '/raftz', '/ipqueuesz', '/metrics'];
+/** The endpoints nats-server counts in /varz http_req_stats (its handlers that bump the map), `/subscriptionsz` as `/subsz`. */
+const COUNTED = new Set(['/', '/varz', '/connz', '/routez', '/gatewayz', '/leafz', '/subsz', '/accountz', '/accstatz', '/jsz', '/healthz']);
 
 export class MonitoringServer {
   private readonly http: Server;
   private boundPort = 0;
   private readonly cpu = new CpuPercent();
   private metrics: MetricsRegistry | null = null;
+  /** /varz http_req_stats: requests per endpoint path (the known ones only, so the map stays bounded). */
+  private readonly httpReqStats: Record<string, number> = {};
 
   constructor(private readonly server: FlotillaServer) {
     this.http = createServer((req, res) => this.handle(req, res));
@@ -59,8 +63,11 @@ export class MonitoringServer {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(body, null, 2));
     };
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const counted = path === '/subscriptionsz' ? '/subsz' : path;
+    if (COUNTED.has(counted)) this.httpReqStats[counted] = (this.httpReqStats[counted] ?? 0) + 1;
     try {
-      switch (url.pathname.replace(/\/+$/, '') || '/') {
+      switch (path) {
         case '/':
           return json(200, { endpoints: ENDPOINTS });
         case '/routez': {
@@ -78,6 +85,10 @@ export class MonitoringServer {
           if (url.searchParams.get('subs')?.toLowerCase() !== 'detail') queryBool(url.searchParams, 'subs');
           queryBool(url.searchParams, 'accs');
           return json(200, gatewayz(this.server));
+        case '/ipqueuesz':
+          // nats-server's map of its internal Go queues by name; Flotilla has none, so an empty map.
+          queryBool(url.searchParams, 'all');
+          return json(200, {});
         case '/raftz':
           return json(200, raftzHttp(this.server, url.searchParams));
         case '/healthz': {
@@ -85,7 +96,7 @@ export class MonitoringServer {
           return json(answer.httpStatus, answer.body);
         }
         case '/varz':
-          return json(200, varz(this.server, this.boundPort, this.cpu.sample()));
+          return json(200, varz(this.server, this.boundPort, this.cpu.sample(), { ...this.httpReqStats }));
         case '/connz':
           return json(200, connz(this.server, url.searchParams));
         case '/subsz':
@@ -117,7 +128,7 @@ export class MonitoringServer {
         res.end(err.message);
         return;
       }
-      if (err instanceof AccountNotFoundError || err instanceof SubszError || err instanceof QueryParamError) {
+      if (err instanceof AccountNotFoundError || err instanceof SubszError || err instanceof QueryParamError || err instanceof ConnzError) {
         res.writeHead(400, { 'content-type': 'text/plain' });
         res.end(err.message);
         return;

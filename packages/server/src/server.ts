@@ -2,6 +2,7 @@
 import { createServer, type Server as NetServer, type Socket, type AddressInfo } from 'node:net';
 import { mkdirSync } from 'node:fs';
 import type { Logger } from 'pino';
+import { machineSizedLimits, type JetStreamServerLimits } from './jetstream-machine-limits.js';
 import { setDamageObserver } from '@flotilla/store';
 import { encodeInfo, encodeErr, ERR_MAX_CONNECTIONS } from '@flotilla/protocol';
 import type { JetStreamService } from '@flotilla/jetstream';
@@ -75,11 +76,17 @@ export class FlotillaServer implements ClientHost {
   readonly closedClients: ClosedConnectionRecord[] = [];
   totalConnections = 0;
   slowConsumers = 0;
+  /** Connections closed for missing PINGs (nats-server's stale_connections). */
+  staleConnections = 0;
+  /** Traffic of the client connections closed so far (with the open ones': /varz in_client_msgs …). */
+  readonly closedClientTraffic = { inMsgs: 0, outMsgs: 0, inBytes: 0, outBytes: 0 };
   private nextCid = 1;
   private readonly listener: NetServer;
   private monitoring: MonitoringServer | null = null;
   /** JetStream on this node, when enabled (`-js` / `jetstream {}`); with accounts, the first JetStream account's. */
   jetstream: JetStreamService | null = null;
+  /** JetStream's server limits in force: the configured ones, else sized from the machine at start (jetstream-machine-limits.ts). */
+  jetStreamLimits: JetStreamServerLimits | null = null;
   /** With `accounts {}` and JetStream: each JetStream-enabled account's own JetStream (one node). */
   accountJetStreams: AccountJetStreams | null = null;
   private portsFile: PortsFile | null = null;
@@ -266,6 +273,12 @@ export class FlotillaServer implements ClientHost {
       outBytes: conn.outBytes,
     });
     if (this.closedClients.length > CLOSED_CONNECTIONS_KEPT) this.closedClients.shift();
+    const t = this.closedClientTraffic;
+    t.inMsgs += conn.inMsgs;
+    t.outMsgs += conn.outMsgs;
+    t.inBytes += conn.inBytes;
+    t.outBytes += conn.outBytes;
+    if (conn.closeReason === 'Stale Connection') this.staleConnections++;
     this.system?.clientClosed(conn, conn.closeReason ?? 'Client Closed');
     this.log.debug({ cid: conn.cid, reason: conn.closeReason }, 'client connection closed');
   }
@@ -280,6 +293,7 @@ export class FlotillaServer implements ClientHost {
   private async startJetStream(): Promise<void> {
     const o = this.options;
     mkdirSync(o.jetstream.storeDir, { recursive: true });
+    const limits = (this.jetStreamLimits = machineSizedLimits(o.jetstream));
     if (accountsBesidesSystem(o)) return this.startAccountJetStreams();
     // Loaded on demand like the cluster code: a core-only node does not pay for the stores' modules.
     const [{ JetStreamService, serveJetStreamNotEnabled }, { InternalBus }] = await Promise.all([import('@flotilla/jetstream'), import('./internal-bus.js')]);
@@ -296,8 +310,8 @@ export class FlotillaServer implements ClientHost {
       new InternalBus(this.router, env !== undefined),
       {
         storeDir: o.jetstream.storeDir,
-        maxMemoryStoreBytes: o.jetstream.maxMemoryStoreBytes,
-        maxFileStoreBytes: o.jetstream.maxFileStoreBytes,
+        maxMemoryStoreBytes: limits.memoryBytes,
+        maxFileStoreBytes: limits.fileBytes,
         ...(o.jetstream.domain ? { domain: o.jetstream.domain } : {}),
         ...(o.jetstream.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.jetstream.syncIntervalMs } } : {}),
         serverName: this.serverName,
@@ -328,7 +342,7 @@ export class FlotillaServer implements ClientHost {
     const all = await AccountJetStreams.start({
       accounts: this.accounts,
       configured: this.options.accounts ?? [],
-      options: this.options.jetstream,
+      options: { ...this.options.jetstream, maxMemoryStoreBytes: this.jetStreamLimits!.memoryBytes, maxFileStoreBytes: this.jetStreamLimits!.fileBytes },
       serverName: this.serverName,
       serverId: this.serverId,
       log: this.log,

@@ -39,6 +39,8 @@ export class ApiIngress {
   private readonly pending = new Map<string, number>();
   private unsubscribe: (() => void) | null = null;
   readonly stats: IngressStats = { entered: 0, relayed: 0, dropped: 0 };
+  /** Sees each answer relayed to a client (the `$JS.EVENT.ADVISORY.API` audit is raised here, at the ingress). */
+  relayObserver: ((reply: string, data: Buffer) => void) | undefined;
 
   constructor(
     private readonly bus: MessageBus,
@@ -87,6 +89,7 @@ export class ApiIngress {
     }
     this.stats.relayed++;
     this.bus.publish(reply, null, m.header, m.data);
+    this.relayObserver?.(reply, m.data);
   }
 
   /** Forgets requests unanswered past keepMs, and the oldest beyond maxPending (bounded). */

@@ -17,6 +17,7 @@ import type { Consumer } from '../consumer/consumer.js';
 import * as S from '../consumer/status-headers.js';
 import { encodeConsumerEntry } from './consumer-replication-entry.js';
 import { ReplicatedConsumerStorage, type ConsumerReplicationGroup } from './consumer-replication-storage.js';
+import type { AppliedConsumer } from './consumer-replication-state.js';
 import { StreamConsumerReplication } from './consumer-replication-stream.js';
 
 const EMPTY = new Uint8Array(0);
@@ -43,6 +44,10 @@ export class ReplicatedConsumerPlacement implements ConsumerStatePlacement {
 
   get serving(): boolean {
     return this.replication.serving;
+  }
+
+  storedConsumers(): AppliedConsumer[] {
+    return this.replication.applied.all();
   }
 
   // ---- the group's side ---------------------------------------------------------------------------

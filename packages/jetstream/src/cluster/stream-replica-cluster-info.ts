@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import type { NodeId } from '@flotilla/raft';
 import { msToNs } from '@flotilla/store';
 import type { ClusterPeer, GroupRole, RaftGroupStatus } from './cluster-contracts.js';
+import type { PeerInfoJson } from '../advisories/jetstream-events.js';
 
 /** `active` of a member never heard from: reported as this long ago rather than infinity. */
 const MAX_ACTIVE_MS = 24 * 3600 * 1000;
@@ -49,13 +50,7 @@ export function clusterBlockOf(
   }
   for (const r of members) {
     if (r.raftNodeId === status.leader && leader !== undefined) continue;
-    // Key order as nats-server writes it: name, current, offline, active, lag, peer.
-    const row: Record<string, unknown> = { name: r.name, current: r.current };
-    if (r.offline) row.offline = true;
-    row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
-    if (r.lag > 0) row.lag = r.lag;
-    row.peer = peerIdOf(r.name);
-    rows.push(row as (typeof rows)[number]);
+    rows.push(peerInfoOf(r));
   }
   rows.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   if (rows.length > 0) block.replicas = rows;
@@ -64,4 +59,26 @@ export function clusterBlockOf(
 
 export function groupRoleOf(role: string): GroupRole {
   return role === 'leader' ? 'leader' : role === 'follower' ? 'follower' : 'candidate';
+}
+
+/**
+ * Every member of the group (this node included, current with no lag) as nats-server's `replicas(node)`
+ * lists them in leader-elected and quorum-lost advisories.
+ */
+export function groupPeerInfos(selfId: NodeId, status: RaftGroupStatus, names: Map<NodeId, ClusterPeer>): PeerInfoJson[] {
+  const rows: PeerInfoJson[] = [];
+  const self = names.get(selfId);
+  if (self !== undefined) rows.push({ name: self.name, current: true, active: 0, peer: peerIdOf(self.name) });
+  for (const r of status.replicas) rows.push(peerInfoOf(r));
+  return rows;
+}
+
+/** One member as nats-server's PeerInfo, keys in its order: name, current, offline, active, lag, peer. */
+function peerInfoOf(r: RaftGroupStatus['replicas'][number]): PeerInfoJson {
+  const row = { name: r.name, current: r.current } as PeerInfoJson;
+  if (r.offline) row.offline = true;
+  row.active = Math.round(msToNs(Math.min(r.activeAgoMs, MAX_ACTIVE_MS)));
+  if (r.lag > 0) row.lag = r.lag;
+  row.peer = peerIdOf(r.name);
+  return row;
 }

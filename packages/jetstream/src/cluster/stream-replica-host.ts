@@ -9,6 +9,10 @@ import type { StreamReplica, StreamReplicaHost } from './stream-replica.js';
 /** The node's services a replica reads at use: its streams' host and the metrics observer the server sets. */
 export interface ReplicaNode extends StreamHost {
   readonly clusterObserver: ClusterObserver | undefined;
+  /** Publishes an advisory (counted by the metrics hook) when someone listens. */
+  advisory?(subject: string, body: object): void;
+  /** Names of the consumers this node holds for the stream (replicated, running or not). */
+  storedConsumerNames?(stream: string): string[];
 }
 
 export interface KnownPeers {
@@ -100,6 +104,15 @@ export class NodeStreamReplicaHost implements StreamReplicaHost {
 
   leadershipChanged(replica: StreamReplica, leading: boolean): void {
     this.consumers.leadershipChanged(replica, leading);
+  }
+
+  advisory(subject: string, body: object): void {
+    if (this.node.advisory !== undefined) this.node.advisory(subject, body);
+    else if (this.bus.hasInterest(subject)) this.bus.publish(subject, null, null, Buffer.from(JSON.stringify(body)));
+  }
+
+  storedConsumerNames(stream: string): string[] {
+    return this.node.storedConsumerNames?.(stream) ?? [];
   }
 
   applyConsumerEntry(replica: StreamReplica, payload: Buffer): void | Promise<void> {

@@ -19,7 +19,15 @@ import type {
   StreamReplicaView,
 } from './cluster-contracts.js';
 import { EntryOp, decodeStreamEntry } from './stream-entry-codec.js';
-import { clusterBlockOf, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
+import { clusterBlockOf, groupPeerInfos, groupRoleOf, type ReplicaClusterBlock } from './stream-replica-cluster-info.js';
+import {
+  CONSUMER_LEADER_ELECTED_PREFIX,
+  STREAM_LEADER_ELECTED_PREFIX,
+  STREAM_QUORUM_LOST_PREFIX,
+  consumerLeaderElectedEvent,
+  streamLeaderElectedEvent,
+  streamQuorumLostEvent,
+} from '../advisories/jetstream-events.js';
 import { noReplacementPeerError, unavailableError } from './stream-replica-errors.js';
 import { applyReplicatedBatch, applyReplicatedDelete, applyReplicatedMsg, applyReplicatedPurge } from './stream-replica-apply.js';
 import { StreamPublisher } from './stream-replica-publisher.js';
@@ -27,6 +35,10 @@ import { decodeReplicaSnapshot, encodeReplicaSnapshot } from './stream-replica-s
 import { CURRENT_WITHIN_ELECTIONS, DEFAULT_STREAM_RAFT_TIMINGS, sharedTicker, type StreamRaftTimings } from './stream-replica-timing.js';
 
 /** What a replica needs from the node: a StreamHost plus the cluster plumbing and the consumer hooks. */
+/** nats-server's lostQuorumAdvInterval, and the age a group must reach before it reports a lost quorum. */
+const QUORUM_LOST_INTERVAL_MS = 10_000;
+const QUORUM_LOST_GRACE_MS = 5_000;
+
 export interface StreamReplicaHost extends StreamHost {
   readonly env: ClusterEnvironment;
   readonly observer?: ClusterObserver;
@@ -41,6 +53,10 @@ export interface StreamReplicaHost extends StreamHost {
   snapshotConsumers?(replica: StreamReplica): Uint8Array | Promise<Uint8Array>;
   /** A snapshot replaced this replica's state (lagging follower, or a memory stream's restart): take its consumers. */
   restoreConsumers?(replica: StreamReplica, data: Uint8Array): void | Promise<void>;
+  /** Publishes an advisory when someone listens (the node counts it for metrics); absent: none is sent. */
+  advisory?(subject: string, body: object): void;
+  /** The stream's consumers held on this node (their leadership moves with the stream's). */
+  storedConsumerNames?(stream: string): string[];
 }
 
 export interface StreamReplicaOptions {
@@ -101,6 +117,9 @@ export class StreamReplica implements StreamReplicaView {
   private handingOver = false;
   /** Term in which this replica started serving (a leadership regained in a later term serves afresh). */
   private servingTerm = 0;
+  /** performance.now() of the replica's start and of the last QUORUM_LOST advisory (nats-server: one per 10 s, none in the first 5 s). */
+  private readonly startedAtMs = performance.now();
+  private quorumLostSentMs = -Infinity;
   /** When (performance.now() ms) this replica began serving as leader; whether a transfer elected it. */
   private servingSinceMs = -Infinity;
   /** Wall-clock time this node began serving as leader: ClusterInfo's `leader_since` (2.11+). */
@@ -344,6 +363,8 @@ export class StreamReplica implements StreamReplicaView {
         this.maybeServe();
       }
     } else {
+      // Check-quorum made this serving leader a follower in its own term with no leader: it lost its quorum.
+      if (this.serving && leader === 0 && term === this.servingTerm) this.guarded('advisory', () => this.quorumLostAdvisory());
       this.serveAfterIndex = 0;
       this.unserve();
       // A hand-over happened (or leadership went elsewhere): nothing left to give up on.
@@ -372,7 +393,31 @@ export class StreamReplica implements StreamReplicaView {
     this.publisher.activate();
     this.stream.setServing(true);
     this.guarded('leadershipChanged', () => this.host.leadershipChanged(this, true));
+    this.guarded('advisory', () => this.leaderElectedAdvisory());
     this.reconcileMembership();
+  }
+
+  /** `$JS.EVENT.ADVISORY.STREAM.QUORUM_LOST.<stream>`, throttled and not right after start, as nats-server's. */
+  private quorumLostAdvisory(): void {
+    const now = performance.now();
+    if (this.host.advisory === undefined || now - this.startedAtMs < QUORUM_LOST_GRACE_MS || now - this.quorumLostSentMs < QUORUM_LOST_INTERVAL_MS) return;
+    this.quorumLostSentMs = now;
+    const body = streamQuorumLostEvent(this.name, groupPeerInfos(this.selfId, this.status(), this.peersById()), this.host.domain);
+    this.host.advisory(`${STREAM_QUORUM_LOST_PREFIX}${this.name}`, body);
+  }
+
+  /** `$JS.EVENT.ADVISORY.STREAM.LEADER_ELECTED.<stream>` once this node serves as the leader (nats-server's moment). */
+  private leaderElectedAdvisory(): void {
+    if (this.host.advisory === undefined) return;
+    const subject = `${STREAM_LEADER_ELECTED_PREFIX}${this.name}`;
+    const names = this.peersById();
+    const leader = names.get(this.selfId)?.name ?? '';
+    const replicas = groupPeerInfos(this.selfId, this.status(), names);
+    this.host.advisory(subject, streamLeaderElectedEvent(this.name, leader, replicas, this.host.domain));
+    // Consumers are led by the stream's leader (they replicate through its group): each is elected with it.
+    for (const consumer of this.host.storedConsumerNames?.(this.name) ?? []) {
+      this.host.advisory(`${CONSUMER_LEADER_ELECTED_PREFIX}${this.name}.${consumer}`, consumerLeaderElectedEvent(this.name, consumer, leader, replicas, this.host.domain));
+    }
   }
 
   private unserve(): void {

@@ -4,6 +4,7 @@
 // local files on a single node, the stream's Raft group in a cluster.
 import { requiredConsumerLevel, staticMetadata, withLevelOf } from '../api/api-level.js';
 import { pedanticConsumerError } from './consumer-pedantic.js';
+import { followerConsumerInfo } from './follower-consumer-info.js';
 import { KeyedSerialQueue } from '@flotilla/store';
 import type { BusMessage } from '../message-bus.js';
 import type { JetStreamContext } from '../jetstream-context.js';
@@ -219,6 +220,19 @@ export class ConsumerService implements ConsumerHost {
 
   consumersOf(streamName: string): Consumer[] {
     return [...(this.streams.get(streamName)?.consumers.values() ?? [])];
+  }
+
+  /**
+   * ConsumerInfo of every consumer of the stream: the running ones' own; on a follower (nothing runs here),
+   * from the replicated config and state this node applied (/jsz lists consumers on followers too).
+   */
+  consumerInfos(streamName: string): Array<Record<string, unknown>> {
+    const entry = this.streams.get(streamName);
+    if (entry === undefined) return [];
+    if (entry.consumers.size > 0 || entry.placement.serving) return [...entry.consumers.values()].map((c) => c.info());
+    const stored = entry.placement.storedConsumers?.() ?? [];
+    const cluster = entry.placement.clusterInfo();
+    return stored.sort((a, b) => (a.meta.name < b.meta.name ? -1 : a.meta.name > b.meta.name ? 1 : 0)).map((c) => followerConsumerInfo(entry.stream, c, cluster));
   }
 
   pullRequest(streamName: string, name: string, msg: BusMessage): void {

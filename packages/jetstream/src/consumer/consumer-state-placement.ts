@@ -88,6 +88,8 @@ export interface ConsumerStatePlacement {
   readonly acceptsReplicas: boolean;
   /** Consumers stored for the stream, whether they run here or not. */
   consumerCount(): number;
+  /** Their config and state as this node last applied them (a follower's /jsz lists them); absent: none kept. */
+  storedConsumers?(): Array<{ meta: ConsumerMeta; state: ConsumerStateSnapshot | null }>;
   /** A consumer of this name is stored (it may not run here). */
   isStored(name: string): boolean;
   /** ConsumerInfo's `cluster` block; undefined: none is shown. */

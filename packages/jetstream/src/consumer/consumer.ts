@@ -17,6 +17,7 @@ import { startPosition } from './start-position.js';
 import { FlowControlWindow } from './flow-control.js';
 import { PullRequestQueue, parsePullRequest, type PullRequest } from './pull-request.js';
 import { randomId } from './random-id.js';
+import { ackSampled, CONSUMER_ACK_METRIC_PREFIX, consumerAckMetricEvent, samplePercentOf } from '../advisories/jetstream-events.js';
 import * as S from './status-headers.js';
 import { dynamicMetadata, requiredApiLevelError } from '../api/api-level.js';
 import { isPausedAt, pauseAdvisory, pauseInfo, pauseUntilMs } from './consumer-pause.js';
@@ -1012,6 +1013,7 @@ export class Consumer {
     const kind = ackKind(body);
     const sseq = tokens.streamSeq;
     const dseq = tokens.consumerSeq;
+    if (kind === 'ack' || kind === 'next') this.sampleAck(sseq, dseq, tokens.deliveryCount);
     switch (kind) {
       case 'ack':
         this.processAck(sseq, dseq);
@@ -1042,6 +1044,18 @@ export class Consumer {
         () => undefined,
       );
     }
+  }
+
+  /** `$JS.EVENT.METRIC.CONSUMER.ACK.<stream>.<consumer>` for a pending message's ack, at `sample_freq`. */
+  private sampleAck(sseq: number, dseq: number, deliveries: number): void {
+    if (this.config.ack_policy === 'none' || !ackSampled(samplePercentOf(this.config.sample_freq))) return;
+    const pending = this.state.pending.get(sseq);
+    if (pending === undefined) return;
+    const ackTimeNs = Math.max(0, this.clock.nowMs() - pending.tsMs) * 1e6;
+    this.ctx.advisory(
+      `${CONSUMER_ACK_METRIC_PREFIX}${this.stream.name}.${this.name}`,
+      consumerAckMetricEvent(this.stream.name, this.name, dseq, sseq, Math.round(ackTimeNs), deliveries, this.ctx.options.domain),
+    );
   }
 
   processAck(sseq: number, dseq: number): void {

@@ -22,6 +22,7 @@ import { AccountRoute } from './account-route.js';
 import { carriesTraceDest } from '../message-trace/trace-headers.js';
 import { deliverRoutedWithTrace } from '../message-trace/routed-trace.js';
 import type { ClusterSecurity } from './cluster-security.js';
+import { formatUptime } from '../uptime-format.js';
 
 export interface ClusterRoutingOptions {
   clusterName: string;
@@ -158,9 +159,13 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
       local_interest: this.sumOver((r) => r.localInterest.size),
       local_interest_by_account: this.byAccount((r) => r.localInterest.size),
       routes: peers.map((p) => ({
+        ...(p.link !== undefined ? { rid: p.link.id } : {}),
         remote_id: p.serverId,
         remote_name: p.serverName,
         did_solicit: p.outbound,
+        // Flotilla dials only the configured routes (no gossiped ones), so a solicited link is a configured one.
+        is_configured: p.outbound,
+        ...linkFigures(p),
         cluster_url: p.clusterUrl,
         client_url: p.clientUrl,
         raft_node_id: p.raftNodeId,
@@ -321,4 +326,37 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     for (const r of this.named.values()) n += figure(r);
     return n;
   }
+}
+
+/**
+ * nats-server's RouteInfo figures of one link: `ip`/`port` of the peer's cluster listener, start, last
+ * activity, uptime, idle, pending_size, and in/out msgs and bytes counted in link frames (every routed message,
+ * interest update and Raft frame; bytes estimated from frame contents before gRPC framing).
+ */
+function linkFigures(p: PeerView): Record<string, unknown> {
+  const l = p.link;
+  if (l === undefined) return {};
+  const now = Date.now();
+  let ip = '';
+  let port = 0;
+  try {
+    const u = new URL(p.clusterUrl.includes('://') ? p.clusterUrl : `nats://${p.clusterUrl}`);
+    ip = u.hostname.replace(/^\[|\]$/g, '');
+    port = Number(u.port) || 0;
+  } catch {
+    // an unparsable URL leaves them empty
+  }
+  return {
+    ip,
+    port,
+    start: new Date(l.openedMs).toISOString(),
+    last_activity: new Date(l.lastActivityMs).toISOString(),
+    uptime: formatUptime(now - l.openedMs),
+    idle: formatUptime(Math.max(0, now - l.lastActivityMs)),
+    pending_size: l.pendingBytes,
+    in_msgs: l.framesReceived,
+    out_msgs: l.framesSent,
+    in_bytes: l.bytesReceived,
+    out_bytes: l.bytesSent,
+  };
 }
