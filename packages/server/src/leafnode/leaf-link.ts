@@ -21,7 +21,8 @@ export interface LeafLinkHost {
   readonly domain: string;
   routerOf(account: string): MessageRouter | undefined;
   /** the INFO this server sends to a leaf that connects */
-  acceptInfo(): Record<string, unknown>;
+  /** the INFO this server sends to a leaf that connects (`cid`: the link's, which nats-server requires) */
+  acceptInfo(cid: number): Record<string, unknown>;
   linkUp(link: LeafLink): void;
   linkDown(link: LeafLink, reason: string, retryAfterMs: number): void;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
@@ -87,7 +88,7 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     this.handshakeTimer = setTimeout(() => {
       if (!this.connected) this.fail('Stale Leaf Node Connection - Closing');
     }, HANDSHAKE_TIMEOUT_MS);
-    if (accept !== null) this.write(`INFO ${JSON.stringify(host.acceptInfo())}\r\n`);
+    if (accept !== null) this.write(`INFO ${JSON.stringify(host.acceptInfo(this.cid))}\r\n`);
   }
 
   get remoteAddress(): { ip: string; port: number } {

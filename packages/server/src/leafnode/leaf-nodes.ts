@@ -43,7 +43,7 @@ export class LeafNodes {
       loops: this.loops,
       log: host.log,
       routerOf: (a) => host.routerOf(a),
-      acceptInfo: () => self.acceptInfo(),
+      acceptInfo: (cid) => self.acceptInfo(cid),
       linkUp: (l) => {
         self.links.add(l);
         host.log.info({ account: l.account, remote: l.remoteName, solicited: l.solicited !== null }, 'leafnode connection established');
@@ -63,7 +63,7 @@ export class LeafNodes {
     return [`${h === '0.0.0.0' ? '127.0.0.1' : h}:${this.listenPort}`];
   }
 
-  private acceptInfo(): Record<string, unknown> {
+  private acceptInfo(cid: number): Record<string, unknown> {
     return {
       server_id: this.host.serverId,
       name: this.host.serverName,
@@ -76,6 +76,8 @@ export class LeafNodes {
       max_payload: this.host.maxPayloadBytes,
       proto: 1,
       leafnode_urls: this.leafnodeUrls(),
+      // a soliciting nats-server takes an INFO without client_id and leafnode_urls for a wrong port
+      client_id: cid,
       ...(this.host.domain !== '' ? { domain: this.host.domain } : {}),
     };
   }
