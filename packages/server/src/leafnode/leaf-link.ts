@@ -10,6 +10,7 @@ import { LeafProtocolParser, LeafProtocolError, type LeafOp } from './leaf-proto
 import { LeafInterest, interestKey } from './leaf-interest.js';
 import { LOOP_RECONNECT_DELAY_MS, loopDetectedError, type LoopDetection } from './loop-detection.js';
 import type { LeafUserOptions } from './leafnode-options.js';
+import { interestDenied, messageDenied } from './jetstream-deny.js';
 
 export interface LeafLinkHost {
   readonly serverId: string;
@@ -256,7 +257,7 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
    * subscribers' when this server solicited the link; a hub passes on its other leafs' interest too.
    */
   private announces(sub: Subscription): boolean {
-    if (sub.owner === this) return false;
+    if (sub.owner === this || interestDenied(sub.subject)) return false;
     if (this.solicited !== null && sub.owner.remoteLeaf === true) return sub.subject.startsWith('$LDS.');
     return true;
   }
@@ -279,6 +280,7 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
       this.fail(loopDetectedError(this.account, LOOP_RECONNECT_DELAY_MS), LOOP_RECONNECT_DELAY_MS);
       return;
     }
+    if (interestDenied(subject)) return;
     const key = interestKey(subject, queue);
     if (this.remoteSubs.has(key)) return; // a queue weight update: one member stands for them here
     const sub = new Subscription(this, subject, queue, key);
@@ -310,12 +312,13 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     }
     this.inMsgs++;
     this.inBytes += message.length;
+    if (messageDenied(subject)) return;
     // echo off with this link's cid: nothing goes back the way it came
     this.router.publish(subject, reply, headerBytes, message, this.cid, false);
   }
 
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
-    if (!this.connected) return;
+    if (!this.connected || messageDenied(subject)) return;
     if (this.lastMessage === message && this.lastSubject === subject) return;
     this.lastMessage = message;
     this.lastSubject = subject;
