@@ -40,6 +40,7 @@ export interface AcceptParams {
 }
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+const JS_ACK_PREFIX = '$JS.ACK.';
 const CRLF = Buffer.from('\r\n');
 
 let nextLeafCid = 1 << 30; // apart from client cids (echo suppression compares cids)
@@ -313,8 +314,20 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     this.inMsgs++;
     this.inBytes += message.length;
     if (messageDenied(subject)) return;
+    // A JetStream delivery: sent on its deliver subject with `@<subject>` after the ack reply (nats-server).
+    const at = reply !== null && reply.startsWith(JS_ACK_PREFIX) ? reply.indexOf('@') : -1;
+    if (at > 0) {
+      this.router.publishTo(subject, reply!.substring(at + 1), reply!.substring(0, at), headerBytes, message);
+      return;
+    }
     // echo off with this link's cid: nothing goes back the way it came
     this.router.publish(subject, reply, headerBytes, message, this.cid, false);
+  }
+
+  /** A message matched on `route` (a JetStream deliver subject) carrying `subject`: it crosses on `route`. */
+  deliverRouted(sub: Subscription, route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
+    if (reply !== null && reply.startsWith(JS_ACK_PREFIX) && !reply.includes('@')) this.deliverMessage(sub, route, `${reply}@${subject}`, headerBytes, message);
+    else this.deliverMessage(sub, route, reply, headerBytes, message);
   }
 
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
