@@ -219,15 +219,33 @@ describe('resolveOptions: config file keys', () => {
 
 describe('resolveOptions: ignored blocks and unknown keys', () => {
   it('accepts unserved blocks with exactly one warning each and lists them', () => {
-    const conf = `leafnodes { port: 7422 }
-gateway { name: g, port: 7222 }
+    const conf = `gateway { name: g, port: 7222 }
 mqtt { port: 1883 }
 server_tags: ["az:1", "ssd"]`;
     const { options, warnings } = runOptions(withConf(conf));
-    expect(options.ignoredBlocks).toEqual(['leafnodes', 'gateway', 'mqtt', 'server_tags']);
-    expect(warnings).toHaveLength(4);
-    expect(warnings[0]).toMatch(/^test\.conf:1: 'leafnodes' is not supported/);
-    expect(warnings[3]).toMatch(/^test\.conf:4: 'server_tags'/);
+    expect(options.ignoredBlocks).toEqual(['gateway', 'mqtt', 'server_tags']);
+    expect(warnings).toHaveLength(3);
+    expect(warnings[0]).toMatch(/^test\.conf:1: 'gateway' is not supported/);
+    expect(warnings[2]).toMatch(/^test\.conf:3: 'server_tags'/);
+  });
+
+  it('leafnodes {}: listener, authorization users bound to accounts, remotes with their account', () => {
+    const conf = `leafnodes {
+  listen: "127.0.0.1:7422"
+  reconnect: "2s"
+  authorization { user: leafy, password: s3cret, account: A }
+  remotes: [ { urls: ["nats-leaf://u:p@hub1:7422", "hub2:7422"], account: B } ]
+}`;
+    const { options, warnings } = runOptions(withConf(conf));
+    expect(warnings).toEqual([]);
+    expect(options.leafnodes).toEqual({
+      host: '127.0.0.1',
+      port: 7422,
+      reconnectMs: 2000,
+      authAccount: 'A',
+      users: [{ user: 'leafy', password: 's3cret', account: 'A' }],
+      remotes: [{ urls: ['nats-leaf://u:p@hub1:7422', 'nats-leaf://hub2:7422'], account: 'B' }],
+    });
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
@@ -497,10 +515,11 @@ include "conf.d/websocket.conf"
       cluster: { name: 'east', listen: { host: '0.0.0.0', port: 6222 }, routes: ['n2-east:6222', 'n3-east:6222'] },
       websocket: { host: '0.0.0.0', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
       pidFile: '/var/run/nats.pid',
-      ignoredBlocks: ['server_tags', 'leafnodes'],
+      leafnodes: { host: '0.0.0.0', port: 7422, users: [], remotes: [], reconnectMs: 1000 },
+      ignoredBlocks: ['server_tags'],
       configFile: file,
     });
-    expect(warnings).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
   });
 
   it('checks the file with -t', () => {
