@@ -89,22 +89,31 @@ async function linkChecks(hubPort: number, leafPort: number): Promise<void> {
   const ql = leaf.subscribe('work', { queue: 'q', callback: () => leafGot++ });
   await hub.flush();
   await leaf.flush();
-  await until(async () => {
-    hub.publish('work.probe');
-    const r = await leaf.request('work', sc.encode('probe'), { timeout: 500, noMux: true }).catch(() => null);
-    return r === null; // nothing answers: just give interest time; checked below by counts
-  }, 5_000, 'settle', 200).catch(() => undefined);
-  hubGot = 0;
-  leafGot = 0;
+  await crossed(leaf, hub, 'mark.1');
   for (let i = 0; i < 50; i++) hub.publish('work', sc.encode(String(i)));
-  await hub.flush();
-  await until(() => hubGot + leafGot >= 50, 10_000, 'queue deliveries');
-  await leaf.flush();
-  await hub.flush();
-  expect(hubGot + leafGot).toBe(50);
-  expect(hubGot).toBe(50); // local member preferred
+  await crossed(hub, leaf, 'mark.2'); // the link keeps order: anything for the leaf's member came first
+  expect(hubGot).toBe(50); // local member preferred, none crossed
+  expect(leafGot).toBe(0);
+  // with no member left on the hub side, every message crosses to the leaf's, once
   qh.unsubscribe();
+  await hub.flush();
+  await until(async () => {
+    hub.publish('work', sc.encode('probe'));
+    await hub.flush();
+    return leafGot > 0;
+  }, 15_000, 'the leaf member serving', 100);
+  await crossed(hub, leaf, 'mark.3');
+  const before = leafGot;
+  for (let i = 0; i < 50; i++) hub.publish('work', sc.encode(String(i)));
+  await crossed(hub, leaf, 'mark.4');
+  expect(leafGot - before).toBe(50);
+  expect(hubGot).toBe(50);
   ql.unsubscribe();
+}
+
+/** A marker published by `pub` until `sub` has it: everything `pub` sent before it crossed too. */
+async function crossed(pub: NatsConnection, sub: NatsConnection, subject: string): Promise<void> {
+  await deliverOnce(pub, sub, subject);
 }
 
 describe('leafnodes', () => {
@@ -142,6 +151,31 @@ describe('leafnodes', () => {
     const leaf2 = await servers.serverWith(leafConf);
     const lc2 = await conn(leaf2.port);
     expect(await deliverOnce(hc, lc2, 'ff.again')).toMatch(/^hello/);
+  }, 90_000);
+
+  it('a second link from the same server into the same account gets nats-server\'s duplicate error', async () => {
+    const hubLeaf = port();
+    const hub = await servers.serverWith(`leafnodes { listen: "127.0.0.1:${hubLeaf}" }`);
+    const url = `nats-leaf://127.0.0.1:${hubLeaf}`;
+    const leafClient = port();
+    await natsServer(`port: ${leafClient}\nleafnodes { remotes: [ { url: "${url}" }, { url: "${url}" } ] }`, leafClient);
+    await until(() => hub.output().includes('Duplicate Remote LeafNode Connection') || null, 20_000, 'the duplicate refused', 100);
+  }, 60_000);
+
+  it('a ring (A leaf of B, B leaf of A) is detected with nats-server\'s loop error, Flotilla and nats-server', async () => {
+    for (const other of ['flotilla', 'nats-server'] as const) {
+      const aLeaf = port();
+      const bLeaf = port();
+      const a = await servers.serverWith(`leafnodes { listen: "127.0.0.1:${aLeaf}", remotes: [ { url: "nats-leaf://127.0.0.1:${bLeaf}" } ] }`);
+      const bConf = `leafnodes { listen: "127.0.0.1:${bLeaf}", remotes: [ { url: "nats-leaf://127.0.0.1:${aLeaf}" } ] }`;
+      const b = other === 'flotilla' ? await servers.serverWith(bConf) : null;
+      if (b === null) {
+        const bClient = port();
+        await natsServer(`port: ${bClient}\n${bConf}`, bClient);
+      }
+      const loop = /Loop detected for leafnode account=\\?"\$G\\?"/;
+      await until(() => loop.test(a.output()) || (b !== null && loop.test(b.output())), 20_000, `the loop with ${other}`, 100);
+    }
   }, 90_000);
 
   it('a bad operation on the leaf port gets nats-server\'s -ERR and the link closes', async () => {

@@ -24,6 +24,8 @@ export interface LeafLinkHost {
   /** the INFO this server sends to a leaf that connects */
   /** the INFO this server sends to a leaf that connects (`cid`: the link's, which nats-server requires) */
   acceptInfo(cid: number): Record<string, unknown>;
+  /** true when an accepted link from the same remote server into the same account is already up */
+  isDuplicate(link: LeafLink): boolean;
   linkUp(link: LeafLink): void;
   linkDown(link: LeafLink, reason: string, retryAfterMs: number): void;
   log: { info(o: object, m: string): void; warn(o: object, m: string): void };
@@ -129,6 +131,7 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
 
   /** Sends nats-server's -ERR and closes. */
   fail(errText: string, retryAfterMs = 0): void {
+    if (!this.closed) this.host.log.warn({ account: this.account, remote: this.remoteName, err: errText }, 'leafnode protocol error');
     this.write(`-ERR '${errText}'\r\n`);
     this.close(errText, retryAfterMs);
   }
@@ -237,8 +240,12 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
       this.fail('Authorization Violation');
       return;
     }
-    clearTimeout(this.handshakeTimer);
     this.account = account;
+    if (this.accept !== null && this.host.isDuplicate(this)) {
+      this.fail('Duplicate Remote LeafNode Connection');
+      return;
+    }
+    clearTimeout(this.handshakeTimer);
     this.router = router;
     this.connected = true;
     const lines: string[] = [];
@@ -254,12 +261,13 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
   }
 
   /**
-   * Interest told to the other side: not the link's own, and (as nats-server's spoke side does) only local
-   * subscribers' when this server solicited the link; a hub passes on its other leafs' interest too.
+   * Interest told to the other side: not the link's own. A hub (accepted link) passes on everything; a spoke
+   * (solicited link) only local subscribers' and those of its other hubs (nats-server's localSubs with leaf
+   * hubs), so its own leafs' interest stays below it — and a ring still brings a `$LDS.` subject back.
    */
   private announces(sub: Subscription): boolean {
     if (sub.owner === this || interestDenied(sub.subject)) return false;
-    if (this.solicited !== null && sub.owner.remoteLeaf === true) return sub.subject.startsWith('$LDS.');
+    if (this.solicited !== null && sub.owner instanceof LeafLink) return sub.owner.solicited !== null;
     return true;
   }
 

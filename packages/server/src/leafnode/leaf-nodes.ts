@@ -44,6 +44,7 @@ export class LeafNodes {
       log: host.log,
       routerOf: (a) => host.routerOf(a),
       acceptInfo: (cid) => self.acceptInfo(cid),
+      isDuplicate: (l) => [...self.links].some((o) => o !== l && o.solicited === null && o.remoteId === l.remoteId && o.account === l.account),
       linkUp: (l) => {
         self.links.add(l);
         host.log.info({ account: l.account, remote: l.remoteName, solicited: l.solicited !== null }, 'leafnode connection established');
