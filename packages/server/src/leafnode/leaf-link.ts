@@ -111,9 +111,27 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     return [...this.remoteSubs.keys()];
   }
 
+  /** Output of this turn, written at its end in one socket write (a publish burst is one syscall). */
+  private pending: Buffer[] = [];
+  private flushQueued = false;
+
   private write(s: string | Buffer): void {
-    if (!this.closed) this.socket.write(s);
+    if (this.closed) return;
+    this.pending.push(typeof s === 'string' ? Buffer.from(s) : s);
+    if (!this.flushQueued) {
+      this.flushQueued = true;
+      queueMicrotask(this.flush);
+    }
   }
+
+  private readonly flush = (): void => {
+    this.flushQueued = false;
+    this.lastMessage = null;
+    const out = this.pending;
+    this.pending = [];
+    if (this.closed || out.length === 0) return;
+    this.socket.write(out.length === 1 ? out[0]! : Buffer.concat(out));
+  };
 
   private onData(chunk: Buffer): void {
     let ops: LeafOp[];
@@ -341,16 +359,15 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
   deliverMessage(sub: Subscription, subject: string, reply: string | null, headerBytes: number, message: Buffer): void {
     if (!this.connected || messageDenied(subject)) return;
     if (this.lastMessage === message && this.lastSubject === subject) return;
-    this.lastMessage = message;
+    this.lastMessage = message; // cleared when the turn's output is flushed
     this.lastSubject = subject;
-    setImmediate(() => {
-      if (this.lastMessage === message) this.lastMessage = null;
-    });
     this.outMsgs++;
     this.outBytes += message.length;
     const queuePart = sub.queue === null ? (reply === null ? '' : `${reply} `) : reply === null ? `| ${sub.queue} ` : `+ ${reply} ${sub.queue} `;
     const head = headerBytes >= 0 ? `HMSG ${subject} ${queuePart}${headerBytes} ${message.length}\r\n` : `LMSG ${subject} ${queuePart}${message.length}\r\n`;
-    this.write(Buffer.concat([Buffer.from(head), message, CRLF]));
+    this.write(head);
+    this.write(message);
+    this.write(CRLF);
   }
 
   close(reason: string, retryAfterMs = 0): void {
@@ -363,8 +380,12 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
       for (const sub of this.remoteSubs.values()) router.unsubscribe(sub);
     }
     this.remoteSubs.clear();
+    const out = this.pending;
+    this.pending = [];
+    if (out.length > 0) this.socket.write(Buffer.concat(out));
+    // end() lets the -ERR out first; a peer that never reads is cut off shortly after
     this.socket.end();
-    this.socket.destroy();
+    setTimeout(() => this.socket.destroy(), 1_000).unref();
     this.host.linkDown(this, reason, retryAfterMs);
   }
 }
