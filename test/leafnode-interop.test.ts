@@ -27,12 +27,12 @@ function port(): number {
   }
 }
 
-async function natsServer(conf: string, clientPort: number): Promise<void> {
+async function natsServer(conf: string, clientPort: number, probe: { user?: string; pass?: string } = {}): Promise<void> {
   const proc = spawn('/usr/sbin/nats-server', ['-c', servers.writeConf(conf)], { stdio: 'ignore' });
   natsServers.push(proc);
   await until(async () => {
     try {
-      const nc = await connect({ port: clientPort, reconnect: false });
+      const nc = await connect({ port: clientPort, reconnect: false, ...probe });
       await nc.close();
       return true;
     } catch {
@@ -175,6 +175,42 @@ describe('leafnodes', () => {
       }
       const loop = /Loop detected for leafnode account=\\?"\$G\\?"/;
       await until(() => loop.test(a.output()) || (b !== null && loop.test(b.output())), 20_000, `the loop with ${other}`, 100);
+    }
+  }, 90_000);
+
+  it('account binding on both sides: the hub user account, the remote local account', async () => {
+    for (const leafKind of ['flotilla', 'nats-server'] as const) {
+      const hubLeaf = port();
+      const hub = await servers.serverWith(
+        `accounts { A: { users: [ { user: a, password: a } ] }, B: { users: [ { user: b, password: b } ] } }\n` +
+          `leafnodes { listen: "127.0.0.1:${hubLeaf}", authorization { users: [ { user: leafy, password: s3cret, account: A } ] } }`,
+      );
+      const leafConf =
+        `accounts { L: { users: [ { user: l, password: l } ] }, M: { users: [ { user: m, password: m } ] } }\n` +
+        `leafnodes { remotes: [ { url: "nats-leaf://leafy:s3cret@127.0.0.1:${hubLeaf}", account: L } ] }`;
+      let leafPort: number;
+      if (leafKind === 'flotilla') leafPort = (await servers.serverWith(leafConf)).port;
+      else {
+        leafPort = port();
+        await natsServer(`port: ${leafPort}\n${leafConf}`, leafPort, { user: 'l', pass: 'l' });
+      }
+      const a = await connect({ port: hub.port, user: 'a', pass: 'a' });
+      const b = await connect({ port: hub.port, user: 'b', pass: 'b' });
+      const l = await connect({ port: leafPort, user: 'l', pass: 'l' });
+      const m = await connect({ port: leafPort, user: 'm', pass: 'm' });
+      servers.conns.push(a, b, l, m);
+      let strayB = 0;
+      let strayM = 0;
+      b.subscribe('acct.>', { callback: () => strayB++ });
+      m.subscribe('acct.>', { callback: () => strayM++ });
+      await b.flush();
+      await m.flush();
+      expect(await deliverOnce(a, l, 'acct.down')).toMatch(/^hello/);
+      expect(await deliverOnce(l, a, 'acct.up')).toMatch(/^hello/);
+      await a.flush();
+      await l.flush();
+      expect(strayB).toBe(0); // other accounts on either side see nothing of the link
+      expect(strayM).toBe(0);
     }
   }, 90_000);
 
