@@ -141,7 +141,7 @@ describe('leafnodes', () => {
   it('Flotilla to Flotilla, and a leaf restart restores interest', async () => {
     const hubLeaf = port();
     const hub = await servers.serverWith(`leafnodes { listen: "127.0.0.1:${hubLeaf}" }`);
-    const leafConf = `leafnodes { reconnect: "100ms", remotes: [ { url: "nats-leaf://127.0.0.1:${hubLeaf}" } ] }`;
+    const leafConf = `leafnodes { reconnect: 1, remotes: [ { url: "nats-leaf://127.0.0.1:${hubLeaf}" } ] }`;
     const leaf = await servers.serverWith(leafConf);
     const hc = await conn(hub.port);
     const lc = await conn(leaf.port);
@@ -214,17 +214,21 @@ describe('leafnodes', () => {
     }
   }, 90_000);
 
-  it('a bad operation on the leaf port gets nats-server\'s -ERR and the link closes', async () => {
+  it('bad operations on the leaf port get nats-server\'s -ERR and the link closes', async () => {
     const hubLeaf = port();
     await servers.serverWith(`leafnodes { listen: "127.0.0.1:${hubLeaf}" }`);
     const { createConnection } = await import('node:net');
-    const sock = createConnection({ port: hubLeaf, host: '127.0.0.1' });
-    let text = '';
-    sock.on('data', (d) => (text += d.toString()));
-    const closed = new Promise((r) => sock.on('close', r));
-    await until(() => text.startsWith('INFO '), 10_000, 'INFO');
-    sock.write('BOGUS stuff\r\n');
-    await closed;
-    expect(text).toContain("-ERR 'Unknown Protocol Operation'");
+    const exchange = async (send: string): Promise<string> => {
+      const sock = createConnection({ port: hubLeaf, host: '127.0.0.1' });
+      let text = '';
+      sock.on('data', (d) => (text += d.toString()));
+      const closed = new Promise((r) => sock.on('close', r));
+      await until(() => text.startsWith('INFO '), 10_000, 'INFO');
+      sock.write(send);
+      await closed;
+      return text;
+    };
+    expect(await exchange('BOGUS stuff\r\n')).toContain("-ERR 'Authorization Violation'"); // before CONNECT
+    expect(await exchange('CONNECT {}\r\nBOGUS stuff\r\n')).toContain("-ERR 'Unknown Protocol Operation'");
   }, 30_000);
 });

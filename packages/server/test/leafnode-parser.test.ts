@@ -42,7 +42,7 @@ describe('LeafProtocolParser', () => {
 
   it.each([
     ['an unknown operation', 'SUB foo 1\r\n', 'Unknown Protocol Operation'],
-    ['LS+ with a weight that is no number', 'LS+ foo q x\r\n', 'Unknown Protocol Operation'],
+    ['LS+ with four arguments', 'LS+ foo q 1 x\r\n', 'Unknown Protocol Operation'],
     ['LS+ with two arguments', 'LS+ foo q\r\n', 'Unknown Protocol Operation'],
     ['LMSG without a size', 'LMSG foo\r\n', 'Unknown Protocol Operation'],
     ['LMSG with a bad reply indicator', 'LMSG foo ? r q 1\r\nx\r\n', 'Unknown Protocol Operation'],

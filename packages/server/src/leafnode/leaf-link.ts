@@ -138,7 +138,14 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     try {
       ops = this.parser.feed(chunk);
     } catch (err) {
-      this.fail(err instanceof LeafProtocolError ? err.errText : 'Unknown Protocol Operation');
+      for (const op of err instanceof LeafProtocolError ? err.parsed : []) {
+        if (this.closed) return;
+        this.handle(op);
+      }
+      if (this.closed) return;
+      // before CONNECT, nats-server answers anything it cannot parse as an authorization failure
+      if (!this.connected && this.accept !== null) this.fail('Authorization Violation');
+      else this.fail(err instanceof LeafProtocolError ? err.errText : 'Unknown Protocol Operation');
       return;
     }
     for (const op of ops) {

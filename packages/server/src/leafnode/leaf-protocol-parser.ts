@@ -26,6 +26,8 @@ export type LeafOp =
     };
 
 export class LeafProtocolError extends Error {
+  /** the operations before the bad one in the same feed, to be handled before the link closes */
+  parsed: LeafOp[] = [];
   constructor(readonly errText: string) {
     super(errText);
   }
@@ -55,8 +57,18 @@ export class LeafProtocolParser {
 
   /** Appends `chunk` and returns every complete operation; throws LeafProtocolError on bad input. */
   feed(chunk: Buffer): LeafOp[] {
-    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     const ops: LeafOp[] = [];
+    try {
+      this.feedInto(chunk, ops);
+    } catch (err) {
+      if (err instanceof LeafProtocolError) err.parsed = ops;
+      throw err;
+    }
+    return ops;
+  }
+
+  private feedInto(chunk: Buffer, ops: LeafOp[]): void {
+    this.buf = this.buf.length === 0 ? chunk : Buffer.concat([this.buf, chunk]);
     let pos = 0;
     const buf = this.buf;
     for (;;) {
@@ -83,7 +95,6 @@ export class LeafProtocolParser {
       if (op !== null) ops.push(op);
     }
     this.buf = pos >= buf.length ? Buffer.alloc(0) : Buffer.from(buf.subarray(pos));
-    return ops;
   }
 
   private parseLine(line: string): LeafOp | null {
@@ -108,8 +119,8 @@ export class LeafProtocolParser {
         const a = rest.split(/[ \t]+/).filter((x) => x.length > 0);
         if (a.length === 1) return { op: 'LS+', subject: a[0]!, queue: null, weight: 0 };
         if (a.length === 3) {
+          // nats-server takes a weight that is no number as 1 (processLeafSub's delta)
           const w = parseSize(a[2]);
-          if (w < 0) throw new LeafProtocolError(ERR_UNKNOWN);
           return { op: 'LS+', subject: a[0]!, queue: a[1]!, weight: Math.max(1, w) };
         }
         throw new LeafProtocolError(ERR_UNKNOWN);
