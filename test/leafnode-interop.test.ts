@@ -214,6 +214,17 @@ describe('leafnodes', () => {
     }
   }, 90_000);
 
+  it('a leaf attached to one node of a Flotilla cluster gets what is published on another node', async () => {
+    const [c1, c2, leafPort] = [port(), port(), port()];
+    const route = (p: number): string => `routes: [ "nats://127.0.0.1:${p}" ]`;
+    const n1 = await servers.serverWith(`server_name: n1\ncluster { name: lc, listen: "127.0.0.1:${c1}", ${route(c2)} }\nleafnodes { listen: "127.0.0.1:${leafPort}" }`);
+    const n2 = await servers.serverWith(`server_name: n2\ncluster { name: lc, listen: "127.0.0.1:${c2}", ${route(c1)} }`);
+    const leaf = await servers.serverWith(`leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${leafPort}" } ] }`);
+    const [nc1, nc2, lc] = [await conn(n1.port), await conn(n2.port), await conn(leaf.port)];
+    expect(await deliverOnce(nc2, lc, 'cl.down')).toMatch(/^hello/); // n2 → route → n1 → leaf
+    expect(await deliverOnce(lc, nc1, 'cl.up')).toMatch(/^hello/);
+  }, 60_000);
+
   it('bad operations on the leaf port get nats-server\'s -ERR and the link closes', async () => {
     const hubLeaf = port();
     await servers.serverWith(`leafnodes { listen: "127.0.0.1:${hubLeaf}" }`);
