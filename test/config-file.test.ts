@@ -34,7 +34,7 @@ describe('flotilla -c FILE', () => {
         `  store_dir: "${join(dir, 'js')}"`,
         '  max_file_store: 1GB',
         '}',
-        'leafnodes { port: 7422 }',
+        'leafnodes { listen: "127.0.0.1:-1" }',
         '',
       ].join('\n'),
     );
@@ -53,7 +53,7 @@ describe('flotilla -c FILE', () => {
     await nc.close();
     const health = await (await fetch(`http://127.0.0.1:${s.httpPort}/healthz`)).json();
     expect(health).toEqual({ status: 'ok' });
-    expect(s.output()).toMatch(/leafnodes/);
+    expect(s.output()).toMatch(/listening for leafnode connections/);
     expect(existsSync(join(dir, 'js'))).toBe(true);
   });
 

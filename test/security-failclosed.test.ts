@@ -49,6 +49,13 @@ const REFUSED: Case[] = [
   { scope: 'cluster tls', key: 'pinned_certs', conf: `cluster { port: -1, tls { ${CLUSTER_TLS}, pinned_certs: ["a9d0f5c3"] } }` },
   { scope: 'cluster tls', key: 'verify_and_map', conf: `cluster { port: -1, tls { ${CLUSTER_TLS}, verify_and_map: true } }` },
   { scope: 'cluster tls', key: 'verify_cert_and_check_known_urls', conf: `cluster { port: -1, tls { ${CLUSTER_TLS}, verify_cert_and_check_known_urls: true } }` },
+  { scope: 'leafnodes', key: 'tls', conf: `leafnodes { port: -1, tls { ${TLS} } }` },
+  { scope: 'leafnodes', key: 'min_version', conf: 'leafnodes { port: -1, min_version: "2.8.0" }' },
+  { scope: 'leafnodes remote', key: 'credentials', conf: 'leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:7422", credentials: "/etc/nats/u.creds" } ] }' },
+  { scope: 'leafnodes remote', key: 'nkey', conf: 'leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:7422", nkey: "UABC" } ] }' },
+  { scope: 'leafnodes remote', key: 'tls', conf: `leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:7422", tls { ${TLS} } } ] }` },
+  { scope: 'leafnodes remote', key: 'deny_imports', conf: 'leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:7422", deny_imports: ["a.>"] } ] }' },
+  { scope: 'leafnodes remote', key: 'deny_exports', conf: 'leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:7422", deny_exports: ["a.>"] } ] }' },
   { scope: 'users', key: 'allowed_connection_types', conf: 'authorization { users: [ { user: a, password: a, allowed_connection_types: ["WEBSOCKET"] } ] }' },
   { scope: 'users', key: 'connection_types', conf: 'authorization { users: [ { user: a, password: a, connection_types: ["MQTT"] } ] }' },
   { scope: 'users', key: 'clients', conf: 'authorization { users: [ { user: a, password: a, clients: ["LEAFNODE"] } ] }' },
@@ -92,6 +99,7 @@ describe('keys Flotilla does not implement and must not ignore', () => {
       `tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_cert_and_check_known_urls: true }`,
       `cluster { port: -1, permissions { import: "a" }, tls { ${CLUSTER_TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_and_map: true, verify_cert_and_check_known_urls: true } }`,
       `websocket { port: -1, tls { ${TLS}, cipher_suites: ["x"], curve_preferences: ["X25519"], pinned_certs: ["a9"], verify_cert_and_check_known_urls: true } }`,
+      `leafnodes { port: -1, min_version: "2.8.0", tls { ${TLS} }, remotes: [ { url: "nats-leaf://127.0.0.1:7422", credentials: "/x.creds", nkey: "UABC", deny_imports: ["a"], deny_exports: ["b"], tls { ${TLS} } } ] }`,
       'authorization { users: [',
       '  { user: a, password: a }',
       '  { user: b, password: b, allowed_connection_types: ["WEBSOCKET"], connection_types: ["MQTT"], clients: ["LEAFNODE"], proxy_required: true }',
@@ -112,16 +120,15 @@ describe('keys Flotilla does not implement and must not ignore', () => {
 });
 
 describe('blocks not served yet', () => {
-  it('leafnodes, mqtt and gateway only warn, and the server serves clients', async () => {
+  it('mqtt and gateway only warn, and the server serves clients', async () => {
     const conf = [
-      'leafnodes { port: 7422 }',
       'mqtt { port: 1883 }',
       'gateway { name: g, port: 7222 }',
     ].join('\n');
     const file = writeConf('unserved', conf);
     const checked = await runFlotilla(['-t', '-c', file], dir);
     expect(checked.code).toBe(0);
-    for (const block of ['leafnodes', 'mqtt', 'gateway']) {
+    for (const block of ['mqtt', 'gateway']) {
       expect(checked.stderr).toContain(`'${block}' is not supported by flotilla yet and is ignored`);
     }
     const server = await startServer({ args: ['-c', file] });

@@ -33,7 +33,14 @@ export async function startTopology(target, shape) {
   };
   running.add(stop);
   try {
-    if (shape.nodes === 1) {
+    if (shape.leaf) {
+      // a hub (n1) with a leafnode listener and a leaf (n2) attached to it
+      const leafPort = await freePort();
+      const hubDir = join(dir, 'n1');
+      const leafDir = join(dir, 'n2');
+      started.push(await startNode(target, hubDir, confArgs(hubDir, `leafnodes { listen: "127.0.0.1:${leafPort}" }\n`), 'n1'));
+      started.push(await startNode(target, leafDir, confArgs(leafDir, `leafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${leafPort}" } ] }\n`), 'n2'));
+    } else if (shape.nodes === 1) {
       const nodeDir = join(dir, 'n1');
       const args = shape.accounts ? accountsArgs(nodeDir, shape.accounts) : shape.websocket ? websocketArgs(nodeDir) : jetstreamArgs(target, nodeDir, shape.jetstream);
       started.push(await startNode(target, nodeDir, args));
@@ -84,6 +91,13 @@ function accountsArgs(nodeDir, count) {
           '}',
           '',
         ].join('\n');
+  writeFileSync(conf, text);
+  return ['-c', conf];
+}
+
+function confArgs(nodeDir, text) {
+  const conf = join(nodeDir, 'server.conf');
+  mkdirSync(nodeDir, { recursive: true });
   writeFileSync(conf, text);
   return ['-c', conf];
 }

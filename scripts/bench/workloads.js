@@ -23,6 +23,8 @@ export const SHAPES = {
   accounts3: { nodes: 1, jetstream: false, accounts: 3 },
   // core only, with a `websocket { no_tls }` listener beside the TCP one (issue 23)
   websocket: { nodes: 1, jetstream: false, websocket: true },
+  // core only: a hub (n1) with a leafnode listener and a leaf server (n2) attached to it (issue 23)
+  leaf: { nodes: 2, jetstream: false, leaf: true },
 };
 
 /**
@@ -40,6 +42,9 @@ export const WORKLOADS = [
   { id: 'core-ws-pubsub-16', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 16 B over WebSocket', unit: 'msgs/s', run: (c) => corePubSubWs(c, 16, 'ws', 'ws') },
   { id: 'core-ws-pubsub-128', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 128 B over WebSocket', unit: 'msgs/s', run: (c) => corePubSubWs(c, 128, 'ws', 'ws') },
   { id: 'core-ws-to-tcp-128', suites: ['core', 'ws'], shape: 'websocket', label: 'core pub→sub 128 B, WebSocket publisher → TCP subscriber', unit: 'msgs/s', run: (c) => corePubSubWs(c, 128, 'ws', 'tcp') },
+  { id: 'leaf-pubsub-hub-to-leaf', suites: ['leaf'], shape: 'leaf', label: 'pub→sub 128 B across a leaf link, hub → leaf', unit: 'msgs/s', run: (c) => leafPubSub(c, 128, 'n1', 'n2') },
+  { id: 'leaf-pubsub-leaf-to-hub', suites: ['leaf'], shape: 'leaf', label: 'pub→sub 128 B across a leaf link, leaf → hub', unit: 'msgs/s', run: (c) => leafPubSub(c, 128, 'n2', 'n1') },
+  { id: 'leaf-reqrep', suites: ['leaf'], shape: 'leaf', label: 'request/reply 128 B across a leaf link', unit: 'round trips/s', run: leafReqRep },
   { id: 'core-reqrep', suites: ['core'], shape: 'single', label: 'core request/reply 128 B', unit: 'round trips/s', run: coreReqRep },
   { id: 'js-pub-sync-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, each ack awaited', unit: 'msgs/s', run: (c) => jsPublish(c, 1, 1) },
   { id: 'js-pub-async-r1', suites: ['js'], shape: 'single', jsR1: true, label: 'JS publish R1, window W', unit: 'msgs/s', run: (c) => jsPublish(c, 1, c.opts.window) },
@@ -122,6 +127,41 @@ async function corePubSubWs(c, bytes, pubOver, subOver) {
     return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
   } finally {
     await sub.stop();
+  }
+}
+
+/** Time for a subscription's interest to cross the leaf link (LS+) before the publishers start. */
+const LEAF_INTEREST_SETTLE_MS = 1_000;
+
+async function leafPubSub(c, bytes, pubNode, subNode) {
+  const subject = `bench.leaf.${bytes}`;
+  const count = c.opts.coreMsgs;
+  const sub = await startWorker('core-sub', { url: c.topo.urlOf(subNode), subject, count, maxMs: c.opts.maxRunMs }, { waitReady: true });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, LEAF_INTEREST_SETTLE_MS));
+    const pubs = await runWorkers('core-pub', (i) => ({ url: c.topo.urlOf(pubNode), subject, count: split(count, c.opts.clients, i), bytes }), c.opts.clients, c.opts.maxRunMs + WORKER_SLACK_MS);
+    const got = await sub.next(c.opts.maxRunMs + WORKER_SLACK_MS);
+    const r = aggregate([got], 'msgs/s');
+    return { ...r, clientCpuPct: Math.max(r.clientCpuPct, aggregate(pubs, 'msgs/s').clientCpuPct) };
+  } finally {
+    await sub.stop();
+  }
+}
+
+/** The replier on the hub, the requester on the leaf. */
+async function leafReqRep(c) {
+  const replier = await startWorker('replier', { url: c.topo.urlOf('n1'), subject: 'bench.leaf.echo', maxMs: c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS + LEAF_INTEREST_SETTLE_MS }, { waitReady: true });
+  try {
+    await new Promise((resolve) => setTimeout(resolve, LEAF_INTEREST_SETTLE_MS));
+    const results = await runWorkers(
+      'request-window',
+      () => ({ url: c.topo.urlOf('n2'), subjects: ['bench.leaf.echo'], bytes: c.opts.bytes, window: 1, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
+      1,
+      c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+    );
+    return aggregate(results, 'round trips/s');
+  } finally {
+    await replier.stop();
   }
 }
 

@@ -95,6 +95,12 @@ export interface RouterStats {
   outBytes: number;
 }
 
+/** Told of every subscription added or removed (leafnode interest propagation, packages/server/src/leafnode). */
+export interface InterestObserver {
+  subscribed(sub: Subscription): void;
+  unsubscribed(sub: Subscription): void;
+}
+
 export class MessageRouter {
   // Every JetStream ack has its own subject: caching those would only evict the subjects that repeat.
   readonly sublist = new Sublist<Subscription>({ uncachedPrefixes: UNCACHED_PREFIXES });
@@ -109,16 +115,21 @@ export class MessageRouter {
   inserts = 0;
   removes = 0;
 
+  /** Leaf links of this account; empty without leafnodes. */
+  readonly interestObservers = new Set<InterestObserver>();
+
   subscribe(sub: Subscription): void {
     this.sublist.insert(sub);
     this.inserts++;
     this.cluster?.subscribed(sub);
+    for (const o of this.interestObservers) o.subscribed(sub);
   }
 
   unsubscribe(sub: Subscription): void {
     if (this.sublist.remove(sub)) {
       this.removes++;
       this.cluster?.unsubscribed(sub);
+      for (const o of this.interestObservers) o.unsubscribed(sub);
     }
   }
 
@@ -318,7 +329,10 @@ export class MessageRouter {
   private drawMember(members: readonly Subscription[], matchSubject: string, excludeCid: number): Subscription | null {
     const cluster = this.cluster;
     const remote = cluster === null ? 0 : cluster.remoteQueueWeight(matchSubject, members[0]!.queue!);
-    return pickMember(members, excludeCid, false, remote);
+    const chosen = pickMember(members, excludeCid, false, remote);
+    // As nats-server: a member across a leaf link serves only when no member here can.
+    if (chosen !== null && chosen.owner.remoteLeaf === true) return localMemberOr(members, excludeCid, chosen);
+    return chosen;
   }
 
   private deliverPartsTo(
@@ -376,6 +390,21 @@ export function pickMember(
     if (eligible(sub, excludeCid, clusterVisibleOnly) && k-- === 0) return sub;
   }
   return null;
+}
+
+function localMemberOr(members: readonly Subscription[], excludeCid: number, fallback: Subscription): Subscription {
+  let count = 0;
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i]!;
+    if (m.owner.remoteLeaf !== true && m.owner.cid !== excludeCid) count++;
+  }
+  if (count === 0) return fallback;
+  let k = randomBelow(count);
+  for (let i = 0; i < members.length; i++) {
+    const m = members[i]!;
+    if (m.owner.remoteLeaf !== true && m.owner.cid !== excludeCid && k-- === 0) return m;
+  }
+  return fallback;
 }
 
 function eligible(sub: Subscription, excludeCid: number, clusterVisibleOnly: boolean): boolean {

@@ -79,8 +79,7 @@ export class MonitoringServer {
         case '/metrics':
           return this.serveMetrics(res);
         case '/leafz':
-          queryBool(url.searchParams, 'subs'); // checked as nats-server does; there are no leafs to list
-          return json(200, leafz(this.server));
+          return json(200, leafz(this.server, queryBool(url.searchParams, 'subs') === true));
         case '/gatewayz':
           if (url.searchParams.get('subs')?.toLowerCase() !== 'detail') queryBool(url.searchParams, 'subs');
           queryBool(url.searchParams, 'accs');

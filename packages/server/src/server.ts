@@ -33,6 +33,7 @@ import type { AccountJetStreams } from './accounts/account-jetstreams.js';
 import type { UpgradedClient, WebsocketListener } from './websocket/websocket-listener.js';
 import { websocketAuthOf } from './websocket/websocket-auth.js';
 import { clientAdvertiseUrl } from './cluster/advertise-url.js';
+import type { LeafNodes } from './leafnode/leaf-nodes.js';
 
 export interface ClosedConnectionRecord {
   cid: number;
@@ -107,6 +108,8 @@ export class FlotillaServer implements ClientHost {
   private websocket: WebsocketListener | null = null;
   /** who may connect over WebSocket: the websocket block's auth override, or the server's */
   websocketAuth: ClientAuth;
+  /** `leafnodes {}`: the leafnode listener and remotes, when configured */
+  leafNodes: LeafNodes | null = null;
 
   constructor(
     readonly options: ServerOptions,
@@ -164,6 +167,10 @@ export class FlotillaServer implements ClientHost {
     this.log.info({ host: o.host, port: this.clientPort, serverId: this.serverId, name: this.serverName }, 'listening for client connections');
     await this.startWebsocket();
     await this.startCluster();
+    if (o.leafnodes !== undefined) {
+      const { startLeafNodes } = await import('./leafnode/start-leaf-nodes.js');
+      this.leafNodes = await startLeafNodes(this, o.leafnodes);
+    }
     if (clusteredJs) await this.startJetStream();
     if (o.httpPort !== 0) {
       const { MonitoringServer } = await import('./monitoring.js');
@@ -215,6 +222,7 @@ export class FlotillaServer implements ClientHost {
       await (this.accountJetStreams ?? this.jetstream)?.stop();
       await this.jsEnvironment.close().catch((err: unknown) => this.log.warn({ err: String(err) }, 'raft log store close failed'));
     }
+    await this.leafNodes?.stop();
     await this.cluster?.stop();
     await this.monitoring?.stop();
     if (this.accountJetStreams !== null) await this.accountJetStreams.stop();

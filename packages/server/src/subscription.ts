@@ -13,6 +13,8 @@ export interface SubscriptionOwner {
   deliverRouted?(sub: Subscription, route: string, subject: string, reply: string | null, headerBytes: number, message: Buffer): void;
   /** Optional, for an internal owner (cid 0) that stands for subscribers elsewhere: is a client's among them for `subject`? */
   clientInterest?(subject: string): boolean;
+  /** true for a leaf link standing for a remote server's subscribers: queue groups prefer members here. */
+  readonly remoteLeaf?: boolean;
 }
 
 export class Subscription implements SublistEntry {

@@ -219,14 +219,13 @@ describe('resolveOptions: config file keys', () => {
 
 describe('resolveOptions: ignored blocks and unknown keys', () => {
   it('accepts unserved blocks with exactly one warning each and lists them', () => {
-    const conf = `leafnodes { port: 7422 }
-gateway { name: g, port: 7222 }
+    const conf = `gateway { name: g, port: 7222 }
 mqtt { port: 1883 }
 server_tags: ["AZ:1", "ssd"]`;
     const { options, warnings } = runOptions(withConf(conf));
-    expect(options.ignoredBlocks).toEqual(['leafnodes', 'gateway', 'mqtt']);
-    expect(warnings).toHaveLength(3);
-    expect(warnings[0]).toMatch(/^test\.conf:1: 'leafnodes' is not supported/);
+    expect(options.ignoredBlocks).toEqual(['gateway', 'mqtt']);
+    expect(warnings).toHaveLength(2);
+    expect(warnings[0]).toMatch(/^test\.conf:1: 'gateway' is not supported/);
     // server_tags is served: lower-cased as nats-server compares them
     expect(options.serverTags).toEqual(['az:1', 'ssd']);
   });
@@ -245,6 +244,25 @@ server_tags: ["AZ:1", "ssd"]`;
     const { options } = runOptions(withConf('server_tags: "az:2, ssd"\njetstream { store_dir: "/tmp/js", unique_tag: "AZ:" }'));
     expect(options.serverTags).toEqual(['az:2', 'ssd']);
     expect(options.jetstream.uniqueTag).toBe('az:');
+  });
+
+  it('leafnodes {}: listener, authorization users bound to accounts, remotes with their account', () => {
+    const conf = `leafnodes {
+  listen: "127.0.0.1:7422"
+  reconnect: "2s"
+  authorization { user: leafy, password: s3cret, account: A }
+  remotes: [ { urls: ["nats-leaf://u:p@hub1:7422", "hub2:7422"], account: B } ]
+}`;
+    const { options, warnings } = runOptions(withConf(conf));
+    expect(warnings).toEqual([]);
+    expect(options.leafnodes).toEqual({
+      host: '127.0.0.1',
+      port: 7422,
+      reconnectMs: 2000,
+      authAccount: 'A',
+      users: [{ user: 'leafy', password: 's3cret', account: 'A' }],
+      remotes: [{ urls: ['nats-leaf://u:p@hub1:7422', 'nats-leaf://hub2:7422'], account: 'B' }],
+    });
   });
 
   it('refuses keys whose absence would weaken security, naming the key and its line', () => {
@@ -515,10 +533,11 @@ include "conf.d/websocket.conf"
       websocket: { host: '0.0.0.0', port: 8080, noTls: true, sameOrigin: false, allowedOrigins: [], compression: false, handshakeTimeoutMs: 0 },
       pidFile: '/var/run/nats.pid',
       serverTags: ['az:1'],
-      ignoredBlocks: ['leafnodes'],
+      leafnodes: { host: '0.0.0.0', port: 7422, users: [], remotes: [], reconnectMs: 1000 },
+      ignoredBlocks: [],
       configFile: file,
     });
-    expect(warnings).toHaveLength(1);
+    expect(warnings).toEqual([]); // its leafnodes block and server_tags are both served now
   });
 
   it('checks the file with -t', () => {

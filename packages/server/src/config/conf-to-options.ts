@@ -5,6 +5,7 @@
 // with one warning each; keys Flotilla knows but does not implement are refused or warned about as
 // unimplemented-keys.ts says.
 import type { ConfDocument, ConfPosition, ConfValueKind } from './conf-parser.js';
+import type { LeafNodeOptions, LeafRemoteOptions } from '../leafnode/leafnode-options.js';
 import { parseGoDurationMs } from './go-duration.js';
 import { parseLameDuckKey } from './lame-duck-keys.js';
 import { normaliseRouteUrl, splitHostPort, urlCredentials, type HostPort } from './host-port.js';
@@ -458,6 +459,9 @@ class ConfApplier {
       case 'websocket':
       case 'ws':
         return this.applyWebsocket(e);
+      case 'leafnodes':
+      case 'leaf':
+        return this.applyLeafnodes(e);
     }
     if (this.unhandled(e, 'top') && !o.ignoredBlocks.includes(key)) o.ignoredBlocks.push(key);
   }
@@ -1462,6 +1466,165 @@ class ConfApplier {
     // nats-server's baseline: a listener without a host binds every interface
     if (ws.port !== 0 && ws.host === '') ws.host = '0.0.0.0';
     this.options.websocket = ws;
+  }
+
+  /** `leafnodes {}` (nats-server's parseLeafNodes, the keys Flotilla serves). */
+  private applyLeafnodes(e: Located): void {
+    const m = this.map(e);
+    if (!m) return;
+    const leaf: LeafNodeOptions = { host: '', port: 0, users: [], remotes: [], reconnectMs: 1000 };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'listen': {
+          const hp = this.listen(item);
+          if (!hp) break;
+          if (hp.host !== undefined) leaf.host = hp.host;
+          leaf.port = hp.port;
+          break;
+        }
+        case 'port': {
+          const p = this.port(item);
+          if (p !== undefined) leaf.port = p;
+          break;
+        }
+        case 'host':
+        case 'net': {
+          const v = this.str(item);
+          if (v !== undefined) leaf.host = v;
+          break;
+        }
+        case 'reconnect':
+        case 'reconnect_delay':
+        case 'reconnect_interval': {
+          const kind = this.kindOf(item);
+          if (kind === 'string') {
+            const ms = this.durationMs(item);
+            if (ms !== undefined) leaf.reconnectMs = ms;
+          } else if (kind === 'integer' || kind === 'float') leaf.reconnectMs = Math.max(0, Math.round((item.value as number) * 1000));
+          break;
+        }
+        case 'authorization':
+        case 'authentication':
+          this.leafAuthorization(item, leaf);
+          break;
+        case 'remotes': {
+          if (this.kindOf(item) !== 'array') {
+            this.error(item, 'leafnodes remotes must be an array');
+            break;
+          }
+          const arr = item.value as unknown[];
+          for (let i = 0; i < arr.length; i++) {
+            const r = this.leafRemote(this.entry(arr, i));
+            if (r !== undefined) leaf.remotes.push(r);
+          }
+          break;
+        }
+        default:
+          this.unhandled(item, 'leafnodes');
+      }
+    }
+    if (leaf.port !== 0 && leaf.host === '') leaf.host = '0.0.0.0';
+    this.options.leafnodes = leaf;
+  }
+
+  private leafAuthorization(e: Located, leaf: LeafNodeOptions): void {
+    const m = this.map(e);
+    if (!m) return;
+    let user: string | undefined;
+    let password: string | undefined;
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'user':
+        case 'username':
+          user = this.str(item);
+          break;
+        case 'password':
+        case 'pass':
+          password = this.str(item);
+          break;
+        case 'account': {
+          const v = this.str(item);
+          if (v !== undefined) leaf.authAccount = v;
+          break;
+        }
+        case 'timeout':
+          break; // the handshake has its own bound (leafnode/leaf-link.ts)
+        case 'users': {
+          if (this.kindOf(item) !== 'array') {
+            this.error(item, 'leafnodes authorization users must be an array');
+            break;
+          }
+          const arr = item.value as unknown[];
+          for (let i = 0; i < arr.length; i++) {
+            const um = this.map(this.entry(arr, i));
+            if (!um) continue;
+            let u: string | undefined;
+            let p: string | undefined;
+            let a: string | undefined;
+            for (const uk of Object.keys(um)) {
+              const ui = this.entry(um, uk);
+              switch (uk.toLowerCase()) {
+                case 'user':
+                case 'username':
+                  u = this.str(ui);
+                  break;
+                case 'password':
+                case 'pass':
+                  p = this.str(ui);
+                  break;
+                case 'account':
+                  a = this.str(ui);
+                  break;
+                default:
+                  this.unknown(ui);
+              }
+            }
+            if (u !== undefined) leaf.users.push({ user: u, password: p ?? '', ...(a !== undefined ? { account: a } : {}) });
+          }
+          break;
+        }
+        default:
+          this.unknown(item);
+      }
+    }
+    if (user !== undefined) leaf.users.push({ user, password: password ?? '', ...(leaf.authAccount !== undefined ? { account: leaf.authAccount } : {}) });
+  }
+
+  private leafRemote(e: Located): LeafRemoteOptions | undefined {
+    const m = this.map(e);
+    if (!m) return undefined;
+    const remote: LeafRemoteOptions = { urls: [] };
+    for (const k of Object.keys(m)) {
+      const item = this.entry(m, k);
+      switch (k.toLowerCase()) {
+        case 'url':
+        case 'urls': {
+          const values = this.kindOf(item) === 'array' ? (item.value as unknown[]).map((_, i) => this.entry(item.value as object, i)) : [item];
+          for (const v of values) {
+            const s = this.str(v);
+            if (s === undefined) continue;
+            try {
+              new URL(s.includes('://') ? s : `nats-leaf://${s}`);
+              remote.urls.push(s.includes('://') ? s : `nats-leaf://${s}`);
+            } catch {
+              this.error(v, `error parsing remote leafnode url "${s}"`);
+            }
+          }
+          break;
+        }
+        case 'account':
+        case 'local': {
+          const v = this.str(item);
+          if (v !== undefined) remote.account = v;
+          break;
+        }
+        default:
+          this.unhandled(item, 'leafnodes remote');
+      }
+    }
+    return remote;
   }
 
   private applyCluster(e: Located): void {

@@ -2,6 +2,7 @@
 // Every consumer in the server reads this shape; parsing lives in conf-parser.ts (files) and cli.ts (flags).
 import type { MappingOptions } from '../accounts/subject-mappings.js';
 import type { AuthCalloutOptions } from './auth-callout-keys.js';
+import type { LeafNodeOptions } from '../leafnode/leafnode-options.js';
 
 /** One direction of a user's permissions: subjects (wildcards allowed; "subj queue" for queue groups). */
 export interface SubjectPermission {
@@ -252,6 +253,8 @@ export interface ServerOptions {
   jetstream: JetStreamOptions;
   cluster?: ClusterOptions;
   websocket?: WebsocketOptions;
+  /** `leafnodes {}` (packages/server/src/leafnode) */
+  leafnodes?: LeafNodeOptions;
   portsFileDir?: string;
   /** `pid_file` / `-P`: written at start (pid-file.ts) */
   pidFile?: string;

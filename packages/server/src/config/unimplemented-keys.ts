@@ -5,7 +5,7 @@
 // relaxation not applied), is accepted with a warning.
 
 /** The block a key sits in; names appear in messages ("'cipher' in jetstream"). */
-export type ConfScope = 'top' | 'jetstream' | 'tls' | 'websocket' | 'websocket tls' | 'cluster' | 'cluster tls' | 'users' | 'account' | 'exports' | 'imports';
+export type ConfScope = 'top' | 'jetstream' | 'tls' | 'websocket' | 'websocket tls' | 'cluster' | 'cluster tls' | 'users' | 'account' | 'exports' | 'imports' | 'leafnodes' | 'leafnodes remote';
 
 export type UnimplementedKey =
   /** refuse to start; `why` completes "ignoring it would …" */
@@ -21,8 +21,6 @@ const NO_PINNING = refuse('accept certificates the config does not pin');
 export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<string, UnimplementedKey>>>> = {
   top: {
     // listeners not served yet: nothing is opened, so nothing is exposed
-    leaf: WARN,
-    leafnodes: WARN,
     gateway: WARN,
     mqtt: WARN,
     logtime: WARN,
@@ -69,6 +67,30 @@ export const UNIMPLEMENTED_KEYS: Readonly<Record<ConfScope, Readonly<Record<stri
     curve_preferences: NO_TLS_TUNING,
     pinned_certs: NO_PINNING,
     verify_cert_and_check_known_urls: refuse('accept client certificates whose names are not checked'),
+  },
+  leafnodes: {
+    tls: refuse('accept leafs without the TLS the config asks for'),
+    advertise: WARN,
+    no_advertise: WARN,
+    min_version: refuse('accept leafs older than the configured minimum'),
+    compression: WARN,
+    isolate_leafnode_interest: WARN,
+    write_deadline: WARN,
+  },
+  'leafnodes remote': {
+    credentials: refuse('attach without the credentials the config names (credentials files are not implemented for remotes)'),
+    nkey: refuse('attach without the nkey the config names'),
+    tls: refuse('attach without the TLS the config asks for'),
+    deny_imports: refuse('let in messages the config denies'),
+    deny_exports: refuse('send out messages the config denies'),
+    hub: WARN,
+    compression: WARN,
+    ws_compression: WARN,
+    ws_no_masking: WARN,
+    first_info_timeout: WARN,
+    local_isolation: WARN,
+    request_isolation: WARN,
+    disabled: WARN,
   },
   websocket: {},
   'websocket tls': {
