@@ -17,9 +17,10 @@ import {
   SharedPlacementLoad,
   serveJetStreamNotEnabled,
   type AccountLimits,
+  type AccountTiers,
   type ClusterEnvironment,
 } from '@flotilla/jetstream';
-import type { AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
+import type { AccountJetStreamLimitOptions, AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
 import { InternalBus } from '../internal-bus.js';
 import type { Accounts } from './accounts.js';
 
@@ -46,8 +47,8 @@ function accountEnvironment(env: ClusterEnvironment, account: string, sharedLoad
   return Object.assign(Object.create(env) as ClusterEnvironment, { account, sharedLoad });
 }
 
-/** The JetStream limits of an account as the JetStream package takes them (an account JWT's are updated live in place). */
-export function limitsOf(o: AccountJetStreamOptions): AccountLimits {
+/** The JetStream limits of an account (or of one tier) as the JetStream package takes them. */
+export function limitsOf(o: AccountJetStreamLimitOptions): AccountLimits {
   return {
     max_memory: o.maxMemoryBytes,
     max_storage: o.maxStoreBytes,
@@ -60,6 +61,19 @@ export function limitsOf(o: AccountJetStreamOptions): AccountLimits {
   };
 }
 
+/** The account's tiered limits as the JetStream package takes them; undefined without tiers. */
+export function tiersOf(o: AccountJetStreamOptions): AccountTiers | undefined {
+  if (o.tiers === undefined) return undefined;
+  const out: Record<string, AccountLimits> = {};
+  for (const [name, t] of Object.entries(o.tiers)) out[name] = limitsOf(t);
+  return out;
+}
+
+/** Every limit set of the account: its tiers', else its default one. */
+function limitSets(o: AccountJetStreamOptions): AccountJetStreamLimitOptions[] {
+  return o.tiers !== undefined ? Object.values(o.tiers) : [o];
+}
+
 /**
  * nats-server's sufficientResources on a single server: the accounts' max_mem / max_file together must fit
  * the server's limits, or JetStream does not start.
@@ -69,8 +83,10 @@ export function accountReservationProblem(configured: readonly AccountOptions[],
   let store = 0;
   for (const a of configured) {
     if (a.jetstream === undefined) continue;
-    if (a.jetstream.maxMemoryBytes > 0) memory += a.jetstream.maxMemoryBytes;
-    if (a.jetstream.maxStoreBytes > 0) store += a.jetstream.maxStoreBytes;
+    for (const l of limitSets(a.jetstream)) {
+      if (l.maxMemoryBytes > 0) memory += l.maxMemoryBytes;
+      if (l.maxStoreBytes > 0) store += l.maxStoreBytes;
+    }
   }
   if (o.maxMemoryStoreBytes >= 0 && memory > o.maxMemoryStoreBytes) return 'insufficient memory resources available';
   if (o.maxFileStoreBytes >= 0 && store > o.maxFileStoreBytes) return 'insufficient storage resources available';
@@ -122,6 +138,7 @@ export class AccountJetStreams {
             serverName: p.serverName,
             serverId: p.serverId,
             accountLimits: limitsOf(conf.jetstream),
+            ...(conf.jetstream.tiers !== undefined ? { accountTiers: tiersOf(conf.jetstream)! } : {}),
             serverStreams,
             ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, sharedLoad) } : {}),
             ...(systemBus !== undefined ? { systemBus } : {}),

@@ -6,7 +6,7 @@
 import type { AccountOptions } from '../config/options.js';
 import type { FlotillaServer } from '../server.js';
 import { SubjectMappings } from '../accounts/subject-mappings.js';
-import { limitsOf } from '../accounts/account-jetstreams.js';
+import { limitsOf, tiersOf } from '../accounts/account-jetstreams.js';
 import type { MessageRouter } from '../message-router.js';
 import { accountOptionsOf, isRevoked } from './account-from-claims.js';
 import type { OperatorAuth } from './operator-auth.js';
@@ -85,7 +85,7 @@ function applyOne(server: FlotillaServer, a: AccountOptions): void {
   existing.router.mappings = a.mappings !== undefined && a.mappings.length > 0 ? new SubjectMappings(a.mappings) : null;
   // the account's JetStream limits are checked from this object on every create/update
   const js = server.accountJetStreams?.of(a.name);
-  if (js !== undefined && a.jetstream !== undefined && js.options.accountLimits !== undefined) Object.assign(js.options.accountLimits, limitsOf(a.jetstream));
+  if (js !== undefined && a.jetstream !== undefined) js.accountLimits.update(limitsOf(a.jetstream), tiersOf(a.jetstream));
   for (const c of server.clients.values()) if (c.account === a.name) c.reloadLimits();
 }
 
