@@ -2,12 +2,15 @@
 // limits are its replica count's tier's, its streams and bytes count in that tier, `$JS.API.INFO` shows
 // `tiers` with each tier's usage, reservations and limits (the top-level limits zero), and a stream with no
 // applicable tier is refused with 10120. One node and a three-node cluster. With E2E_SERVER=nats-server
-// every case runs against nats-server 2.9 to show it is its behaviour.
+// every case runs against nats-server 2.9 to show it is its behaviour, where 2.9 differs from 2.14 as noted:
+// 2.9 has no reserved_* figures, and reserves a tiered stream's max_bytes once per replica (2.14's
+// accountReservation: once, a tier's limits being per replica).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { connect, credsAuthenticator, StringCodec, type NatsConnection } from 'nats';
 import { useConfServers } from './helpers/conf-servers.js';
 import { AccountsCluster, api, apiSettled, fileStream } from './helpers/accounts-cluster.js';
+import { AGAINST_NATS_SERVER } from './helpers/js-cluster.js';
 import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
 import { until } from './helpers/until.js';
 
@@ -36,6 +39,17 @@ function jwtTier(l: { disk: number; mem: number; streams: number; consumer: numb
 /** The same tier as `$JS.API.INFO` shows its limits. */
 function infoLimits(l: { disk: number; mem: number; streams: number; consumer: number }): object {
   return { max_memory: l.mem, max_storage: l.disk, max_streams: l.streams, max_consumers: l.consumer, max_ack_pending: -1, memory_max_stream_bytes: -1, storage_max_stream_bytes: -1, max_bytes_required: false };
+}
+
+/** A tier of `$JS.API.INFO` (nats-server 2.9 shows no reservations). */
+function tierInfo(t: { memory: number; storage: number; reservedMemory: number; reservedStorage: number; streams: number; consumers: number; limits: object }): object {
+  const { reservedMemory, reservedStorage, ...rest } = t;
+  return AGAINST_NATS_SERVER ? rest : { ...rest, reserved_memory: reservedMemory, reserved_storage: reservedStorage };
+}
+
+/** A top-level reservation figure (absent from nats-server 2.9). */
+function reserved(n: number): number | undefined {
+  return AGAINST_NATS_SERVER ? undefined : n;
 }
 
 async function login(url: string, account: TestAccount): Promise<NatsConnection> {
@@ -86,14 +100,14 @@ describe('one node', () => {
     expect(stored).toBe(3 * (30 + 'one.a'.length + 1000));
     expect(info['memory']).toBe(0);
     expect(info['storage']).toBe(stored);
-    expect(info['reserved_memory']).toBe(0);
-    expect(info['reserved_storage']).toBe(0);
+    expect(info['reserved_memory']).toBe(reserved(0));
+    expect(info['reserved_storage']).toBe(reserved(0));
     expect(info['streams']).toBe(1);
     expect(info['consumers']).toBe(0);
     expect(info['limits']).toEqual(ZERO_LIMITS);
     expect(Object.keys(info.tiers ?? {}).sort()).toEqual(['R1', 'R3']);
-    expect(info.tiers?.['R1']).toEqual({ memory: 0, storage: stored, reserved_memory: 0, reserved_storage: 0, streams: 1, consumers: 0, limits: infoLimits(R1) });
-    expect(info.tiers?.['R3']).toEqual({ memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, streams: 0, consumers: 0, limits: infoLimits(R3) });
+    expect(info.tiers?.['R1']).toEqual(tierInfo({ memory: 0, storage: stored, reservedMemory: 0, reservedStorage: 0, streams: 1, consumers: 0, limits: infoLimits(R1) }));
+    expect(info.tiers?.['R3']).toEqual(tierInfo({ memory: 0, storage: 0, reservedMemory: 0, reservedStorage: 0, streams: 0, consumers: 0, limits: infoLimits(R3) }));
   });
 
   it('a stream no tier applies to is refused with 10120', async () => {
@@ -102,13 +116,13 @@ describe('one node', () => {
     expect(reply['error']).toEqual({ code: 400, err_code: 10120, description: 'no JetStream default or applicable tiered limit present' });
     const info = (await api(nc, '$JS.API.INFO')) as Info;
     expect(info['streams']).toBe(0);
-    expect(info.tiers).toEqual({ R3: { memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 0, streams: 0, consumers: 0, limits: infoLimits(R3) } });
+    expect(info.tiers).toEqual({ R3: tierInfo({ memory: 0, storage: 0, reservedMemory: 0, reservedStorage: 0, streams: 0, consumers: 0, limits: infoLimits(R3) }) });
   });
 });
 
 describe('three nodes', () => {
   const R1 = { disk: 10 * MIB, mem: -1, streams: 1, consumer: -1 };
-  const R3 = { disk: MIB, mem: -1, streams: 2, consumer: -1 };
+  const R3 = { disk: 3 * MIB, mem: -1, streams: 2, consumer: -1 };
   let op: TestOperator;
   let tiered: TestAccount;
   let cluster: AccountsCluster;
@@ -124,11 +138,19 @@ describe('three nodes', () => {
 
   it('R3 streams count against R3 (max_bytes once, not per replica), refused at its limit while R1 is still allowed; INFO per tier', async () => {
     const nc = await login(cluster.node('n1').url, tiered);
-    // a tier's limits are per replica: an R3 stream may reserve all of R3's 1 MiB
-    const a = await apiSettled(nc, '$JS.API.STREAM.CREATE.R3A', fileStream('R3A', 3, { max_bytes: MIB }));
-    expect(errCode(a)).toBeUndefined();
+    // 2.14: a tier's limits are per replica, so an R3 stream reserves its 2 MiB of R3's 3 MiB once
+    // (2.9: three times, refused)
+    let r3Reserved = 2 * MIB;
+    const a = await apiSettled(nc, '$JS.API.STREAM.CREATE.R3A', fileStream('R3A', 3, { max_bytes: r3Reserved }));
+    if (AGAINST_NATS_SERVER) {
+      expect(errCode(a)).toBe(10047);
+      r3Reserved = MIB;
+      expect(errCode(await apiSettled(nc, '$JS.API.STREAM.CREATE.R3A', fileStream('R3A', 3, { max_bytes: r3Reserved })))).toBeUndefined();
+    } else {
+      expect(errCode(a)).toBeUndefined();
+    }
     // and R3's storage is then fully reserved
-    expect(errCode(await apiSettled(nc, '$JS.API.STREAM.CREATE.R3X', fileStream('R3X', 3, { max_bytes: KIB })))).toBe(10047);
+    expect(errCode(await apiSettled(nc, '$JS.API.STREAM.CREATE.R3X', fileStream('R3X', 3, { max_bytes: 3 * MIB - r3Reserved + 1 })))).toBe(10047);
     const b = await apiSettled(nc, '$JS.API.STREAM.CREATE.R3B', { ...fileStream('R3B', 3), storage: 'memory' });
     expect(errCode(b)).toBeUndefined();
     expect(errCode(await apiSettled(nc, '$JS.API.STREAM.CREATE.R3C', { ...fileStream('R3C', 3), storage: 'memory' }))).toBe(10027);
@@ -156,13 +178,13 @@ describe('three nodes', () => {
     );
     expect(info['memory']).toBe(0);
     expect(info['storage']).toBe(3 * bytes);
-    expect(info['reserved_memory']).toBe(0);
-    expect(info['reserved_storage']).toBe(3 * MIB);
+    expect(info['reserved_memory']).toBe(reserved(0));
+    expect(info['reserved_storage']).toBe(reserved(2 * MIB + r3Reserved));
     expect(info['streams']).toBe(3);
     expect(info['consumers']).toBe(1);
     expect(info['limits']).toEqual(ZERO_LIMITS);
     expect(Object.keys(info.tiers ?? {}).sort()).toEqual(['R1', 'R3']);
-    expect(info.tiers?.['R1']).toEqual({ memory: 0, storage: 0, reserved_memory: 0, reserved_storage: 2 * MIB, streams: 1, consumers: 1, limits: infoLimits(R1) });
-    expect(info.tiers?.['R3']).toEqual({ memory: 0, storage: 3 * bytes, reserved_memory: 0, reserved_storage: MIB, streams: 2, consumers: 0, limits: infoLimits(R3) });
+    expect(info.tiers?.['R1']).toEqual(tierInfo({ memory: 0, storage: 0, reservedMemory: 0, reservedStorage: 2 * MIB, streams: 1, consumers: 1, limits: infoLimits(R1) }));
+    expect(info.tiers?.['R3']).toEqual(tierInfo({ memory: 0, storage: 3 * bytes, reservedMemory: 0, reservedStorage: r3Reserved, streams: 2, consumers: 0, limits: infoLimits(R3) }));
   }, 120_000);
 });
