@@ -73,7 +73,7 @@ export class AccountUsageGossip {
         sum.storage += t.storage;
       }
     }
-    return { memory, storage, tiers };
+    return Object.keys(tiers).length > 0 ? { memory, storage, tiers } : { memory, storage };
   }
 
   private tick(): void {
@@ -104,7 +104,7 @@ function parseUsage(data: Uint8Array): StorageUsage | null {
         tiers[name] = { memory: t['memory'], storage: t['storage'] };
       }
     }
-    return { memory, storage, tiers };
+    return Object.keys(tiers).length > 0 ? { memory, storage, tiers } : { memory, storage };
   } catch {
     return null;
   }
