@@ -22,6 +22,7 @@ import {
 } from '@flotilla/jetstream';
 import type { AccountJetStreamLimitOptions, AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
 import { InternalBus } from '../internal-bus.js';
+import type { Account } from './account.js';
 import type { Accounts } from './accounts.js';
 
 /** nats-server's JetStreamStoreDir: the folder under store_dir that holds one folder per account. */
@@ -103,56 +104,112 @@ function apiImported(account: AccountOptions | undefined): boolean {
 
 export class AccountJetStreams {
   private readonly services = new Map<string, JetStreamService>();
-  private readonly undo: Array<() => void> = [];
+  /** The 10039 answers of the accounts without JetStream, by account name (removed when one gets JetStream). */
+  private readonly notEnabled = new Map<string, () => void>();
+  private readonly serverStreams = new ServerStreams();
+  private readonly sharedLoad = new SharedPlacementLoad();
+  private readonly systemBus: InternalBus | undefined;
+  /** Accounts being enabled by a live update (one start at a time per account). */
+  private readonly starting = new Map<string, Promise<void>>();
 
-  private constructor() {}
+  private constructor(private readonly p: AccountJetStreamsParts) {
+    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
+    const system = p.accounts.system;
+    this.systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
+  }
 
   static async start(p: AccountJetStreamsParts): Promise<AccountJetStreams> {
     const problem = accountReservationProblem(p.configured, p.options);
     if (problem !== undefined) throw new Error(`Can't start JetStream: Error enabling jetstream on configured accounts: ${problem}`);
-    const out = new AccountJetStreams();
-    const serverStreams = new ServerStreams();
-    const sharedLoad = new SharedPlacementLoad();
-    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
-    const system = p.accounts.system;
-    const systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
-    const o = p.options;
+    const out = new AccountJetStreams(p);
     try {
       for (const account of p.accounts.all()) {
         const conf = p.configured.find((a) => a.name === account.name);
-        const bus = new InternalBus(account.router);
         if (conf?.jetstream === undefined) {
-          if (!apiImported(conf)) out.undo.push(serveJetStreamNotEnabled(bus, o.domain || undefined));
+          if (!apiImported(conf)) out.serveNotEnabled(account);
           continue;
         }
-        const log = p.log.child({ component: 'jetstream', account: account.name });
-        const js = new JetStreamService(
-          // In a cluster its subscriptions are announced (in the account): requests reach it from any node.
-          p.cluster === undefined ? bus : new InternalBus(account.router, true),
-          {
-            storeDir: join(o.storeDir, ACCOUNTS_STORE_DIR, account.name),
-            maxMemoryStoreBytes: o.maxMemoryStoreBytes,
-            maxFileStoreBytes: o.maxFileStoreBytes,
-            ...(o.domain ? { domain: o.domain } : {}),
-            ...(o.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.syncIntervalMs } } : {}),
-            serverName: p.serverName,
-            serverId: p.serverId,
-            accountLimits: limitsOf(conf.jetstream),
-            ...(conf.jetstream.tiers !== undefined ? { accountTiers: tiersOf(conf.jetstream)! } : {}),
-            serverStreams,
-            ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, sharedLoad) } : {}),
-            ...(systemBus !== undefined ? { systemBus } : {}),
-          },
-          log,
-        );
-        await js.start();
-        out.services.set(account.name, js);
+        await out.startOne(account, conf.jetstream);
       }
     } catch (err) {
       await out.stop();
       throw err;
     }
     return out;
+  }
+
+  private serveNotEnabled(account: Account): void {
+    if (this.notEnabled.has(account.name)) return;
+    const bus = new InternalBus(account.router, this.p.cluster !== undefined);
+    this.notEnabled.set(account.name, serveJetStreamNotEnabled(bus, this.p.options.domain || undefined));
+  }
+
+  private async startOne(account: Account, conf: AccountJetStreamOptions): Promise<void> {
+    const p = this.p;
+    const o = p.options;
+    const log = p.log.child({ component: 'jetstream', account: account.name });
+    const js = new JetStreamService(
+      // In a cluster its subscriptions are announced (in the account): requests reach it from any node.
+      new InternalBus(account.router, p.cluster !== undefined),
+      {
+        storeDir: join(o.storeDir, ACCOUNTS_STORE_DIR, account.name),
+        maxMemoryStoreBytes: o.maxMemoryStoreBytes,
+        maxFileStoreBytes: o.maxFileStoreBytes,
+        ...(o.domain ? { domain: o.domain } : {}),
+        ...(o.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.syncIntervalMs } } : {}),
+        serverName: p.serverName,
+        serverId: p.serverId,
+        accountLimits: limitsOf(conf),
+        ...(conf.tiers !== undefined ? { accountTiers: tiersOf(conf)! } : {}),
+        serverStreams: this.serverStreams,
+        ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, this.sharedLoad) } : {}),
+        ...(this.systemBus !== undefined ? { systemBus: this.systemBus } : {}),
+      },
+      log,
+    );
+    await js.start();
+    this.services.set(account.name, js);
+  }
+
+  /**
+   * An account added or changed live (an account JWT pushed): its JetStream gets the new limits (raised or
+   * lowered: the next check uses them), or starts when the account now has JetStream (nats-server's
+   * updateAccountClaims → configJetStream), its 10039 answer removed; an account without JetStream answers
+   * 10039. `all`: every account's options, for the server's reservation check. Errors are logged; the
+   * account then keeps answering 10039.
+   */
+  async apply(account: Account, conf: AccountOptions, all: readonly AccountOptions[]): Promise<void> {
+    const running = this.services.get(account.name);
+    if (running !== undefined) {
+      if (conf.jetstream !== undefined) running.accountLimits.update(limitsOf(conf.jetstream), tiersOf(conf.jetstream));
+      return;
+    }
+    if (conf.jetstream === undefined) {
+      if (!apiImported(conf)) this.serveNotEnabled(account);
+      return;
+    }
+    const problem = accountReservationProblem(all, this.p.options);
+    if (problem !== undefined) {
+      this.p.log.error({ account: account.name }, `Error enabling jetstream for account: ${problem}`);
+      this.serveNotEnabled(account);
+      return;
+    }
+    const pending = this.starting.get(account.name);
+    if (pending !== undefined) return pending;
+    const jetstream = conf.jetstream;
+    const started = (async () => {
+      this.notEnabled.get(account.name)?.();
+      this.notEnabled.delete(account.name);
+      try {
+        await this.startOne(account, jetstream);
+        this.p.log.info({ account: account.name }, 'jetstream enabled for account');
+      } catch (err) {
+        this.p.log.error({ account: account.name, err: (err as Error).message }, 'could not enable jetstream for account');
+        this.serveNotEnabled(account);
+      }
+    })().finally(() => this.starting.delete(account.name));
+    this.starting.set(account.name, started);
+    return started;
   }
 
   /** The JetStream of the account called `name`; undefined when it has none. */
@@ -170,7 +227,9 @@ export class AccountJetStreams {
   }
 
   async stop(): Promise<void> {
-    for (const u of this.undo.splice(0)) u();
+    await Promise.all(this.starting.values());
+    for (const u of this.notEnabled.values()) u();
+    this.notEnabled.clear();
     for (const js of this.services.values()) await js.stop();
     this.services.clear();
   }
