@@ -8,6 +8,7 @@
 // its catalogue, so stream names are unique per account, and its limits enforced by that group's leader)
 // and of its streams' groups, over the node's one Raft log and transport; its subscriptions are announced
 // in the account (the links carry it, cluster/account-route.ts), so any node serves the account's API.
+// An account JWT pushed live (operator mode) goes through `apply`: limits changed, or JetStream started.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { subjectMatchesFilter } from '@flotilla/protocol';
