@@ -114,4 +114,25 @@ describe('usage gossip', () => {
     g1.stop();
     g2.stop();
   });
+
+  it('carries per-tier bytes, summed per tier over the nodes', () => {
+    vi.useFakeTimers();
+    const net = new SharedBus();
+    const local: Record<string, StorageUsage> = {
+      n1: { memory: 0, storage: 300, tiers: { R1: { memory: 0, storage: 100 }, R3: { memory: 0, storage: 200 } } },
+      n2: { memory: 7, storage: 200, tiers: { R3: { memory: 7, storage: 200 } } },
+    };
+    const node = (name: string) => new AccountUsageGossip({ bus: net.bus(), account: 'T', selfName: name, local: () => local[name]!, isPeer: () => true });
+    const g1 = node('n1');
+    const g2 = node('n2');
+    g1.start();
+    g2.start();
+    expect(g1.total()).toEqual({ memory: 7, storage: 500, tiers: { R1: { memory: 0, storage: 100 }, R3: { memory: 7, storage: 400 } } });
+    // a tier whose bytes changed is reported even when the totals did not
+    local['n2'] = { memory: 7, storage: 200, tiers: { R1: { memory: 0, storage: 50 }, R3: { memory: 7, storage: 150 } } };
+    vi.advanceTimersByTime(250);
+    expect(g1.total().tiers).toEqual({ R1: { memory: 0, storage: 150 }, R3: { memory: 7, storage: 350 } });
+    g1.stop();
+    g2.stop();
+  });
 });
