@@ -1,6 +1,7 @@
 // JetStream of an account added or changed by a claims push, without a restart, stock clients: an account
 // pushed with JetStream limits gets JetStream at once (on every node of a cluster), and a pushed JWT
-// lowering its limits refuses what the new limits do not allow. With E2E_SERVER=nats-server every case
+// lowering its limits refuses what the new limits do not allow; one pushed without them has its JetStream
+// disabled (10039) and, pushed with them again, finds its streams. With E2E_SERVER=nats-server every case
 // runs against nats-server 2.9 to show it is its behaviour.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { connect, credsAuthenticator, type NatsConnection } from 'nats';
 import { useConfServers } from './helpers/conf-servers.js';
 import { AccountsCluster, api, apiSettled, fileStream } from './helpers/accounts-cluster.js';
 import { TestOperator, testUser, type TestAccount } from './helpers/operator-jwts.js';
+import { until } from './helpers/until.js';
 
 const enc = new TextEncoder();
 const dec = new TextDecoder();
@@ -67,6 +69,13 @@ describe('one node, full resolver', () => {
     expect(after['streams']).toBe(1);
     // the stream it already has stays, and is limited by the lowered disk
     expect(errCode(await api(nc, '$JS.API.STREAM.UPDATE.ONE', fileStream('ONE', 1, { max_bytes: 2 * MIB })))).toBe(10047);
+
+    // its JetStream limits removed: JetStream is disabled for it (10039), and back with them, its stream too
+    expect(await push(sys, await op.signAccount('B', b.kp, {}))).toEqual({ account: b.pub, code: 200, message: 'jwt updated' });
+    await until(async () => errCode(await api(nc, '$JS.API.INFO')) === 10039, 10_000, '10039 after JetStream was disabled', 100);
+    expect(await push(sys, await op.signAccount('B', b.kp, jsLimits(3)))).toEqual({ account: b.pub, code: 200, message: 'jwt updated' });
+    const back = await apiSettled(nc, '$JS.API.STREAM.INFO.ONE');
+    expect((back['config'] as { name?: string }).name).toBe('ONE');
   });
 });
 

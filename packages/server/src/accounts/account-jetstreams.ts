@@ -175,15 +175,21 @@ export class AccountJetStreams {
   /**
    * An account added or changed live (an account JWT pushed): its JetStream gets the new limits (raised or
    * lowered: the next check uses them), or starts when the account now has JetStream (nats-server's
-   * updateAccountClaims → configJetStream), its 10039 answer removed; an account without JetStream answers
-   * 10039. `all`: every account's options, for the server's reservation check. Errors are logged; the
+   * updateAccountClaims → configJetStream), its 10039 answer removed; one whose JetStream limits are gone
+   * has its JetStream stopped (its streams stay on disk, as nats-server's DisableJetStream) and, like an
+   * account without JetStream, answers 10039. `all`: every account's options, for the server's reservation check. Errors are logged; the
    * account then keeps answering 10039.
    */
   async apply(account: Account, conf: AccountOptions, all: readonly AccountOptions[]): Promise<void> {
     const running = this.services.get(account.name);
-    if (running !== undefined) {
-      if (conf.jetstream !== undefined) running.accountLimits.update(limitsOf(conf.jetstream), tiersOf(conf.jetstream));
+    if (running !== undefined && conf.jetstream !== undefined) {
+      running.accountLimits.update(limitsOf(conf.jetstream), tiersOf(conf.jetstream));
       return;
+    }
+    if (running !== undefined) {
+      this.services.delete(account.name);
+      await running.stop();
+      this.p.log.info({ account: account.name }, 'jetstream disabled for account');
     }
     if (conf.jetstream === undefined) {
       if (!apiImported(conf)) this.serveNotEnabled(account);

@@ -98,7 +98,10 @@ function applyJetStream(server: FlotillaServer, account: Account, a: AccountOpti
     answerJetStreamNotEnabled(server, account.router);
     return;
   }
-  void jetstreams.apply(account, a, all);
+  void jetstreams
+    .apply(account, a, all)
+    // monitoring's single-JetStream views follow the first JetStream account
+    .then(() => void (server.jetstream = jetstreams.first));
 }
 
 /** Routers already answering 10039 (a deleted account's router comes back with its subscriptions). */
