@@ -3,62 +3,28 @@
 // under a prefix and uses A's streams through the client's `apiPrefix`: stream info, publishes with their
 // PubAcks, pull consumers (batches come back through the reply mapping) with acks, and a push consumer
 // whose deliver subject B imports. With E2E_SERVER=nats-server the same runs against nats-server.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { AckPolicy, connect, StringCodec, type NatsConnection } from 'nats';
 import { connect as connectV3 } from '@nats-io/transport-node';
 import { jetstream as jetstreamV3, jetstreamManager as jetstreamManagerV3 } from '@nats-io/jetstream';
-import { startFlotilla, sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { sleep, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { useConfServers } from './helpers/conf-servers.js';
+import { ackingSubscriber, crossAccountsBlock, fetchAcked } from './helpers/cross-account-jetstream.js';
 
-const AGAINST_NATS_SERVER = process.env['E2E_SERVER'] === 'nats-server';
 const sc = StringCodec();
-const dir = mkdtempSync(join(tmpdir(), 'flotilla-js-cross-'));
+const { conns, dir, serverWith } = useConfServers('js-cross', { expectCleanExit: true });
 let server: FlotillaProcess;
 let a: NatsConnection;
 let b: NatsConnection;
 
-const CONF = (storeDir: string): string => `
-jetstream { store_dir: "${storeDir}" }
-accounts {
-  A: {
-    jetstream: enabled
-    users: [ { user: a, password: a } ]
-    exports: [
-      { service: "$JS.API.>", response_type: stream }
-      { service: "$JS.ACK.>" }
-      { service: "orders.>" }
-      { stream: "deliver.>" }
-    ]
-  }
-  B: {
-    users: [ { user: b, password: b } ]
-    imports: [
-      { service: { account: A, subject: "$JS.API.>" }, to: "JS.A.API.>" }
-      { service: { account: A, subject: "$JS.ACK.>" } }
-      { service: { account: A, subject: "orders.>" } }
-      { stream: { account: A, subject: "deliver.>" } }
-    ]
-  }
-}`;
-
 beforeAll(async () => {
-  const file = join(dir, 'cross.conf');
-  writeFileSync(file, CONF(join(dir, 'store')));
-  server = await startFlotilla({ args: ['-c', file] });
+  server = await serverWith(`jetstream { store_dir: "${join(dir, 'store')}" }\n${crossAccountsBlock(['orders.>'])}`);
   a = await connect({ servers: server.url, reconnect: false, user: 'a', pass: 'a' });
   b = await connect({ servers: server.url, reconnect: false, user: 'b', pass: 'b' });
+  conns.push(a, b);
   const jsm = await a.jetstreamManager();
   await jsm.streams.add({ name: 'ORDERS', subjects: ['orders.>'] });
-});
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  const code = await server?.stop();
-  if (!AGAINST_NATS_SERVER) expect(code).toBe(0);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('cross-account JetStream through an import of $JS.API.> with a prefix', () => {
@@ -81,11 +47,7 @@ describe('cross-account JetStream through an import of $JS.API.> with a prefix',
     for (let i = 0; i < 5; i++) await a.jetstream().publish('orders.pull', sc.encode(`p${i}`));
     await jsmA.consumers.add('ORDERS', { durable_name: 'pull', ack_policy: AckPolicy.Explicit, filter_subject: 'orders.pull' });
     const js = b.jetstream({ apiPrefix: 'JS.A.API' });
-    const got: string[] = [];
-    for await (const m of js.fetch('ORDERS', 'pull', { batch: 5, expires: 2000 })) {
-      got.push(`${m.subject}:${sc.decode(m.data)}`);
-      m.ack();
-    }
+    const got = await fetchAcked(js, 'ORDERS', 'pull', 5, 2000);
     expect(got).toEqual(['orders.pull:p0', 'orders.pull:p1', 'orders.pull:p2', 'orders.pull:p3', 'orders.pull:p4']);
     await b.flush();
     await sleep(200);
@@ -101,22 +63,14 @@ describe('cross-account JetStream through an import of $JS.API.> with a prefix',
       deliver_subject: 'deliver.b',
       filter_subject: 'orders.push',
     });
-    const got: string[] = [];
-    const sub = b.subscribe('deliver.b', {
-      callback: (_e, m) => {
-        got.push(`${m.subject}:${sc.decode(m.data)}`);
-        m.respond(sc.encode('+ACK'));
-      },
-    });
+    const pushed = ackingSubscriber(b, 'deliver.b');
     await b.flush();
     for (let i = 0; i < 3; i++) await a.jetstream().publish('orders.push', sc.encode(`q${i}`));
-    const end = Date.now() + 5000;
-    while (got.length < 3 && Date.now() < end) await sleep(20);
-    expect(got).toEqual(['orders.push:q0', 'orders.push:q1', 'orders.push:q2']);
+    expect(await pushed.until(3, 5000)).toEqual(['orders.push:q0', 'orders.push:q1', 'orders.push:q2']);
     await sleep(200);
     const ci = await jsmA.consumers.info('ORDERS', 'push');
     expect([ci.num_ack_pending, ci.delivered.consumer_seq]).toEqual([0, 3]);
-    sub.unsubscribe();
+    pushed.sub.unsubscribe();
   });
 
   it('the modular 3.x client in B: publish, consumers.get and fetch with acks through the prefix', async () => {

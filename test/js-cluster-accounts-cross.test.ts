@@ -7,37 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AckPolicy, StringCodec, type NatsConnection } from 'nats';
 import { sleep } from './helpers/flotilla-process.js';
 import { AccountsCluster, NODE_NAMES, apiSettled, errorOf, fileStream } from './helpers/accounts-cluster.js';
+import { ackingSubscriber, crossAccountsBlock, fetchAcked } from './helpers/cross-account-jetstream.js';
 
 const sc = StringCodec();
 let cluster: AccountsCluster;
 
 beforeAll(async () => {
-  cluster = await AccountsCluster.start(
-    'JSCROSS',
-    `accounts {
-  A: {
-    jetstream: enabled
-    users: [ { user: a, password: a } ]
-    exports: [
-      { service: "$JS.API.>", response_type: stream }
-      { service: "$JS.ACK.>" }
-      { service: "orders.>" }
-      { service: "events.>" }
-      { stream: "deliver.>" }
-    ]
-  }
-  B: {
-    users: [ { user: b, password: b } ]
-    imports: [
-      { service: { account: A, subject: "$JS.API.>" }, to: "JS.A.API.>" }
-      { service: { account: A, subject: "$JS.ACK.>" } }
-      { service: { account: A, subject: "orders.>" } }
-      { service: { account: A, subject: "events.>" } }
-      { stream: { account: A, subject: "deliver.>" } }
-    ]
-  }
-}`,
-  );
+  cluster = await AccountsCluster.start('JSCROSS', crossAccountsBlock(['orders.>', 'events.>']));
 }, 120_000);
 
 afterAll(async () => {
@@ -68,11 +44,7 @@ describe('cross-account JetStream in a cluster, through an import of $JS.API.> w
 
     for (let i = 0; i < 5; i++) await js.publish('orders.pull', sc.encode(`p${i}`));
     await jsm.consumers.add('ORDERS', { durable_name: 'pull', ack_policy: AckPolicy.Explicit, filter_subject: 'orders.pull' });
-    const got: string[] = [];
-    for await (const m of js.fetch('ORDERS', 'pull', { batch: 5, expires: 3000 })) {
-      got.push(`${m.subject}:${sc.decode(m.data)}`);
-      m.ack();
-    }
+    const got = await fetchAcked(js, 'ORDERS', 'pull', 5, 3000);
     expect(got).toEqual(['orders.pull:p0', 'orders.pull:p1', 'orders.pull:p2', 'orders.pull:p3', 'orders.pull:p4']);
     await b.flush();
     for (const deadline = Date.now() + 5_000; ; await sleep(100)) {
@@ -84,19 +56,12 @@ describe('cross-account JetStream in a cluster, through an import of $JS.API.> w
     }
 
     await jsm.consumers.add('ORDERS', { durable_name: 'push', ack_policy: AckPolicy.Explicit, deliver_subject: 'deliver.b', filter_subject: 'orders.push' });
-    const pushed: string[] = [];
-    const sub = b.subscribe('deliver.b', {
-      callback: (_e, m) => {
-        pushed.push(`${m.subject}:${sc.decode(m.data)}`);
-        m.respond(sc.encode('+ACK'));
-      },
-    });
+    const pushed = ackingSubscriber(b, 'deliver.b');
     await b.flush();
     await sleep(500); // the interest reaches the consumer's node
     for (let i = 0; i < 3; i++) await js.publish('orders.push', sc.encode(`q${i}`));
-    for (const deadline = Date.now() + 10_000; pushed.length < 3 && Date.now() < deadline; ) await sleep(50);
-    expect(pushed).toEqual(['orders.push:q0', 'orders.push:q1', 'orders.push:q2']);
-    sub.unsubscribe();
+    expect(await pushed.until(3, 10_000)).toEqual(['orders.push:q0', 'orders.push:q1', 'orders.push:q2']);
+    pushed.sub.unsubscribe();
   }, 120_000);
 
   it('an R3 stream of A serves B from a follower’s node, and again after its leader is stopped', async () => {

@@ -14,7 +14,7 @@ export { subjectsCollide } from './stream/subjects-collide.js';
 export * from './cluster/cluster-contracts.js';
 export { streamState, type StreamStateJson } from './api/stream-info.js';
 export { API_ENDPOINTS, API_OPERATION_LABELS, apiOperationOf, apiOperationOfResponseType, type ApiEndpoint } from './api/api-endpoints.js';
-export { UNLIMITED_ACCOUNT_LIMITS, type AccountLimits } from './catalogue/account-limits.js';
+export { UNLIMITED_ACCOUNT_LIMITS, tierName, type AccountLimits, type AccountTiers } from './catalogue/account-limits.js';
 export { ServerStreams } from './catalogue/server-streams.js';
 export { SharedPlacementLoad } from './cluster/meta-placement.js';
 export { serveJetStreamNotEnabled } from './api/not-enabled-api.js';

@@ -1,7 +1,7 @@
 // What the server configures JetStream with (`new JetStreamService(bus, options, log)`).
 import type { SyncPolicy } from '@flotilla/store';
 import type { ClusterEnvironment } from './cluster/cluster-contracts.js';
-import type { AccountLimits } from './catalogue/account-limits.js';
+import type { AccountLimits, AccountTiers } from './catalogue/account-limits.js';
 import type { ServerStreams } from './catalogue/server-streams.js';
 import type { MessageBus } from './message-bus.js';
 
@@ -19,6 +19,8 @@ export interface JetStreamServiceOptions {
   fileSync?: SyncPolicy;
   /** The account's limits (`accounts { A: { jetstream: {...} } }`); absent: unlimited, as the global account without accounts. */
   accountLimits?: AccountLimits;
+  /** The account's tiered limits (an account JWT's tiered_limits), by tier name; when set, `accountLimits` is not used. */
+  accountTiers?: AccountTiers;
   /** Every account's streams on this node, shared by each account's JetStream: the server's storage limits count them all. */
   serverStreams?: ServerStreams;
   /** Clustered JetStream (meta group, replicated streams); absent on a single node. */

@@ -4,7 +4,7 @@
 import type { ApiError } from './api/api-error.js';
 import { serveLocally, type LocalDispatch } from './api/api-dispatch.js';
 import { endpointOf } from './api/api-endpoints.js';
-import { accountInfoJson, type ApiStats, type ReservedBytes } from './api/account-info.js';
+import { accountInfoJson, type ApiStats, type ReservedBytes, type TiersView } from './api/account-info.js';
 import { directGet } from './api/direct-get.js';
 import { mirrorServingDirect } from './topology/mirror-direct.js';
 import { OpenStreamInfo } from './api/open-stream-info.js';
@@ -79,8 +79,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
     // In a cluster streams are counted in the meta catalogue (every node's), not in this node's replicas.
     this.accountLimits =
       options.cluster === undefined
-        ? new AccountLimitsCheck(limits, this.table)
-        : new AccountLimitsCheck(limits, this.table, { values: () => this.catalogueStreams() }, true);
+        ? new AccountLimitsCheck(limits, this.table, this.table, false, options.accountTiers)
+        : new AccountLimitsCheck(limits, this.table, { values: () => this.catalogueStreams() }, true, options.accountTiers);
     this.consumers = new ConsumerService(this, systemClock, new LocalConsumerFiles(log));
     let catalogue: Catalogue;
     let infos: OpenStreamInfo;
@@ -154,7 +154,7 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
         if (local === null) return this.respondError(msg.reply, RESTORE_RESPONSE, JsErrors.notImplemented('STREAM.RESTORE in a cluster'));
         serveRestore(ctx, local, {
           checkConfig: (cfg) => this.accountLimits.checkCreate(cfg),
-          bytesError: (cfg, bytes) => restoreBytesError(this.accountLimits.limits, this.table, cfg, bytes),
+          bytesError: (cfg, bytes) => restoreBytesError(this.accountLimits.select(cfg.num_replicas)?.limits ?? this.accountLimits.limits, this.table, cfg, bytes),
         }, name, msg);
       },
     };
@@ -256,7 +256,14 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   /** `$JS.API.INFO`'s body over the streams open on this node (monitoring reads its `api` statistics). */
   accountInfo(): object {
-    return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain, this.accountLimits.limits, this.reservedBytes());
+    return accountInfoJson(this.table.usage(this.consumers), this.apiStats(), this.domain, this.accountLimits.limits, this.reservedBytes(), this.tiersView());
+  }
+
+  /** With tiered limits: each tier's limits and reservations (nats-server reports them on a cluster too). */
+  tiersView(): TiersView | undefined {
+    const limits = this.accountLimits.tiers;
+    if (limits === undefined) return undefined;
+    return { limits, reserved: (tier) => this.accountLimits.reserved(tier) };
   }
 
   /** In a cluster with accounts: the account's bytes on every node (as last reported); null otherwise. */
@@ -266,7 +273,8 @@ export class JetStreamService implements JetStreamContext, StreamHost, StreamApi
 
   /** Single node: the max_bytes of the account's streams. A cluster reports none (yet): this node holds only its replicas. */
   reservedBytes(): ReservedBytes {
-    return this.clustered === null ? this.accountLimits.reserved() : { memory: 0, storage: 0 };
+    // with tiers, nats-server's JetStreamUsage reports the catalogue's reservations on a cluster too
+    return this.clustered === null || this.accountLimits.tiers !== undefined ? this.accountLimits.reserved() : { memory: 0, storage: 0 };
   }
 
   // ---- StreamHost ---------------------------------------------------------------------------------

@@ -40,6 +40,23 @@ describe('the publish check in a cluster', () => {
     // No memory limit: memory streams are not checked.
     expect(check(1_000_000).publishExceeds('memory', 'sub.a', 0, 1000, 3)).toBe(false);
   });
+
+  it('with tiers: the tier’s bytes on every node against its limit × the replicas; no tier for the replicas refuses', () => {
+    const tiers = { R1: { ...UNLIMITED_ACCOUNT_LIMITS, max_storage: 2_000 }, R3: { ...UNLIMITED_ACCOUNT_LIMITS, max_storage: 10_000 } };
+    const tiered = (r1: number, r3: number): AccountLimitsCheck => {
+      const c = new AccountLimitsCheck(UNLIMITED_ACCOUNT_LIMITS, { values: () => [].values() }, { values: () => [].values() }, true, tiers);
+      c.clusterUsage = () => ({ memory: 0, storage: r1 + r3, tiers: { R1: { memory: 0, storage: r1 }, R3: { memory: 0, storage: r3 } } });
+      return c;
+    };
+    // R3: 30000 allowed on every node (10000 per replica); 26895 + 3 × 1035 = 30000
+    expect(tiered(1_999, 26_895).publishExceeds('file', 'sub.a', 0, 1000, 3)).toBe(false);
+    expect(tiered(0, 26_896).publishExceeds('file', 'sub.a', 0, 1000, 3)).toBe(true);
+    // R1 counts only R1's bytes: 965 + 1035 = 2000
+    expect(tiered(965, 26_896).publishExceeds('file', 'sub.a', 0, 1000, 1)).toBe(false);
+    expect(tiered(966, 0).publishExceeds('file', 'sub.a', 0, 1000, 1)).toBe(true);
+    // R5 has no tier (nats-server: NewJSNoLimitsError)
+    expect(tiered(0, 0).publishExceeds('file', 'sub.a', 0, 10, 5)).toBe(true);
+  });
 });
 
 /** One bus all nodes share, as the system account's routed subject space. */
@@ -94,6 +111,27 @@ describe('usage gossip', () => {
     const before = net.published.length;
     vi.advanceTimersByTime(1_500);
     expect(net.published.length - before).toBe(2);
+    g1.stop();
+    g2.stop();
+  });
+
+  it('carries per-tier bytes, summed per tier over the nodes', () => {
+    vi.useFakeTimers();
+    const net = new SharedBus();
+    const local: Record<string, StorageUsage> = {
+      n1: { memory: 0, storage: 300, tiers: { R1: { memory: 0, storage: 100 }, R3: { memory: 0, storage: 200 } } },
+      n2: { memory: 7, storage: 200, tiers: { R3: { memory: 7, storage: 200 } } },
+    };
+    const node = (name: string) => new AccountUsageGossip({ bus: net.bus(), account: 'T', selfName: name, local: () => local[name]!, isPeer: () => true });
+    const g1 = node('n1');
+    const g2 = node('n2');
+    g1.start();
+    g2.start();
+    expect(g1.total()).toEqual({ memory: 7, storage: 500, tiers: { R1: { memory: 0, storage: 100 }, R3: { memory: 7, storage: 400 } } });
+    // a tier whose bytes changed is reported even when the totals did not
+    local['n2'] = { memory: 7, storage: 200, tiers: { R1: { memory: 0, storage: 50 }, R3: { memory: 7, storage: 150 } } };
+    vi.advanceTimersByTime(250);
+    expect(g1.total().tiers).toEqual({ R1: { memory: 0, storage: 150 }, R3: { memory: 7, storage: 350 } });
     g1.stop();
     g2.stop();
   });

@@ -9,6 +9,8 @@ export const JsErrors = {
   storageResourcesExceeded: () => jsError('JSStorageResourcesExceededErr'),
   accountResourcesExceeded: () => jsError('JSAccountResourcesExceededErr'),
   maximumStreams: () => jsError('JSMaximumStreamsLimitErr'),
+  /** 10120: tiered limits without one for the stream's replica count. */
+  noLimits: () => jsError('JSNoLimitsErr'),
   maximumConsumers: () => jsError('JSMaximumConsumersLimitErr'),
   streamMaxBytesRequired: () => jsError('JSStreamMaxBytesRequired'),
   streamMaxBytesExceedsAccount: () => jsError('JSStreamMaxStreamBytesExceeded'),

@@ -39,6 +39,7 @@ export const JS_ERROR_TABLE = {
   JSInvalidJSONErr: { code: 400, errCode: 10025, description: 'invalid JSON' },
   JSMaximumConsumersLimitErr: { code: 400, errCode: 10026, description: 'maximum consumers limit reached' },
   JSMaximumStreamsLimitErr: { code: 400, errCode: 10027, description: 'maximum number of streams reached' },
+  JSNoLimitsErr: { code: 400, errCode: 10120, description: 'no JetStream default or applicable tiered limit present' },
   JSMemoryResourcesExceededErr: { code: 500, errCode: 10028, description: 'insufficient memory resources available' },
   JSStreamMaxBytesRequired: { code: 400, errCode: 10113, description: 'account requires a stream config to have max bytes set' },
   JSStreamMaxStreamBytesExceeded: { code: 400, errCode: 10122, description: 'stream max bytes exceeds account limit max stream bytes' },

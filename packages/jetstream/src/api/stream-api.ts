@@ -10,7 +10,7 @@ import type { StreamConfig } from '../stream/stream-config-types.js';
 import { applyOriginFacts } from '../topology/origin-facts.js';
 import { pedanticFlag, pedanticStreamError } from '../stream/stream-pedantic.js';
 import type { Stream } from '../stream/stream.js';
-import { accountInfoJson, type ApiStats, type ReservedBytes } from './account-info.js';
+import { accountInfoJson, type ApiStats, type ReservedBytes, type TiersView } from './account-info.js';
 import { ApiError } from './api-error.js';
 import { JsErrors } from './api-errors.js';
 import type { OpenStreamInfo } from './open-stream-info.js';
@@ -91,6 +91,8 @@ export interface StreamApiContext {
   readonly accountLimits?: { readonly limits: AccountLimits };
   /** The account's reserved bytes `$JS.API.INFO` reports (none when absent). */
   reservedBytes?(): ReservedBytes;
+  /** The account's tiered limits for `$JS.API.INFO`'s `tiers`; undefined without tiers. */
+  tiersView?(): TiersView | undefined;
   /** JSON response `{type, ...body}` to `reply` (nothing when reply is null). */
   respond(reply: string | null, type: string, body: object): void;
   respondError(reply: string | null, type: string, error: ApiError, extra?: object): void;
@@ -134,7 +136,7 @@ export class StreamApi {
       // The statistics as the request found them, before any wait for other nodes' usage.
       const stats = this.ctx.apiStats();
       const usage: AccountUsage = await this.catalogue.usage();
-      return accountInfoJson(usage, stats, this.ctx.domain, this.ctx.accountLimits?.limits, this.ctx.reservedBytes?.());
+      return accountInfoJson(usage, stats, this.ctx.domain, this.ctx.accountLimits?.limits, this.ctx.reservedBytes?.(), this.ctx.tiersView?.());
     });
   }
 

@@ -9,6 +9,31 @@ export interface AccountUsage {
   storage: number;
   streams: number;
   consumers: number;
+  /** The same per tier (tierName of each stream's replicas), for `$JS.API.INFO`'s `tiers`. */
+  tiers?: Record<string, TierUsage>;
+}
+
+export interface TierUsage {
+  memory: number;
+  storage: number;
+  streams: number;
+  consumers: number;
+}
+
+/** Adds one stream's figures to `usage` and to its tier's. */
+export function addStreamUsage(usage: AccountUsage, tier: string, storageKind: 'file' | 'memory', bytes: number, consumers: number): void {
+  const t = ((usage.tiers ??= {})[tier] ??= { memory: 0, storage: 0, streams: 0, consumers: 0 });
+  if (storageKind === 'memory') {
+    usage.memory += bytes;
+    t.memory += bytes;
+  } else {
+    usage.storage += bytes;
+    t.storage += bytes;
+  }
+  usage.streams++;
+  t.streams++;
+  usage.consumers += consumers;
+  t.consumers += consumers;
 }
 
 export interface Catalogue {

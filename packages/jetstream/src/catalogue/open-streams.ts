@@ -1,7 +1,8 @@
 // The streams open on this node, by name: every stream on a single node, this node's replicas' streams in
 // a cluster. Lookups for the stream's own requests (INFO, PURGE, MSG.*, DIRECT.GET) and the storage sums.
 import type { Stream } from '../stream/stream.js';
-import type { AccountUsage } from './catalogue.js';
+import { addStreamUsage, type AccountUsage } from './catalogue.js';
+import { tierName, type StorageUsage } from './account-limits.js';
 
 export interface ConsumerCounts {
   consumerCount(stream: string): number;
@@ -50,28 +51,30 @@ export class OpenStreams {
   }
 
   /** Bytes per storage type over the streams open here. */
-  storageBytes(): { memory: number; storage: number } {
+  storageBytes(): StorageUsage {
     let memory = 0;
     let storage = 0;
+    const tiers: Record<string, { memory: number; storage: number }> = {};
     for (const s of this.byName.values()) {
       const bytes = s.store.state().bytes;
-      if (s.config.storage === 'memory') memory += bytes;
-      else storage += bytes;
+      const t = (tiers[tierName(s.config.num_replicas)] ??= { memory: 0, storage: 0 });
+      if (s.config.storage === 'memory') {
+        memory += bytes;
+        t.memory += bytes;
+      } else {
+        storage += bytes;
+        t.storage += bytes;
+      }
     }
-    return { memory, storage };
+    return { memory, storage, tiers };
   }
 
   /** Bytes per storage type and consumers over the streams open here. */
   usage(consumers: ConsumerCounts): AccountUsage {
-    let memory = 0;
-    let storage = 0;
-    let count = 0;
+    const usage: AccountUsage = { memory: 0, storage: 0, streams: 0, consumers: 0, tiers: {} };
     for (const s of this.byName.values()) {
-      const bytes = s.store.state().bytes;
-      if (s.config.storage === 'memory') memory += bytes;
-      else storage += bytes;
-      count += consumers.consumerCount(s.name);
+      addStreamUsage(usage, tierName(s.config.num_replicas), s.config.storage, s.store.state().bytes, consumers.consumerCount(s.name));
     }
-    return { memory, storage, streams: this.byName.size, consumers: count };
+    return usage;
   }
 }

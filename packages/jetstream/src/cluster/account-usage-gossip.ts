@@ -5,13 +5,14 @@
 // bytes plus every peer's, so an R3 stream's bytes count on each of its three replicas. A stream leader
 // checks a publish against it (10002), adding the message once per replica (nats-server's wouldExceedLimits).
 // Every JetStream account of a cluster with accounts gossips: /jsz's account figures are these too.
+// With tiered limits each tier's bytes travel too (nats-server reports per tier), and each is summed alike.
+import type { StorageUsage } from '../catalogue/account-limits.js';
 import type { MessageBus } from '../message-bus.js';
 
-/** Bytes held, per storage type. */
-export interface StorageUsage {
-  readonly memory: number;
-  readonly storage: number;
-}
+export type { StorageUsage };
+
+/** At most this many tiers are kept from one report (tiers are R1…R5; a bound against a bad report). */
+const MAX_TIERS = 8;
 
 /** nats-server's usageTick: a report is sent this often even when nothing changed. */
 const REPORT_EVERY_MS = 1_500;
@@ -60,18 +61,24 @@ export class AccountUsageGossip {
   /** The account's bytes on every node: this node's now, the peers' as last reported. */
   total(): StorageUsage {
     const own = this.parts.local();
-    let memory = own.memory;
-    let storage = own.storage;
-    for (const u of this.remote.values()) {
+    let memory = 0;
+    let storage = 0;
+    const tiers: Record<string, { memory: number; storage: number }> = {};
+    for (const u of [own, ...this.remote.values()]) {
       memory += u.memory;
       storage += u.storage;
+      for (const [name, t] of Object.entries(u.tiers ?? {})) {
+        const sum = (tiers[name] ??= { memory: 0, storage: 0 });
+        sum.memory += t.memory;
+        sum.storage += t.storage;
+      }
     }
-    return { memory, storage };
+    return Object.keys(tiers).length > 0 ? { memory, storage, tiers } : { memory, storage };
   }
 
   private tick(): void {
     const now = this.parts.local();
-    const changed = now.memory !== this.last.memory || now.storage !== this.last.storage;
+    const changed = now.memory !== this.last.memory || now.storage !== this.last.storage || JSON.stringify(now.tiers) !== JSON.stringify(this.last.tiers);
     if (changed || Date.now() - this.lastSentMs >= REPORT_EVERY_MS) this.send(now);
   }
 
@@ -88,9 +95,21 @@ function parseUsage(data: Uint8Array): StorageUsage | null {
     const v = JSON.parse(Buffer.from(data).toString('utf8')) as Record<string, unknown>;
     const memory = v['memory'];
     const storage = v['storage'];
-    if (typeof memory !== 'number' || typeof storage !== 'number' || !(memory >= 0) || !(storage >= 0)) return null;
-    return { memory, storage };
+    if (!isBytes(memory) || !isBytes(storage)) return null;
+    const tiers: Record<string, { memory: number; storage: number }> = {};
+    const raw = v['tiers'];
+    if (raw !== undefined && raw !== null && typeof raw === 'object') {
+      for (const [name, t] of Object.entries(raw as Record<string, Record<string, unknown>>).slice(0, MAX_TIERS)) {
+        if (t === null || typeof t !== 'object' || !isBytes(t['memory']) || !isBytes(t['storage'])) return null;
+        tiers[name] = { memory: t['memory'], storage: t['storage'] };
+      }
+    }
+    return Object.keys(tiers).length > 0 ? { memory, storage, tiers } : { memory, storage };
   } catch {
     return null;
   }
+}
+
+function isBytes(n: unknown): n is number {
+  return typeof n === 'number' && n >= 0;
 }

@@ -6,8 +6,8 @@ import { SerialQueue } from '@flotilla/store';
 import { JsErrors } from '../api/api-errors.js';
 import type { OpenStreamInfo } from '../api/open-stream-info.js';
 import { formatTimeNs, nowNs, ZERO_TIME } from '../api/time-format.js';
-import type { AccountLimitsCheck } from '../catalogue/account-limits.js';
-import type { AccountUsage, Catalogue } from '../catalogue/catalogue.js';
+import { tierName, type AccountLimitsCheck } from '../catalogue/account-limits.js';
+import { addStreamUsage, type AccountUsage, type Catalogue } from '../catalogue/catalogue.js';
 import { sendStreamAdvisory, type AdvisorySink } from '../catalogue/stream-advisory.js';
 import type { JetStreamLogger, MessageBus } from '../message-bus.js';
 import { checkStreamUpdate, sameStreamConfig } from '../stream/stream-config.js';
@@ -87,9 +87,7 @@ export class ClusteredCatalogue implements Catalogue {
    * for tiered account limits, which need accounts (not served); the default tier's limits are unlimited.
    */
   async usage(): Promise<AccountUsage> {
-    let memory = 0;
-    let storage = 0;
-    let consumers = 0;
+    const usage: AccountUsage = { memory: 0, storage: 0, streams: 0, consumers: 0, tiers: {} };
     const assignments = this.cjs.meta.state.assignments();
     await Promise.all(
       assignments.map(async (a) => {
@@ -98,13 +96,12 @@ export class ClusteredCatalogue implements Catalogue {
         let info: Usage;
         if (local?.isLeader()) info = this.parts.infos.of(local.stream) as unknown as Usage;
         else info = ((await this.probe(a, LIST_WAIT_MS, false)) ?? (local !== undefined ? this.parts.infos.of(local.stream) : null)) as unknown as Usage;
+        // a stream's bytes count on each of its replicas (nats-server's cluster usage)
         const bytes = (info?.state?.bytes ?? 0) * Math.max(1, a.peers.length);
-        if (a.config.storage === 'memory') memory += bytes;
-        else storage += bytes;
-        consumers += info?.state?.consumer_count ?? 0;
+        addStreamUsage(usage, tierName(a.config.num_replicas), a.config.storage, bytes, info?.state?.consumer_count ?? 0);
       }),
     );
-    return { memory, storage, streams: assignments.length, consumers };
+    return usage;
   }
 
   /** In the catalogue's order. */
@@ -345,7 +342,7 @@ export class ClusteredCatalogue implements Catalogue {
     if (existing === undefined) throw JsErrors.streamNotFound();
     this.parts.accountLimits?.checkMaxBytes(requested);
     const next = checkStreamUpdate(existing.config, requested);
-    this.parts.accountLimits?.checkUpdate(next);
+    this.parts.accountLimits?.checkUpdate(next, existing.config.num_replicas);
     if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
     this.checkPlacement(next);
     // A changed placement moves the replicas that no longer fit (nats-server moves the stream too).

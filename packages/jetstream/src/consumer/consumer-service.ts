@@ -247,7 +247,7 @@ export class ConsumerService implements ConsumerHost {
       if (!entry) throw E.streamNotFound();
       const stream = entry.stream;
       const config = req.config;
-      const accountMaxAckPending = this.ctx.accountLimits?.maxAckPending ?? -1;
+      const accountMaxAckPending = this.ctx.accountLimits?.maxAckPendingOf(stream.config) ?? -1;
       if (req.pedantic === true) {
         const refusal = pedanticConsumerError(config, stream.config);
         if (refusal !== null) throw refusal;

@@ -221,7 +221,7 @@ export class LocalCatalogue implements Catalogue {
       if (stream === undefined) throw JsErrors.streamNotFound();
       this.parts.accountLimits?.checkMaxBytes(requested);
       const next = checkStreamUpdate(stream.config, requested);
-      this.parts.accountLimits?.checkUpdate(next);
+      this.parts.accountLimits?.checkUpdate(next, stream.config.num_replicas);
       if (next.num_replicas > 1) throw JsErrors.replicasNotSupported();
       if (this.overlapsOthers(next)) throw JsErrors.subjectsOverlap();
       if (next.max_bytes > stream.config.max_bytes) this.parts.storage.checkReservation(next);

@@ -8,6 +8,7 @@
 // its catalogue, so stream names are unique per account, and its limits enforced by that group's leader)
 // and of its streams' groups, over the node's one Raft log and transport; its subscriptions are announced
 // in the account (the links carry it, cluster/account-route.ts), so any node serves the account's API.
+// An account JWT pushed live (operator mode) goes through `apply`: limits changed, or JetStream started.
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { subjectMatchesFilter } from '@flotilla/protocol';
@@ -17,10 +18,12 @@ import {
   SharedPlacementLoad,
   serveJetStreamNotEnabled,
   type AccountLimits,
+  type AccountTiers,
   type ClusterEnvironment,
 } from '@flotilla/jetstream';
-import type { AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
+import type { AccountJetStreamLimitOptions, AccountJetStreamOptions, AccountOptions, JetStreamOptions } from '../config/options.js';
 import { InternalBus } from '../internal-bus.js';
+import type { Account } from './account.js';
 import type { Accounts } from './accounts.js';
 
 /** nats-server's JetStreamStoreDir: the folder under store_dir that holds one folder per account. */
@@ -46,8 +49,8 @@ function accountEnvironment(env: ClusterEnvironment, account: string, sharedLoad
   return Object.assign(Object.create(env) as ClusterEnvironment, { account, sharedLoad });
 }
 
-/** The JetStream limits of an account as the JetStream package takes them (an account JWT's are updated live in place). */
-export function limitsOf(o: AccountJetStreamOptions): AccountLimits {
+/** The JetStream limits of an account (or of one tier) as the JetStream package takes them. */
+export function limitsOf(o: AccountJetStreamLimitOptions): AccountLimits {
   return {
     max_memory: o.maxMemoryBytes,
     max_storage: o.maxStoreBytes,
@@ -60,6 +63,19 @@ export function limitsOf(o: AccountJetStreamOptions): AccountLimits {
   };
 }
 
+/** The account's tiered limits as the JetStream package takes them; undefined without tiers. */
+export function tiersOf(o: AccountJetStreamOptions): AccountTiers | undefined {
+  if (o.tiers === undefined) return undefined;
+  const out: Record<string, AccountLimits> = {};
+  for (const [name, t] of Object.entries(o.tiers)) out[name] = limitsOf(t);
+  return out;
+}
+
+/** Every limit set of the account: its tiers', else its default one. */
+function limitSets(o: AccountJetStreamOptions): AccountJetStreamLimitOptions[] {
+  return o.tiers !== undefined ? Object.values(o.tiers) : [o];
+}
+
 /**
  * nats-server's sufficientResources on a single server: the accounts' max_mem / max_file together must fit
  * the server's limits, or JetStream does not start.
@@ -69,8 +85,10 @@ export function accountReservationProblem(configured: readonly AccountOptions[],
   let store = 0;
   for (const a of configured) {
     if (a.jetstream === undefined) continue;
-    if (a.jetstream.maxMemoryBytes > 0) memory += a.jetstream.maxMemoryBytes;
-    if (a.jetstream.maxStoreBytes > 0) store += a.jetstream.maxStoreBytes;
+    for (const l of limitSets(a.jetstream)) {
+      if (l.maxMemoryBytes > 0) memory += l.maxMemoryBytes;
+      if (l.maxStoreBytes > 0) store += l.maxStoreBytes;
+    }
   }
   if (o.maxMemoryStoreBytes >= 0 && memory > o.maxMemoryStoreBytes) return 'insufficient memory resources available';
   if (o.maxFileStoreBytes >= 0 && store > o.maxFileStoreBytes) return 'insufficient storage resources available';
@@ -87,55 +105,118 @@ function apiImported(account: AccountOptions | undefined): boolean {
 
 export class AccountJetStreams {
   private readonly services = new Map<string, JetStreamService>();
-  private readonly undo: Array<() => void> = [];
+  /** The 10039 answers of the accounts without JetStream, by account name (removed when one gets JetStream). */
+  private readonly notEnabled = new Map<string, () => void>();
+  private readonly serverStreams = new ServerStreams();
+  private readonly sharedLoad = new SharedPlacementLoad();
+  private readonly systemBus: InternalBus | undefined;
+  /** Accounts being enabled by a live update (one start at a time per account). */
+  private readonly starting = new Map<string, Promise<void>>();
 
-  private constructor() {}
+  private constructor(private readonly p: AccountJetStreamsParts) {
+    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
+    const system = p.accounts.system;
+    this.systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
+  }
 
   static async start(p: AccountJetStreamsParts): Promise<AccountJetStreams> {
     const problem = accountReservationProblem(p.configured, p.options);
     if (problem !== undefined) throw new Error(`Can't start JetStream: Error enabling jetstream on configured accounts: ${problem}`);
-    const out = new AccountJetStreams();
-    const serverStreams = new ServerStreams();
-    const sharedLoad = new SharedPlacementLoad();
-    // The accounts' usage reports travel in the system account (announced: every node hears them), as nats-server's.
-    const system = p.accounts.system;
-    const systemBus = p.cluster !== undefined && system !== null ? new InternalBus(system.router, true) : undefined;
-    const o = p.options;
+    const out = new AccountJetStreams(p);
     try {
       for (const account of p.accounts.all()) {
         const conf = p.configured.find((a) => a.name === account.name);
-        const bus = new InternalBus(account.router);
         if (conf?.jetstream === undefined) {
-          if (!apiImported(conf)) out.undo.push(serveJetStreamNotEnabled(bus, o.domain || undefined));
+          if (!apiImported(conf)) out.serveNotEnabled(account);
           continue;
         }
-        const log = p.log.child({ component: 'jetstream', account: account.name });
-        const js = new JetStreamService(
-          // In a cluster its subscriptions are announced (in the account): requests reach it from any node.
-          p.cluster === undefined ? bus : new InternalBus(account.router, true),
-          {
-            storeDir: join(o.storeDir, ACCOUNTS_STORE_DIR, account.name),
-            maxMemoryStoreBytes: o.maxMemoryStoreBytes,
-            maxFileStoreBytes: o.maxFileStoreBytes,
-            ...(o.domain ? { domain: o.domain } : {}),
-            ...(o.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.syncIntervalMs } } : {}),
-            serverName: p.serverName,
-            serverId: p.serverId,
-            accountLimits: limitsOf(conf.jetstream),
-            serverStreams,
-            ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, sharedLoad) } : {}),
-            ...(systemBus !== undefined ? { systemBus } : {}),
-          },
-          log,
-        );
-        await js.start();
-        out.services.set(account.name, js);
+        await out.startOne(account, conf.jetstream);
       }
     } catch (err) {
       await out.stop();
       throw err;
     }
     return out;
+  }
+
+  private serveNotEnabled(account: Account): void {
+    if (this.notEnabled.has(account.name)) return;
+    const bus = new InternalBus(account.router, this.p.cluster !== undefined);
+    this.notEnabled.set(account.name, serveJetStreamNotEnabled(bus, this.p.options.domain || undefined));
+  }
+
+  private async startOne(account: Account, conf: AccountJetStreamOptions): Promise<void> {
+    const p = this.p;
+    const o = p.options;
+    const log = p.log.child({ component: 'jetstream', account: account.name });
+    const js = new JetStreamService(
+      // In a cluster its subscriptions are announced (in the account): requests reach it from any node.
+      new InternalBus(account.router, p.cluster !== undefined),
+      {
+        storeDir: join(o.storeDir, ACCOUNTS_STORE_DIR, account.name),
+        maxMemoryStoreBytes: o.maxMemoryStoreBytes,
+        maxFileStoreBytes: o.maxFileStoreBytes,
+        ...(o.domain ? { domain: o.domain } : {}),
+        ...(o.syncIntervalMs !== undefined ? { fileSync: { intervalMs: o.syncIntervalMs } } : {}),
+        serverName: p.serverName,
+        serverId: p.serverId,
+        accountLimits: limitsOf(conf),
+        ...(conf.tiers !== undefined ? { accountTiers: tiersOf(conf)! } : {}),
+        serverStreams: this.serverStreams,
+        ...(p.cluster !== undefined ? { cluster: accountEnvironment(p.cluster, account.name, this.sharedLoad) } : {}),
+        ...(this.systemBus !== undefined ? { systemBus: this.systemBus } : {}),
+      },
+      log,
+    );
+    await js.start();
+    this.services.set(account.name, js);
+  }
+
+  /**
+   * An account added or changed live (an account JWT pushed): its JetStream gets the new limits (raised or
+   * lowered: the next check uses them), or starts when the account now has JetStream (nats-server's
+   * updateAccountClaims → configJetStream), its 10039 answer removed; one whose JetStream limits are gone
+   * has its JetStream stopped (its streams stay on disk, as nats-server's DisableJetStream) and, like an
+   * account without JetStream, answers 10039. `all`: every account's options, for the server's reservation check. Errors are logged; the
+   * account then keeps answering 10039.
+   */
+  async apply(account: Account, conf: AccountOptions, all: readonly AccountOptions[]): Promise<void> {
+    const running = this.services.get(account.name);
+    if (running !== undefined && conf.jetstream !== undefined) {
+      running.accountLimits.update(limitsOf(conf.jetstream), tiersOf(conf.jetstream));
+      return;
+    }
+    if (running !== undefined) {
+      this.services.delete(account.name);
+      await running.stop();
+      this.p.log.info({ account: account.name }, 'jetstream disabled for account');
+    }
+    if (conf.jetstream === undefined) {
+      if (!apiImported(conf)) this.serveNotEnabled(account);
+      return;
+    }
+    const problem = accountReservationProblem(all, this.p.options);
+    if (problem !== undefined) {
+      this.p.log.error({ account: account.name }, `Error enabling jetstream for account: ${problem}`);
+      this.serveNotEnabled(account);
+      return;
+    }
+    const pending = this.starting.get(account.name);
+    if (pending !== undefined) return pending;
+    const jetstream = conf.jetstream;
+    const started = (async () => {
+      this.notEnabled.get(account.name)?.();
+      this.notEnabled.delete(account.name);
+      try {
+        await this.startOne(account, jetstream);
+        this.p.log.info({ account: account.name }, 'jetstream enabled for account');
+      } catch (err) {
+        this.p.log.error({ account: account.name, err: (err as Error).message }, 'could not enable jetstream for account');
+        this.serveNotEnabled(account);
+      }
+    })().finally(() => this.starting.delete(account.name));
+    this.starting.set(account.name, started);
+    return started;
   }
 
   /** The JetStream of the account called `name`; undefined when it has none. */
@@ -153,7 +234,9 @@ export class AccountJetStreams {
   }
 
   async stop(): Promise<void> {
-    for (const u of this.undo.splice(0)) u();
+    await Promise.all(this.starting.values());
+    for (const u of this.notEnabled.values()) u();
+    this.notEnabled.clear();
     for (const js of this.services.values()) await js.stop();
     this.services.clear();
   }

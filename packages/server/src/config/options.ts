@@ -63,7 +63,7 @@ export interface AccountImport {
 }
 
 /** An account's `jetstream: enabled` or `{ max_mem, max_file, ... }` (nats-server's JetStreamAccountLimits); -1 = no limit. */
-export interface AccountJetStreamOptions {
+export interface AccountJetStreamLimitOptions {
   maxMemoryBytes: number;
   maxStoreBytes: number;
   maxStreams: number;
@@ -72,6 +72,14 @@ export interface AccountJetStreamOptions {
   memoryMaxStreamBytes: number;
   storeMaxStreamBytes: number;
   maxBytesRequired: boolean;
+}
+
+export interface AccountJetStreamOptions extends AccountJetStreamLimitOptions {
+  /**
+   * An account JWT's tiered_limits by tier name (`R1`, `R3`…): a stream is limited by its replica count's
+   * tier and the fields above are unused (nats-server keeps either the default limits or the tiers).
+   */
+  tiers?: Record<string, AccountJetStreamLimitOptions>;
 }
 
 /** `accounts { NAME: { users, exports, imports, default_permissions, jetstream } }` */

@@ -6,7 +6,7 @@
 import type { AccountOptions } from '../config/options.js';
 import type { FlotillaServer } from '../server.js';
 import { SubjectMappings } from '../accounts/subject-mappings.js';
-import { limitsOf } from '../accounts/account-jetstreams.js';
+import type { Account } from '../accounts/account.js';
 import type { MessageRouter } from '../message-router.js';
 import { accountOptionsOf, isRevoked } from './account-from-claims.js';
 import type { OperatorAuth } from './operator-auth.js';
@@ -65,28 +65,43 @@ function applyAccounts(server: FlotillaServer, auth: OperatorAuth, changed: stri
   if (system !== undefined && !all.some((a) => a.name === system)) all.push({ name: system, nkey: system, users: [], exports: [], imports: [] });
   for (const a of all) {
     if (a.name === system) delete a.jetstream;
-    applyOne(server, a);
+    applyOne(server, a, all);
   }
   server.options.accounts = all;
   server.accounts.rewire(all);
   if (changed !== null) recheckUsers(server, auth, changed);
 }
 
-function applyOne(server: FlotillaServer, a: AccountOptions): void {
+function applyOne(server: FlotillaServer, a: AccountOptions, all: readonly AccountOptions[]): void {
   const existing = server.accounts.find(a.name);
   if (existing === undefined) {
     const account = server.accounts.add(a);
     server.cluster?.addAccount(a.name, account.router);
     server.system?.accountAdded(account);
-    answerJetStreamNotEnabled(server, account.router);
+    applyJetStream(server, account, a, all);
     return;
   }
   if (existing.limits !== null && a.limits !== undefined) Object.assign(existing.limits, a.limits);
   existing.router.mappings = a.mappings !== undefined && a.mappings.length > 0 ? new SubjectMappings(a.mappings) : null;
-  // the account's JetStream limits are checked from this object on every create/update
-  const js = server.accountJetStreams?.of(a.name);
-  if (js !== undefined && a.jetstream !== undefined && js.options.accountLimits !== undefined) Object.assign(js.options.accountLimits, limitsOf(a.jetstream));
+  applyJetStream(server, existing, a, all);
   for (const c of server.clients.values()) if (c.account === a.name) c.reloadLimits();
+}
+
+/**
+ * The account's JetStream as its claims now say (accounts/account-jetstreams.ts apply): new limits, or
+ * started live on this node (every node of a cluster gets the update); without per-account JetStream an
+ * added account answers 10039.
+ */
+function applyJetStream(server: FlotillaServer, account: Account, a: AccountOptions, all: readonly AccountOptions[]): void {
+  const jetstreams = server.accountJetStreams;
+  if (jetstreams === null) {
+    answerJetStreamNotEnabled(server, account.router);
+    return;
+  }
+  void jetstreams
+    .apply(account, a, all)
+    // monitoring's single-JetStream views follow the first JetStream account
+    .then(() => void (server.jetstream = jetstreams.first));
 }
 
 /** Routers already answering 10039 (a deleted account's router comes back with its subscriptions). */

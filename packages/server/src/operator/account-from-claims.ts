@@ -3,7 +3,7 @@
 // limits, mappings, exports and imports. An import is kept only when its exporter is known, exports it,
 // and — for an export with token_req — the import carries a valid, unrevoked activation token
 // (nats-server drops such imports with a warning too).
-import type { AccountExport, AccountImport, AccountJetStreamOptions, AccountOptions } from '../config/options.js';
+import type { AccountExport, AccountImport, AccountJetStreamLimitOptions, AccountJetStreamOptions, AccountOptions } from '../config/options.js';
 import { exportCovering } from '../config/account-links.js';
 import { isSubsetMatch } from '../config/subject-subset.js';
 import type { MappingOptions } from '../accounts/subject-mappings.js';
@@ -21,25 +21,39 @@ function unlimitedWhenZero(n: number | undefined): number {
   return v === 0 ? -1 : v;
 }
 
-function jetstreamOf(l: AccountClaims['limits']): AccountJetStreamOptions | undefined {
-  if (l === undefined) return undefined;
-  const tier = l.tiered_limits !== undefined ? Object.values(l.tiered_limits)[0] : undefined;
-  const src = (tier ?? l) as Record<string, number | boolean | undefined>;
-  const mem = limit(src['mem_storage'] as number | undefined);
-  const disk = limit(src['disk_storage'] as number | undefined);
-  // nats-server: JetStream is enabled for the account when either storage limit is not 0
-  if (mem === 0 && disk === 0) return undefined;
+type JwtJetStreamLimits = Record<string, number | boolean | undefined>;
+
+function jetstreamLimitsOf(src: JwtJetStreamLimits): AccountJetStreamLimitOptions {
   return {
-    maxMemoryBytes: mem,
-    maxStoreBytes: disk,
+    maxMemoryBytes: limit(src['mem_storage'] as number | undefined),
+    maxStoreBytes: limit(src['disk_storage'] as number | undefined),
     maxStreams: limit(src['streams'] as number | undefined),
-    // nats-server's toUnlimited: 0 means no limit for these three
     maxConsumers: limit(src['consumer'] as number | undefined),
+    // nats-server's toUnlimited: 0 means no limit for these three
     maxAckPending: unlimitedWhenZero(src['max_ack_pending'] as number | undefined),
     memoryMaxStreamBytes: unlimitedWhenZero(src['mem_max_stream_bytes'] as number | undefined),
     storeMaxStreamBytes: unlimitedWhenZero(src['disk_max_stream_bytes'] as number | undefined),
     maxBytesRequired: src['max_bytes_required'] === true,
   };
+}
+
+function storageLimited(l: AccountJetStreamLimitOptions): boolean {
+  return l.maxMemoryBytes !== 0 || l.maxStoreBytes !== 0;
+}
+
+/**
+ * nats-server's account claims: JetStream is enabled when the default limits or any tier has a storage limit
+ * not 0; the default limits win when they have one, else every tier is kept (by name, R1, R3…).
+ */
+function jetstreamOf(l: AccountClaims['limits']): AccountJetStreamOptions | undefined {
+  if (l === undefined) return undefined;
+  const flat = jetstreamLimitsOf(l as JwtJetStreamLimits);
+  if (storageLimited(flat)) return flat;
+  const tiers: Record<string, AccountJetStreamLimitOptions> = {};
+  for (const [name, t] of Object.entries(l.tiered_limits ?? {})) tiers[name] = jetstreamLimitsOf((t ?? {}) as JwtJetStreamLimits);
+  if (!Object.values(tiers).some(storageLimited)) return undefined;
+  // the default limits are not used with tiers; nats-server shows them as zeros
+  return { ...jetstreamLimitsOf({}), maxAckPending: 0, memoryMaxStreamBytes: 0, storeMaxStreamBytes: 0, tiers };
 }
 
 function exportOf(x: JwtExport): AccountExport {
