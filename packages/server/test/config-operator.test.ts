@@ -87,4 +87,13 @@ describe('auth_callout config', () => {
     expect(message(load(block(`issuer: "${issuer}"`)))).toMatch(/Authorization callouts require authorized users to be specified/);
     expect(message(load(block(`issuer: "${issuer}", auth_users: [ auth ], nope: 1`)))).toMatch(/Unknown field "nope" parsing authorization callout/);
   });
+
+  it('refuses an allowed account that is not configured, as nats-server does after reading the file', () => {
+    const conf = (allowed: string): string =>
+      `accounts { APP: { users: [ { user: app, password: p } ] } }\n${block(`issuer: "${issuer}", auth_users: [ auth ], allowed_accounts: [ ${allowed} ]`)}`;
+    expect(message(load(conf('NOPE')))).toMatch(/auth_callout allowed account "NOPE" not found in configured accounts/);
+    const ok = load(conf('APP'));
+    if (ok.kind !== 'run') throw new Error(message(ok));
+    expect(ok.options.authorization!.callout!.allowedAccounts).toEqual(['APP']);
+  });
 });

@@ -107,6 +107,7 @@ class ConfApplier {
     const root = this.doc.root;
     for (const key of Object.keys(root)) this.applyTopLevel(this.entry(root, key));
     this.checkAccountsAgainstAuthorization();
+    this.checkCalloutAllowedAccounts();
     const result: ConfApplyResult = {
       errors: this.errors,
       warnings: this.warnings,
@@ -619,7 +620,10 @@ class ConfApplier {
         case 'callout': {
           const r = parseAuthCallout(item.value);
           if ('error' in r) this.error(item, r.error);
-          else auth.callout = r.value;
+          else {
+            auth.callout = r.value;
+            this.calloutEntry = item;
+          }
           break;
         }
         default:
@@ -1154,6 +1158,19 @@ class ConfApplier {
       if (s !== undefined) out.push(s);
     });
     return out;
+  }
+
+  private calloutEntry: Located | undefined;
+
+  /** nats-server's post-processing: every auth_callout allowed account is a configured account. */
+  private checkCalloutAllowedAccounts(): void {
+    const e = this.calloutEntry;
+    const allowed = this.options.authorization?.callout?.allowedAccounts;
+    if (e === undefined || allowed === undefined) return;
+    const names = new Set((this.options.accounts ?? []).map((a) => a.name));
+    for (const name of allowed) {
+      if (!names.has(name)) this.error(e, `auth_callout allowed account "${name}" not found in configured accounts`);
+    }
   }
 
   /** nats-server: accounts with users cannot sit next to a single authorization user or token. */

@@ -208,7 +208,10 @@ export class AuthCallout {
       if (signer !== home && !accountIssuers(homeClaims).has(signer)) throw new Error('auth callout signing key is unknown');
     }
     const issuerAccount = user.nats.issuer_account || user.iss;
-    if (issuerAccount !== home && !(this.options.allowedAccounts ?? []).includes(issuerAccount)) {
+    const allowed = this.options.allowedAccounts ?? [];
+    // nats-server's isAllowedAcount: a lone "*" allows any account, otherwise an exact match
+    const anyAllowed = allowed.length === 1 && allowed[0] === '*';
+    if (issuerAccount !== home && !anyAllowed && !allowed.includes(issuerAccount)) {
       throw new Error(`account "${user.iss}" not permitted as valid account option for auth callout for account "${home}"`);
     }
     const target = operator.accounts.get(issuerAccount);
