@@ -5,36 +5,26 @@
 // what the other JetStream tests and the power-loss tests already exercise; here it is only checked to stay
 // the default. nats-server 2.9.10 predates persist modes (2.12), so this runs against Flotilla only.
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, PersistMode, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
-import { jsApiFailure } from './helpers/jetstream-v3-server.js';
+import { type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, PersistMode, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { JetStreamV3Server, jsApiFailure } from './helpers/jetstream-v3-server.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-persist-'));
-let server: FlotillaProcess;
+const srv = new JetStreamV3Server('flotilla-persist-');
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 
 async function start(): Promise<void> {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  jsm = await jetstreamManager(nc);
+  ({ nc, jsm } = await srv.start());
 }
 
 async function stop(): Promise<void> {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
+  expect(await srv.stop()).toBe(0);
 }
 
 beforeAll(start);
 afterAll(async () => {
-  await stop();
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
-
 
 const invalid = (description: string) => ({ code: 500, err_code: 10052, description });
 

@@ -5,46 +5,28 @@
 // Flotilla only; every expected value is nats-server 2.14.5's (scheduler.go getScheduledMessages, stream.go
 // checkStreamCfg, jetstream_batching.go checkMsgHeadersPreClusteredProposal, errors.json).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
-import { jetstreamManager, JetStreamApiError, type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { startFlotilla, type FlotillaProcess } from './helpers/flotilla-process.js';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
+import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
 import { until } from './helpers/until.js';
 
-const storeDir = mkdtempSync(join(tmpdir(), 'flotilla-schedules-'));
-let server: FlotillaProcess;
+const srv = new JetStreamV3Server('flotilla-schedules-');
 let nc: NatsConnection;
 let jsm: JetStreamManager;
 const dec = new TextDecoder();
 
 async function start(): Promise<void> {
-  server = await startFlotilla({ args: ['-js', '-sd', storeDir] });
-  nc = await connect({ servers: server.url, reconnect: false });
-  jsm = await jetstreamManager(nc);
+  ({ nc, jsm } = await srv.start());
 }
 
 async function stop(): Promise<void> {
-  await nc.close().catch(() => undefined);
-  expect(await server.stop()).toBe(0);
+  expect(await srv.stop()).toBe(0);
 }
 
 beforeAll(start);
 afterAll(async () => {
-  await stop();
-  rmSync(storeDir, { recursive: true, force: true });
+  expect(await srv.remove()).toBe(0);
 });
-
-async function apiFailure(p: Promise<unknown>): Promise<{ code: number; err_code: number; description: string }> {
-  try {
-    await p;
-  } catch (e) {
-    if (e instanceof JetStreamApiError) return { code: e.status, err_code: e.code, description: e.message };
-    throw e;
-  }
-  throw new Error('expected the call to fail');
-}
 
 async function publish(subject: string, hdrs: Record<string, string>, body = ''): Promise<Record<string, unknown>> {
   const h = headers();

@@ -59,7 +59,12 @@ describe.skipIf(AGAINST_NATS_SERVER)('stream store on a full disk', () => {
     writeFileSync(filler, Buffer.alloc(1024 * 1024));
     const storeDir = join(disk, 'js');
     mkdirSync(storeDir);
-    const server: FlotillaProcess = await startFlotilla({ args: ['-js', '-sd', storeDir] });
+    // An explicit limit above the disk: left unset, JetStream sizes max_file_store to 75% of the free disk (as
+    // nats-server does) and refuses with 10023 before the disk is full; this test is about the disk itself.
+    const conf = join(disk, '..', `${disk.split('/').pop()}.conf`);
+    writeFileSync(conf, `jetstream { store_dir: "${storeDir}", max_file_store: 1G }\n`);
+    cleanups.push(() => rmSync(conf, { force: true }));
+    const server: FlotillaProcess = await startFlotilla({ args: ['-c', conf] });
     cleanups.push(() => server.stop().then(() => undefined));
     const nc: NatsConnection = await connect({ servers: server.url });
     cleanups.push(() => nc.close());

@@ -1,35 +1,19 @@
 // Leaf nodes against the real nats-server 2.9 (/usr/sbin/nats-server) both ways, and Flotilla to Flotilla:
 // interest and messages cross the link, queue groups deliver once across both sides, requests get replies.
-import { describe, it, expect, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { describe, it, expect } from 'vitest';
 import { connect, StringCodec, type NatsConnection } from 'nats';
 import { useConfServers } from './helpers/conf-servers.js';
-import { reservePort } from './helpers/port-reservation.js';
+import { reserveRandomPort } from './helpers/port-reservation.js';
+import { useNatsServerProcesses } from './helpers/nats-server-processes.js';
 import { until } from './helpers/until.js';
 
 const sc = StringCodec();
 const servers = useConfServers('leafnode');
-const natsServers: ChildProcess[] = [];
-afterAll(async () => {
-  for (const p of natsServers) {
-    if (p.exitCode === null) {
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGTERM');
-      await exited;
-    }
-  }
-});
-
-function port(): number {
-  for (;;) {
-    const p = 20000 + Math.floor(Math.random() * 20000);
-    if (reservePort(p)) return p;
-  }
-}
+const natsServers = useNatsServerProcesses();
+const port = reserveRandomPort;
 
 async function natsServer(conf: string, clientPort: number, probe: { user?: string; pass?: string } = {}): Promise<void> {
-  const proc = spawn('/usr/sbin/nats-server', ['-c', servers.writeConf(conf)], { stdio: 'ignore' });
-  natsServers.push(proc);
+  natsServers.spawn(servers.writeConf(conf));
   await until(async () => {
     try {
       const nc = await connect({ port: clientPort, reconnect: false, ...probe });

@@ -2,33 +2,18 @@
 // `$JS.<domain>.API.>` (the domain-less `$JS.API.>` never crosses), against a nats-server 2.9 hub and a
 // Flotilla hub; and a hub stream sources and mirrors the leaf's stream with `domain` (the client writes
 // `external { api: '$JS.<domain>.API' }`).
-import { describe, it, expect, afterAll } from 'vitest';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { describe, it, expect } from 'vitest';
 import { join } from 'node:path';
 import { connect, StringCodec, type NatsConnection } from 'nats';
 import { useConfServers } from './helpers/conf-servers.js';
-import { reservePort } from './helpers/port-reservation.js';
+import { reserveRandomPort } from './helpers/port-reservation.js';
+import { useNatsServerProcesses } from './helpers/nats-server-processes.js';
 import { until } from './helpers/until.js';
 
 const sc = StringCodec();
 const servers = useConfServers('leafnode-js');
-const natsServers: ChildProcess[] = [];
-afterAll(async () => {
-  for (const p of natsServers) {
-    if (p.exitCode === null) {
-      const exited = new Promise((r) => p.once('exit', r));
-      p.kill('SIGTERM');
-      await exited;
-    }
-  }
-});
-
-function port(): number {
-  for (;;) {
-    const p = 20000 + Math.floor(Math.random() * 20000);
-    if (reservePort(p)) return p;
-  }
-}
+const natsServers = useNatsServerProcesses();
+const port = reserveRandomPort;
 
 async function conn(p: number): Promise<NatsConnection> {
   const nc = await until(() => connect({ port: p, reconnect: false }).catch(() => null), 15_000, `server on ${p}`, 50);
@@ -58,7 +43,7 @@ describe('JetStream domains across a leaf', () => {
   it('a Flotilla leaf with domain leafd on a nats-server hub', async () => {
     const hubClient = port();
     const hubLeaf = port();
-    natsServers.push(spawn('/usr/sbin/nats-server', ['-c', servers.writeConf(`port: ${hubClient}\nleafnodes { listen: "127.0.0.1:${hubLeaf}" }`)], { stdio: 'ignore' }));
+    natsServers.spawn(servers.writeConf(`port: ${hubClient}\nleafnodes { listen: "127.0.0.1:${hubLeaf}" }`));
     const hub = await conn(hubClient);
     const leafSrv = await servers.serverWith(`jetstream { store_dir: "${join(servers.dir, 'leaf1')}", domain: leafd }\nleafnodes { remotes: [ { url: "nats-leaf://127.0.0.1:${hubLeaf}" } ] }`);
     await leafJetStreamThroughHub(hub, await conn(leafSrv.port));

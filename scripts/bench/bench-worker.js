@@ -19,6 +19,13 @@ import { LatencyHistogram } from './latency-histogram.js';
 
 const PING_WINDOW_MSGS = 5_000;
 const STALL_MS = 10_000; // no reply for this long while waiting: report what was measured
+
+/** Calls `onStall` on each check (every `everyMs`) that finds no progress for STALL_MS; cleared like setInterval. */
+function stallWatchdog(lastProgressMs, everyMs, onStall) {
+  return setInterval(() => {
+    if (performance.now() - lastProgressMs() > STALL_MS) onStall();
+  }, everyMs);
+}
 const EXPIRES_NS = 5_000_000_000;
 
 const [role, paramsText] = process.argv.slice(2);
@@ -133,15 +140,13 @@ function requestWindow(nc, p) {
       }
       pump();
     });
-    const watchdog = setInterval(() => {
-      if (performance.now() - lastProgress > STALL_MS) {
-        errors += inflight;
-        firstError ??= `no reply for ${STALL_MS} ms`;
-        inflight = 0;
-        stopping = true;
-        finish();
-      }
-    }, 500);
+    const watchdog = stallWatchdog(() => lastProgress, 500, () => {
+      errors += inflight;
+      firstError ??= `no reply for ${STALL_MS} ms`;
+      inflight = 0;
+      stopping = true;
+      finish();
+    });
     // the inbox subscription is in place before the first request leaves (same socket, in order)
     lastProgress = performance.now();
     pump();
@@ -364,15 +369,13 @@ function atomicBatch(nc, p) {
       }
       pump();
     });
-    const watchdog = setInterval(() => {
-      if (performance.now() - lastProgress > STALL_MS) {
-        errors += inflight;
-        firstError ??= `no reply for ${STALL_MS} ms`;
-        inflight = 0;
-        stopping = true;
-        finish();
-      }
-    }, 500);
+    const watchdog = stallWatchdog(() => lastProgress, 500, () => {
+      errors += inflight;
+      firstError ??= `no reply for ${STALL_MS} ms`;
+      inflight = 0;
+      stopping = true;
+      finish();
+    });
     lastProgress = performance.now();
     pump();
   });
@@ -433,13 +436,11 @@ function fastBatch(nc, p) {
       }
       pump();
     });
-    const watchdog = setInterval(() => {
-      if (performance.now() - lastProgress > STALL_MS) {
-        errors++;
-        firstError ??= `no reply for ${STALL_MS} ms`;
-        finish(0);
-      }
-    }, 1000);
+    const watchdog = stallWatchdog(() => lastProgress, 1000, () => {
+      errors++;
+      firstError ??= `no reply for ${STALL_MS} ms`;
+      finish(0);
+    });
     nc.flush().then(pump);
   });
 }

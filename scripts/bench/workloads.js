@@ -257,52 +257,39 @@ async function jsPublish(c, replicas, window, republish = false) {
   return aggregate(results, 'msgs/s');
 }
 
-/** The windowed publish into an R1 stream with persist_mode async (ADR-56: the ack before the write). */
-async function jsPublishPersistAsync(c) {
-  const stream = 'BASYNC1';
-  await c.admin.freshStream({ ...streamConfig(stream, 1), persist_mode: 'async' });
+/**
+ * One `role` worker into a fresh stream (`extra` on top of the usual config), connected to its leader and spread
+ * over SUBJECT_FANOUT subjects: the shape of the persist-mode and batch workloads. msgs/s of what was acked.
+ */
+async function oneWorkerIntoFreshStream(c, stream, replicas, extra, role, params, timeoutMs) {
+  await c.admin.freshStream({ ...streamConfig(stream, replicas), ...extra });
   const url = await leaderUrl(c, stream);
   await c.admin.waitPublishable(`${stream}.warm`);
   const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
   const results = await runWorkers(
-    'request-window',
-    () => ({ url, subjects, bytes: c.opts.bytes, window: c.opts.window, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs, errorNeedle: '"error"' }),
+    role,
+    () => ({ url, subjects, bytes: c.opts.bytes, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, ...params }),
     1,
-    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
+    timeoutMs,
   );
   return aggregate(results, 'msgs/s');
+}
+
+/** The windowed publish into an R1 stream with persist_mode async (ADR-56: the ack before the write). */
+function jsPublishPersistAsync(c) {
+  return oneWorkerIntoFreshStream(c, 'BASYNC1', 1, { persist_mode: 'async' }, 'request-window',
+    { window: c.opts.window, warmupMs: c.opts.warmupMs, errorNeedle: '"error"' }, c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS);
 }
 
 /** Atomic batches (ADR-50) of `size` messages into a fresh allow_atomic stream; msgs/s of committed messages. */
-async function jsAtomicBatch(c, replicas, size) {
-  const stream = `BATOM${replicas}`;
-  await c.admin.freshStream({ ...streamConfig(stream, replicas), allow_atomic: true });
-  const url = await leaderUrl(c, stream);
-  await c.admin.waitPublishable(`${stream}.warm`);
-  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
-  const results = await runWorkers(
-    'atomic-batch',
-    () => ({ url, subjects, bytes: c.opts.bytes, batchSize: size, concurrent: 4, maxOps: c.opts.msgs, durationMs: c.opts.durationMs, warmupMs: c.opts.warmupMs }),
-    1,
-    c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS,
-  );
-  return aggregate(results, 'msgs/s');
+function jsAtomicBatch(c, replicas, size) {
+  return oneWorkerIntoFreshStream(c, `BATOM${replicas}`, replicas, { allow_atomic: true }, 'atomic-batch',
+    { batchSize: size, concurrent: 4, warmupMs: c.opts.warmupMs }, c.opts.durationMs + c.opts.warmupMs + WORKER_SLACK_MS);
 }
 
 /** One fast batch (2.14 allow_batched) into a fresh stream, a flow ack every `flow` messages; msgs/s committed. */
-async function jsFastBatch(c, replicas, flow) {
-  const stream = `BFAST${replicas}`;
-  await c.admin.freshStream({ ...streamConfig(stream, replicas), allow_batched: true });
-  const url = await leaderUrl(c, stream);
-  await c.admin.waitPublishable(`${stream}.warm`);
-  const subjects = Array.from({ length: SUBJECT_FANOUT }, (_, i) => `${stream}.${i}`);
-  const results = await runWorkers(
-    'fast-batch',
-    () => ({ url, subjects, bytes: c.opts.bytes, flow, maxOps: c.opts.msgs, durationMs: c.opts.durationMs }),
-    1,
-    c.opts.durationMs + WORKER_SLACK_MS,
-  );
-  return aggregate(results, 'msgs/s');
+function jsFastBatch(c, replicas, flow) {
+  return oneWorkerIntoFreshStream(c, `BFAST${replicas}`, replicas, { allow_batched: true }, 'fast-batch', { flow }, c.opts.durationMs + WORKER_SLACK_MS);
 }
 
 /**

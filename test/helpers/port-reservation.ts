@@ -46,3 +46,12 @@ export function reservePort(port: number): boolean {
   }
   return false;
 }
+
+/** A random port in 20000–39999 that this process now holds (reservePort); bounded, throws when none is left. */
+export function reserveRandomPort(): number {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    const p = 20000 + Math.floor(Math.random() * 20000);
+    if (reservePort(p)) return p;
+  }
+  throw new Error('no free port to reserve in 20000–39999');
+}

@@ -103,7 +103,8 @@ describe('LocalCatalogue', () => {
     expect(t.catalogue.names('b.x')).toEqual(['B']);
     const infos = (await t.catalogue.infos(['C', 'A'])) as Array<{ config: StreamConfig }>;
     expect(infos.map((i) => i.config.name)).toEqual(['C', 'A']);
-    expect(await t.catalogue.usage()).toEqual({ memory: 0, storage: 0, streams: 3, consumers: 0 });
+    // and per tier (by replica count): all three are R1
+    expect(await t.catalogue.usage()).toEqual({ memory: 0, storage: 0, streams: 3, consumers: 0, tiers: { R1: { memory: 0, storage: 0, streams: 3, consumers: 0 } } });
   });
 
   it('updates a stream and tells its consumers; an unknown stream is 10059', async () => {

@@ -1366,6 +1366,22 @@ class ConfApplier {
     return { certFile, keyFile, ...tls };
   }
 
+  /** A listener block's `listen` / `port` / `host` (`net`), as nats-server reads them in websocket and leafnodes. */
+  private listenerKey(key: 'listen' | 'port' | 'host' | 'net' | string, item: Located, into: { host: string; port: number }): void {
+    if (key === 'listen') {
+      const hp = this.listen(item);
+      if (!hp) return;
+      if (hp.host !== undefined) into.host = hp.host;
+      into.port = hp.port;
+    } else if (key === 'port') {
+      const p = this.port(item);
+      if (p !== undefined) into.port = p;
+    } else {
+      const v = this.str(item);
+      if (v !== undefined) into.host = v;
+    }
+  }
+
   /** `websocket {}` (nats-server's parseWebsocket); cross-key checks are in websocket/websocket-options-check.ts. */
   private applyWebsocket(e: Located): void {
     const m = this.map(e);
@@ -1374,24 +1390,12 @@ class ConfApplier {
     for (const k of Object.keys(m)) {
       const item = this.entry(m, k);
       switch (k.toLowerCase()) {
-        case 'listen': {
-          const hp = this.listen(item);
-          if (!hp) break;
-          if (hp.host !== undefined) ws.host = hp.host;
-          ws.port = hp.port;
-          break;
-        }
-        case 'port': {
-          const p = this.port(item);
-          if (p !== undefined) ws.port = p;
-          break;
-        }
+        case 'listen':
+        case 'port':
         case 'host':
-        case 'net': {
-          const v = this.str(item);
-          if (v !== undefined) ws.host = v;
+        case 'net':
+          this.listenerKey(k.toLowerCase(), item, ws);
           break;
-        }
         case 'advertise': {
           const v = this.str(item);
           if (v !== undefined) ws.advertise = v;
@@ -1493,24 +1497,12 @@ class ConfApplier {
     for (const k of Object.keys(m)) {
       const item = this.entry(m, k);
       switch (k.toLowerCase()) {
-        case 'listen': {
-          const hp = this.listen(item);
-          if (!hp) break;
-          if (hp.host !== undefined) leaf.host = hp.host;
-          leaf.port = hp.port;
-          break;
-        }
-        case 'port': {
-          const p = this.port(item);
-          if (p !== undefined) leaf.port = p;
-          break;
-        }
+        case 'listen':
+        case 'port':
         case 'host':
-        case 'net': {
-          const v = this.str(item);
-          if (v !== undefined) leaf.host = v;
+        case 'net':
+          this.listenerKey(k.toLowerCase(), item, leaf);
           break;
-        }
         case 'reconnect':
         case 'reconnect_delay':
         case 'reconnect_interval': {
