@@ -49,6 +49,10 @@ export interface ClusterRoutingOptions {
   accounts?: ReadonlyArray<{ name: string; router: MessageRouter }>;
 }
 
+/** Accounts whose interest is kept before they are configured here, and frames kept per account. */
+const MAX_EARLY_ACCOUNTS = 16;
+const MAX_EARLY_FRAMES_PER_ACCOUNT = 2_000;
+
 export class ClusterRouting implements ClusterRoute, ClusterListener {
   readonly node: ClusterNode;
   /** This node's server_tags. */
@@ -110,6 +114,29 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
     const route = new AccountRoute(router, this.node, name, this);
     this.named.set(name, route);
     if (this.started) route.attach();
+    // What peers told of it before it existed here (an account a claims push reached them first with):
+    // their interest frames are deltas, so replaying them in order gives the peer's interest now.
+    const early = this.earlyInterest.get(name);
+    this.earlyInterest.delete(name);
+    for (const f of early?.frames ?? []) route.remoteInterest.apply(f.peerId, f.update);
+    if (early?.overflowed === true) this.log.warn({ account: name }, 'early cluster interest of an account overflowed its bound; some remote subscriptions are missing until the peers relink');
+  }
+
+  /**
+   * Interest frames naming an account not configured here yet, kept (bounded) for addAccount: accounts pushed
+   * live (operator mode) reach the nodes one after another, and a peer's early subscriptions must not be lost.
+   */
+  private readonly earlyInterest = new Map<string, { frames: Array<{ peerId: string; update: InterestFrame }>; overflowed: boolean }>();
+
+  private keepEarlyInterest(peerId: string, account: string, update: InterestFrame): void {
+    let e = this.earlyInterest.get(account);
+    if (e === undefined) {
+      if (this.earlyInterest.size >= MAX_EARLY_ACCOUNTS) return;
+      e = { frames: [], overflowed: false };
+      this.earlyInterest.set(account, e);
+    }
+    if (e.frames.length >= MAX_EARLY_FRAMES_PER_ACCOUNT) e.overflowed = true;
+    else e.frames.push({ peerId, update });
   }
 
   /** The global account's interest: this node's, and what peers told. */
@@ -234,6 +261,8 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
   }
 
   peerDown(peer: PeerView): void {
+    // a relinked peer syncs in full again: its early frames are stale
+    for (const e of this.earlyInterest.values()) e.frames = e.frames.filter((f) => f.peerId !== peer.serverId);
     this.global.remoteInterest.removePeer(peer.serverId);
     for (const r of this.named.values()) r.remoteInterest.removePeer(peer.serverId);
     this.onConnectUrlsChanged?.();
@@ -242,7 +271,10 @@ export class ClusterRouting implements ClusterRoute, ClusterListener {
 
   interest(peerId: string, update: InterestFrame): void {
     const route = update.account === undefined ? this.global : this.named.get(update.account);
-    if (route === undefined) return this.unknownAccount(peerId, update.account!);
+    if (route === undefined) {
+      this.keepEarlyInterest(peerId, update.account!, update);
+      return this.unknownAccount(peerId, update.account!);
+    }
     route.remoteInterest.apply(peerId, update);
   }
 
