@@ -5,9 +5,9 @@
 // so this runs against Flotilla only; every expected value is nats-server 2.14.5's (stream.go checkStreamCfg /
 // processJetStreamMsg, jetstream_batching.go checkMsgHeadersPreClusteredProposal, errors.json).
 import { describe, it, expect, beforeAll, afterAll } from 'vitest';
-import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { type NatsConnection } from '@nats-io/transport-node';
 import { type JetStreamManager, type StreamConfig } from '@nats-io/jetstream';
-import { JetStreamV3Server, jsApiFailure as apiFailure } from './helpers/jetstream-v3-server.js';
+import { JetStreamV3Server, jsApiFailure as apiFailure, rawPubAck } from './helpers/jetstream-v3-server.js';
 import { until } from './helpers/until.js';
 
 const srv = new JetStreamV3Server('flotilla-counters-');
@@ -28,13 +28,7 @@ afterAll(async () => {
   expect(await srv.remove()).toBe(0);
 });
 
-/** The PubAck JSON of a publish with `hdrs` (raw, so the `val` and error bodies are seen as sent). */
-async function incr(subject: string, hdrs: Record<string, string>, body = ''): Promise<Record<string, unknown>> {
-  const h = headers();
-  for (const [k, v] of Object.entries(hdrs)) h.set(k, v);
-  const m = await nc.request(subject, new TextEncoder().encode(body), { headers: h, timeout: 5000 });
-  return JSON.parse(dec.decode(m.data)) as Record<string, unknown>;
-}
+const incr = (subject: string, hdrs: Record<string, string>, body = ''): Promise<Record<string, unknown>> => rawPubAck(nc, subject, hdrs, body);
 
 const counterStream = (name: string, extra: Partial<StreamConfig> = {}): Partial<StreamConfig> =>
   ({ name, subjects: [`${name.toLowerCase()}.>`], allow_msg_counter: true, ...extra }) as Partial<StreamConfig>;

@@ -226,4 +226,19 @@ describe('leafnodes', () => {
     expect(await exchange('BOGUS stuff\r\n')).toContain("-ERR 'Authorization Violation'"); // before CONNECT
     expect(await exchange('CONNECT {}\r\nBOGUS stuff\r\n')).toContain("-ERR 'Unknown Protocol Operation'");
   }, 30_000);
+
+  it("a leaf that does not authenticate within authorization.timeout gets nats-server's -ERR 'Authentication Timeout'", async () => {
+    const hubLeaf = port();
+    await servers.serverWith(`leafnodes { listen: "127.0.0.1:${hubLeaf}", authorization { user: lf, password: pw, timeout: 0.5 } }`);
+    const { createConnection } = await import('node:net');
+    const sock = createConnection({ port: hubLeaf, host: '127.0.0.1' });
+    let text = '';
+    sock.on('data', (d) => (text += d.toString()));
+    const startedMs = Date.now();
+    await new Promise((r) => sock.on('close', r));
+    const elapsedMs = Date.now() - startedMs;
+    expect(text).toContain("-ERR 'Authentication Timeout'");
+    // the configured half second, not the link's own 10 s bound
+    expect(elapsedMs).toBeLessThan(5_000);
+  }, 30_000);
 });

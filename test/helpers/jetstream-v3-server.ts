@@ -4,7 +4,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { connect, headers, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, JetStreamApiError, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { startFlotilla, type FlotillaProcess } from './flotilla-process.js';
 
@@ -75,4 +75,12 @@ export async function jsApiFailure(p: Promise<unknown>): Promise<JsApiErrorBody>
     throw e;
   }
   throw new Error('expected the call to fail');
+}
+
+/** The PubAck JSON of a raw publish with `hdrs` (so the `val` and error bodies are seen as the server sent them). */
+export async function rawPubAck(nc: NatsConnection, subject: string, hdrs: Record<string, string>, body = ''): Promise<Record<string, unknown>> {
+  const h = headers();
+  for (const [k, v] of Object.entries(hdrs)) h.set(k, v);
+  const m = await nc.request(subject, new TextEncoder().encode(body), { headers: h, timeout: 5000 });
+  return JSON.parse(new TextDecoder().decode(m.data)) as Record<string, unknown>;
 }

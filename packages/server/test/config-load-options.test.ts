@@ -250,7 +250,7 @@ server_tags: ["AZ:1", "ssd"]`;
     const conf = `leafnodes {
   listen: "127.0.0.1:7422"
   reconnect: "2s"
-  authorization { user: leafy, password: s3cret, account: A }
+  authorization { user: leafy, password: s3cret, account: A, timeout: 0.5 }
   remotes: [ { urls: ["nats-leaf://u:p@hub1:7422", "hub2:7422"], account: B } ]
 }`;
     const { options, warnings } = runOptions(withConf(conf));
@@ -260,6 +260,7 @@ server_tags: ["AZ:1", "ssd"]`;
       port: 7422,
       reconnectMs: 2000,
       authAccount: 'A',
+      authTimeoutMs: 500,
       users: [{ user: 'leafy', password: 's3cret', account: 'A' }],
       remotes: [{ urls: ['nats-leaf://u:p@hub1:7422', 'nats-leaf://hub2:7422'], account: 'B' }],
     });

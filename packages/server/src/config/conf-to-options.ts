@@ -595,15 +595,8 @@ class ConfApplier {
           break;
         }
         case 'timeout': {
-          const kind = this.kindOf(item);
-          if (kind === 'string') {
-            // newer nats-server versions take a duration here ("3s"); accept it too
-            const ms = parseGoDurationMs(item.value as string);
-            if (ms === undefined || ms < 0) this.error(item, `timeout: invalid duration "${item.value as string}"`);
-            else auth.timeoutSec = ms / 1000;
-          } else if (kind !== 'integer' && kind !== 'float') this.typeError(item, 'a number of seconds');
-          else if ((item.value as number) < 0) this.error(item, 'timeout: can not be negative');
-          else auth.timeoutSec = item.value as number;
+          const sec = this.authTimeoutSec(item);
+          if (sec !== undefined) auth.timeoutSec = sec;
           break;
         }
         case 'users':
@@ -1537,29 +1530,52 @@ class ConfApplier {
     this.options.leafnodes = leaf;
   }
 
+  /** An `authorization { timeout }`: seconds (a number), or a duration string as newer nats-server versions take. */
+  private authTimeoutSec(item: Located): number | undefined {
+    const kind = this.kindOf(item);
+    if (kind === 'string') {
+      const ms = parseGoDurationMs(item.value as string);
+      if (ms === undefined || ms < 0) return void this.error(item, `timeout: invalid duration "${item.value as string}"`);
+      return ms / 1000;
+    }
+    if (kind !== 'integer' && kind !== 'float') return void this.typeError(item, 'a number of seconds');
+    if ((item.value as number) < 0) return void this.error(item, 'timeout: can not be negative');
+    return item.value as number;
+  }
+
+  /** `user`/`username`, `password`/`pass`, `account` of a leafnodes credential; false for any other key. */
+  private leafCredentialKey(key: string, item: Located, into: { user?: string; password?: string; account?: string }): boolean {
+    switch (key) {
+      case 'user':
+      case 'username':
+        into.user = this.str(item);
+        return true;
+      case 'password':
+      case 'pass':
+        into.password = this.str(item);
+        return true;
+      case 'account':
+        into.account = this.str(item);
+        return true;
+      default:
+        return false;
+    }
+  }
+
   private leafAuthorization(e: Located, leaf: LeafNodeOptions): void {
     const m = this.map(e);
     if (!m) return;
-    let user: string | undefined;
-    let password: string | undefined;
+    const single: { user?: string; password?: string; account?: string } = {};
     for (const k of Object.keys(m)) {
       const item = this.entry(m, k);
-      switch (k.toLowerCase()) {
-        case 'user':
-        case 'username':
-          user = this.str(item);
-          break;
-        case 'password':
-        case 'pass':
-          password = this.str(item);
-          break;
-        case 'account': {
-          const v = this.str(item);
-          if (v !== undefined) leaf.authAccount = v;
+      const key = k.toLowerCase();
+      if (this.leafCredentialKey(key, item, single)) continue;
+      switch (key) {
+        case 'timeout': {
+          const sec = this.authTimeoutSec(item);
+          if (sec !== undefined) leaf.authTimeoutMs = Math.round(sec * 1000);
           break;
         }
-        case 'timeout':
-          break; // the handshake has its own bound (leafnode/leaf-link.ts)
         case 'users': {
           if (this.kindOf(item) !== 'array') {
             this.error(item, 'leafnodes authorization users must be an array');
@@ -1569,28 +1585,12 @@ class ConfApplier {
           for (let i = 0; i < arr.length; i++) {
             const um = this.map(this.entry(arr, i));
             if (!um) continue;
-            let u: string | undefined;
-            let p: string | undefined;
-            let a: string | undefined;
+            const u: { user?: string; password?: string; account?: string } = {};
             for (const uk of Object.keys(um)) {
               const ui = this.entry(um, uk);
-              switch (uk.toLowerCase()) {
-                case 'user':
-                case 'username':
-                  u = this.str(ui);
-                  break;
-                case 'password':
-                case 'pass':
-                  p = this.str(ui);
-                  break;
-                case 'account':
-                  a = this.str(ui);
-                  break;
-                default:
-                  this.unknown(ui);
-              }
+              if (!this.leafCredentialKey(uk.toLowerCase(), ui, u)) this.unknown(ui);
             }
-            if (u !== undefined) leaf.users.push({ user: u, password: p ?? '', ...(a !== undefined ? { account: a } : {}) });
+            if (u.user !== undefined) leaf.users.push({ user: u.user, password: u.password ?? '', ...(u.account !== undefined ? { account: u.account } : {}) });
           }
           break;
         }
@@ -1598,7 +1598,8 @@ class ConfApplier {
           this.unknown(item);
       }
     }
-    if (user !== undefined) leaf.users.push({ user, password: password ?? '', ...(leaf.authAccount !== undefined ? { account: leaf.authAccount } : {}) });
+    if (single.account !== undefined) leaf.authAccount = single.account;
+    if (single.user !== undefined) leaf.users.push({ user: single.user, password: single.password ?? '', ...(leaf.authAccount !== undefined ? { account: leaf.authAccount } : {}) });
   }
 
   private leafRemote(e: Located): LeafRemoteOptions | undefined {

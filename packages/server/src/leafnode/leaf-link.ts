@@ -39,6 +39,8 @@ export interface SolicitParams {
 export interface AcceptParams {
   users: readonly LeafUserOptions[];
   defaultAccount: string;
+  /** `leafnodes { authorization { timeout } }`: an accepted leaf that has not sent CONNECT by then is refused. */
+  authTimeoutMs?: number;
 }
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
@@ -89,9 +91,11 @@ export class LeafLink implements SubscriptionOwner, InterestObserver {
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
     socket.on('error', () => this.close('Read Error'));
     socket.on('close', () => this.close('Client Closed'));
+    // An accepted leaf's configured auth timeout is nats-server's authTimeout (its -ERR); otherwise our own bound.
+    const authTimeoutMs = accept?.authTimeoutMs;
     this.handshakeTimer = setTimeout(() => {
-      if (!this.connected) this.fail('Stale Leaf Node Connection - Closing');
-    }, HANDSHAKE_TIMEOUT_MS);
+      if (!this.connected) this.fail(authTimeoutMs !== undefined ? 'Authentication Timeout' : 'Stale Leaf Node Connection - Closing');
+    }, authTimeoutMs ?? HANDSHAKE_TIMEOUT_MS);
     if (accept !== null) this.write(`INFO ${JSON.stringify(host.acceptInfo(this.cid))}\r\n`);
   }
 

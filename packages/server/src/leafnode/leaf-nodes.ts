@@ -91,7 +91,7 @@ export class LeafNodes {
           socket.destroy();
           return;
         }
-        new LeafLink(this.linkHost, socket, null, { users: o.users, defaultAccount: o.authAccount ?? GLOBAL });
+        new LeafLink(this.linkHost, socket, null, { users: o.users, defaultAccount: o.authAccount ?? GLOBAL, ...(o.authTimeoutMs !== undefined ? { authTimeoutMs: o.authTimeoutMs } : {}) });
       });
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

@@ -27,4 +27,6 @@ export interface LeafNodeOptions {
   remotes: LeafRemoteOptions[];
   /** `reconnect` / `reconnect_delay`: wait between attempts of a remote (nats-server default 1s) */
   reconnectMs: number;
+  /** `authorization { timeout }`: how long an accepted leaf has to authenticate; absent: the link's own bound */
+  authTimeoutMs?: number;
 }
